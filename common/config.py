@@ -1,0 +1,214 @@
+"""Settings: one typed object, every default in this file, commented.
+
+Sources, lowest precedence first: these defaults < the YAML file (`--config F`)
+< environment (`SPIDERDUCK_` + key path in capitals joined by `__`, e.g.
+`SPIDERDUCK_FETCHER__DEFAULT_RATE=5`) < command-line flags (`--set key.path=value`).
+Values from the environment and flags are read as YAML scalars, so numbers,
+booleans, lists and maps work (`SPIDERDUCK_FETCHER__ALLOWED_NETWORKS='[127.0.0.0/8]'`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import yaml
+
+from common.errors import ConfigError
+from common.version import VERSION
+
+ENV_PREFIX = "SPIDERDUCK_"
+
+
+@dataclass(frozen=True)
+class MetadataApiSettings:
+    listen: str = "127.0.0.1:50051"   # gRPC address of MetadataService
+    max_urls: int = 300               # URLs per GetUrlMetadata call; more is INVALID_ARGUMENT
+
+
+@dataclass(frozen=True)
+class FetcherSettings:
+    listen: str = "127.0.0.1:50052"   # gRPC address of FetcherService
+    id: str = ""                      # this fetcher's name in logs and leases; empty = host:pid
+    user_agent: str = f"SpiderDuck/{VERSION} (+https://github.com/spiderduck/spiderduck)"
+    default_rate: float = 1.0         # requests per second per domain
+    rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
+    max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS
+    max_body_bytes: int = 2_097_152   # body bytes read per response; the rest is cut off
+    connect_timeout: float = 5.0      # seconds to open a connection
+    total_timeout: float = 20.0       # seconds for one whole request, body included
+    queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED
+    allowed_networks: list[str] = field(default_factory=list)  # CIDRs exempt from the private-address block
+    dns_overrides: dict[str, str] = field(default_factory=dict)  # host glob -> IP, e.g. {"*.test": 127.0.0.1}
+    robots_ttl: float = 86_400.0      # seconds a fetched robots.txt is trusted (RFC 9309: at most 24 h)
+    robots_error_ttl: float = 600.0   # seconds an unreachable/5xx robots.txt (disallow all) is cached
+    robots_max_bytes: int = 512_000   # robots.txt bytes read (RFC 9309: at least 500 KiB)
+    robots_cache_size: int = 10_000   # hosts kept in the in-process robots cache (LRU)
+    shards: int = 1024                # domain shards (see DESIGN "Ownership of domain queues")
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    fetchers: list[str] = field(default_factory=list)  # fetcher gRPC addresses; empty = fetcher.listen
+    max_in_flight: int = 256          # URLs processed at once by one scheduler
+    fetch_batch: int = 64             # messages pulled from JetStream per request
+    ack_wait: float = 60.0            # seconds JetStream waits for an ack before redelivering
+    max_deliver: int = 5              # deliveries before a message is dead-lettered
+    retry_delay: float = 5.0          # seconds before a failed message is redelivered
+    recrawl_failed_after: float = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
+    events_max_age: float = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
+    hop_timeout: float = 120.0        # seconds one hop may wait at the fetcher (queue included)
+    parser: str = "selectolax"        # HTML parser: selectolax (lexbor) or html5lib (the reference)
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: str = "./var"           # where embedded state lives (NATS JetStream, SQLite, WARC files)
+    nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server
+    metadata_store: str = ""          # sqlite:///PATH or cassandra://h1,h2:9042/keyspace; empty = sqlite under data_dir
+    content_store: str = ""           # file://PATH or hdfs://namenode:9870/path?user=U; empty = files under data_dir
+    robots_cache: str = ""            # memcached://host:11211 ; empty = in-process only
+    recrawl_after: float = 7 * 86_400.0  # seconds a record stays fresh (accepts 7d, 12h, 30m, 45s)
+    log_level: str = "INFO"
+    metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
+    fetcher: FetcherSettings = field(default_factory=FetcherSettings)
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+
+    @property
+    def metadata_store_url(self) -> str:
+        return self.metadata_store or f"sqlite:///{os.path.join(self.data_dir, 'metadata.db')}"
+
+    @property
+    def content_store_url(self) -> str:
+        return self.content_store or f"file://{os.path.join(self.data_dir, 'content')}"
+
+    @property
+    def fetcher_addresses(self) -> list[str]:
+        return list(self.scheduler.fetchers) or [self.fetcher.listen]
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
+_DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_ttl",
+                  "robots_error_ttl", "ack_wait", "retry_delay", "hop_timeout",
+                  "recrawl_failed_after", "events_max_age"}
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from a number or a string like '7d', '90s', '250ms'."""
+    if isinstance(value, bool):
+        raise ConfigError(f"not a duration: {value!r}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _DURATION.match(str(value))
+    if not m:
+        raise ConfigError(f"not a duration: {value!r} (use e.g. 7d, 12h, 30m, 45s)")
+    return float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+
+
+def _coerce(cls: type, path: str, raw: Mapping[str, Any]) -> Any:
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{path or 'config'}: expected a mapping, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise ConfigError(f"unknown config key: {path}{key}")
+        hint = hints[key]
+        if dataclasses.is_dataclass(hint):
+            kwargs[key] = _coerce(hint, f"{path}{key}.", value or {})
+        else:
+            kwargs[key] = _scalar(hint, f"{path}{key}", value)
+    return cls(**kwargs)
+
+
+def _scalar(hint: Any, name: str, value: Any) -> Any:
+    leaf = name.rsplit(".", 1)[-1]
+    try:
+        if leaf in _DURATION_KEYS:
+            return parse_duration(value)
+        origin = typing.get_origin(hint)
+        if origin is list:
+            if value is None:
+                return []
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            return [str(v) for v in value]
+        if origin is dict:
+            if value is None:
+                return {}
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{name}: expected a mapping, got {value!r}")
+            vtype = typing.get_args(hint)[1]
+            return {str(k): vtype(v) for k, v in value.items()}
+        if hint is bool:
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if hint in (int, float):
+            return hint(value)
+        return "" if value is None else str(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{name}: bad value {value!r}: {exc}") from exc
+
+
+def _set_path(tree: dict, path: list[str], value: Any) -> None:
+    node = tree
+    for part in path[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"cannot set {'.'.join(path)}: {part} is not a mapping")
+    node[path[-1]] = value
+
+
+def _field_paths(cls: type, prefix: tuple[str, ...] = ()) -> dict[str, tuple[str, ...]]:
+    """ENV_NAME -> key path, for every leaf key."""
+    out = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        path = prefix + (f.name,)
+        if dataclasses.is_dataclass(hints[f.name]):
+            out.update(_field_paths(hints[f.name], path))
+        else:
+            out[ENV_PREFIX + "__".join(p.upper() for p in path)] = path
+    return out
+
+
+def load(path: str | None = None, env: Mapping[str, str] | None = None,
+         overrides: Mapping[str, Any] | None = None) -> Settings:
+    """Build Settings from defaults < file < environment < overrides ({"a.b": value})."""
+    tree: dict[str, Any] = {}
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                loaded = yaml.safe_load(fh) or {}
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config {path}: expected a mapping at the top")
+        tree = loaded
+    env = os.environ if env is None else env
+    paths = _field_paths(Settings)
+    for name, value in env.items():
+        if name in paths:
+            _set_path(tree, list(paths[name]), _yaml_scalar(value))
+    for key, value in (overrides or {}).items():
+        _set_path(tree, key.split("."), _yaml_scalar(value) if isinstance(value, str) else value)
+    return _coerce(Settings, "", tree)
+
+
+def _yaml_scalar(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def as_dict(settings: Settings) -> dict[str, Any]:
+    return dataclasses.asdict(settings)

@@ -1,0 +1,42 @@
+"""The one root of SpiderDuck's errors.
+
+    SpiderDuckError (retryable: bool)
+     ├── ConfigError            bad settings; the command exits with a one-line reason
+     ├── InvalidMessage         a submission that cannot be decoded (dead-lettered)
+     ├── StoreError             a metadata or content store failed (retryable)
+     ├── BusError               NATS failed (retryable)
+     └── FetcherUnavailable     no fetcher answered (retryable)
+
+Third-party errors (grpc, nats, aiohttp, sqlite) are translated to these at the
+adapter that calls the library, with `raise ... from`. Fetch outcomes are not
+errors: they are `Status` values (common.status).
+"""
+
+
+class SpiderDuckError(Exception):
+    retryable = False
+
+    def __init__(self, message: str = "", *, retryable: bool | None = None):
+        super().__init__(message)
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class ConfigError(SpiderDuckError):
+    pass
+
+
+class InvalidMessage(SpiderDuckError):
+    pass
+
+
+class StoreError(SpiderDuckError):
+    retryable = True
+
+
+class BusError(SpiderDuckError):
+    retryable = True
+
+
+class FetcherUnavailable(SpiderDuckError):
+    retryable = True

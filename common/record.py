@@ -1,0 +1,101 @@
+"""The metadata record, as the stages see it: plain frozen dataclasses.
+
+Protobuf stays at the edges (common.record_proto converts); JSON is
+protobuf's JSON mapping with the proto field names (DESIGN "The metadata record").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from common.status import Status
+
+
+@dataclass(frozen=True)
+class Redirect:
+    url: str
+    http_status: int
+
+
+@dataclass(frozen=True)
+class Image:
+    url: str
+    width: int = 0
+    height: int = 0
+    content_type: str = ""
+
+
+@dataclass(frozen=True)
+class Video:
+    url: str
+    width: int = 0
+    height: int = 0
+    content_type: str = ""
+
+
+@dataclass(frozen=True)
+class PageMetadata:
+    """What the Post Processor extracts from one page."""
+    title: str = ""
+    description: str = ""
+    site_name: str = ""
+    author: str = ""
+    published_time: str = ""          # RFC 3339, or empty
+    lang: str = ""
+    canonical_url: str = ""           # absolute, or empty when the page names none
+    image: Image | None = None
+    favicon: str = ""
+    type: str = ""
+    video: Video | None = None
+    structured_data: dict[str, Any] | None = None
+    charset: str = ""
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    url: str                           # as first submitted
+    status: Status
+    canonical_url: str = ""
+    final_url: str = ""
+    http_status: int = 0
+    redirects: tuple[Redirect, ...] = ()
+    content_type: str = ""
+    charset: str = ""
+    title: str = ""
+    description: str = ""
+    site_name: str = ""
+    author: str = ""
+    published_time: str = ""
+    lang: str = ""
+    image: Image | None = None
+    favicon: str = ""
+    type: str = ""
+    video: Video | None = None
+    structured_data: dict[str, Any] | None = None
+    share_count: int = 0
+    first_seen: float = 0.0           # epoch seconds
+    fetched_at: float = 0.0           # epoch seconds
+    content_ref: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """Every URL of the redirect chain, the final one last."""
+        urls = tuple(r.url for r in self.redirects)
+        return urls + ((self.final_url,) if self.final_url else ())
+
+
+PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__ if f != "canonical_url")
+
+
+def with_page(record: UrlRecord, page: PageMetadata) -> dict[str, Any]:
+    """The record fields a page's metadata fills (for dataclasses.replace)."""
+    values = {name: getattr(page, name) for name in PAGE_FIELDS}
+    values = {k: v for k, v in values.items() if v not in ("", None)}
+    if page.canonical_url:
+        values["canonical_url"] = page.canonical_url
+    return values

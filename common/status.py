@@ -1,0 +1,35 @@
+"""The closed set of outcomes (the record's `status`) and the one mapping onto it."""
+from __future__ import annotations
+
+import enum
+
+
+class Status(enum.IntEnum):
+    """Mirrors spiderduck.v1.Status; values are the wire numbers."""
+    STATUS_UNSPECIFIED = 0
+    OK = 1
+    ROBOTS_DISALLOWED = 2
+    BLOCKED_ADDRESS = 3
+    INVALID_URL = 4
+    DNS_ERROR = 5
+    CONNECTION_ERROR = 6
+    TIMEOUT = 7
+    TOO_MANY_REDIRECTS = 8
+    TOO_LARGE = 9
+    HTTP_ERROR = 10
+    UNSUPPORTED_CONTENT = 11
+
+
+REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+
+
+def status_for_http(code: int) -> Status:
+    """What an HTTP answer of the final hop means for the record."""
+    if 200 <= code < 300:
+        return Status.OK
+    return Status.HTTP_ERROR
+
+
+def is_redirect(code: int, location: str | None) -> bool:
+    """RFC 9110 §15.4: these codes with a Location header are followed."""
+    return code in REDIRECT_CODES and bool(location)

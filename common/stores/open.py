@@ -1,0 +1,26 @@
+"""Open the stores a config names (`metadata_store`, `content_store`)."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from common.errors import ConfigError
+from common.stores.content import ContentStore
+from common.stores.metadata import MetadataStore
+
+
+async def open_metadata_store(url: str) -> MetadataStore:
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        from common.stores.sqlite_metadata import SqliteMetadataStore
+        # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
+        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url[len("sqlite://"):]
+        return await SqliteMetadataStore.open(path or ":memory:")
+    raise ConfigError(f"metadata_store: unsupported {url!r} (use sqlite:///PATH)")
+
+
+async def open_content_store(url: str) -> ContentStore:
+    scheme = urlsplit(url).scheme
+    if scheme == "file":
+        from common.stores.warc_files import WarcFileStore
+        return WarcFileStore(url[len("file://"):])
+    raise ConfigError(f"content_store: unsupported {url!r} (use file://PATH)")

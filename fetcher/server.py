@@ -1,0 +1,33 @@
+"""FetcherService over gRPC: a thin adapter; errors map to gRPC codes here only."""
+from __future__ import annotations
+
+import logging
+
+import grpc
+
+from common import fetch_proto
+from fetcher.fetcher import Fetcher
+from fetcher.politeness import QueueFull
+from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
+
+log = logging.getLogger("spiderduck.fetcher")
+SERVICE_NAME = fetcher_pb2.DESCRIPTOR.services_by_name["FetcherService"].full_name
+
+
+class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
+    def __init__(self, fetcher: Fetcher):
+        self._fetcher = fetcher
+
+    async def Fetch(self, request: fetcher_pb2.FetchRequest, context: grpc.aio.ServicerContext):
+        if not request.url:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
+        try:
+            result = await self._fetcher.fetch(request.url)
+        except QueueFull as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        return fetch_proto.to_proto(result)
+
+
+def register(server, fetcher: Fetcher) -> None:
+    server.add(fetcher_pb2_grpc.add_FetcherServiceServicer_to_server, FetcherServicer(fetcher),
+               SERVICE_NAME)

@@ -1,0 +1,144 @@
+"""The queue reader: a JetStream durable pull consumer feeding the pipeline.
+
+Many messages are in flight at once (bounded by scheduler.max_in_flight). A
+message is acked only after its pipeline run returns, i.e. after persist and
+notify. A retryable failure naks it for redelivery after retry_delay; the last
+allowed delivery, and any message that cannot be decoded, goes to the dead-letter
+stream with the reason, then is acked (terminated). Long runs send in-progress
+heartbeats so JetStream does not redeliver a message still being worked on.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import time
+from typing import Any, Awaitable, Callable
+
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STREAM
+from common.config import SchedulerSettings
+from common.errors import InvalidMessage, SpiderDuckError
+from scheduler.task import Submission
+
+log = logging.getLogger("spiderduck.scheduler")
+
+Handler = Callable[[Submission], Awaitable[Any]]
+
+
+class Consumer:
+    def __init__(self, js, handler: Handler, settings: SchedulerSettings):
+        self._js = js
+        self._handler = handler
+        self._settings = settings
+        self._in_flight: set[asyncio.Task] = set()
+        self._active = 0
+        self._room = asyncio.Condition()
+        self.stats = {"acked": 0, "nacked": 0, "dead_lettered": 0}
+
+    async def subscribe(self):
+        s = self._settings
+        config = ConsumerConfig(
+            durable_name=SCHEDULER_DURABLE, ack_policy=AckPolicy.EXPLICIT,
+            deliver_policy=DeliverPolicy.ALL, ack_wait=s.ack_wait, max_deliver=s.max_deliver,
+            max_ack_pending=max(s.max_in_flight * 2, s.fetch_batch))
+        return await self._js.pull_subscribe(SUBMIT_SUBJECT, durable=SCHEDULER_DURABLE,
+                                             stream=URLS_STREAM, config=config)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Pull and dispatch until `stop` is set, then drain what is in flight."""
+        psub = await self.subscribe()
+        limit = self._settings.max_in_flight
+        try:
+            while not stop.is_set():
+                async with self._room:
+                    await self._room.wait_for(lambda: self._active < limit)
+                want = min(self._settings.fetch_batch, limit - self._active)
+                try:
+                    msgs = await psub.fetch(want, timeout=1.0)
+                except NatsTimeout:
+                    continue
+                except Exception as exc:   # connection trouble: nats-py reconnects; wait and retry
+                    if stop.is_set():
+                        break
+                    log.warning("fetch from %s failed: %s", URLS_STREAM, exc)
+                    await asyncio.sleep(1.0)
+                    continue
+                for msg in msgs:
+                    self._active += 1
+                    task = asyncio.create_task(self._run_one(msg))
+                    self._in_flight.add(task)
+                    task.add_done_callback(self._in_flight.discard)
+        finally:
+            await self.drain()
+            try:
+                await psub.unsubscribe()
+            except Exception:
+                pass
+
+    async def _run_one(self, msg) -> None:
+        try:
+            await self._handle(msg)
+        except Exception:
+            # Not acked: JetStream redelivers it after ack_wait.
+            log.exception("message left for redelivery")
+        finally:
+            self._active -= 1
+            async with self._room:
+                self._room.notify_all()
+
+    async def drain(self, timeout: float | None = None) -> None:
+        if self._in_flight:
+            log.info("draining %d messages in flight", len(self._in_flight))
+            await asyncio.wait(set(self._in_flight), timeout=timeout)
+
+    async def _handle(self, msg) -> None:
+        meta = msg.metadata
+        delivery = meta.num_delivered
+        published = meta.timestamp.timestamp() if meta.timestamp else time.time()
+        submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
+                                received_at=published, delivery=delivery)
+        heartbeat = asyncio.create_task(self._heartbeat(msg))
+        try:
+            await self._handler(submission)
+        except InvalidMessage as exc:
+            await self._dead_letter(msg, f"invalid message: {exc}", delivery)
+        except Exception as exc:
+            retryable = exc.retryable if isinstance(exc, SpiderDuckError) else True
+            if not retryable or delivery >= self._settings.max_deliver:
+                await self._dead_letter(msg, f"{type(exc).__name__}: {exc}", delivery)
+            else:
+                log.warning("message (delivery %d) failed, redelivering in %gs: %s",
+                            delivery, self._settings.retry_delay, exc)
+                self.stats["nacked"] += 1
+                await msg.nak(delay=self._settings.retry_delay)
+        else:
+            await msg.ack()
+            self.stats["acked"] += 1
+        finally:
+            heartbeat.cancel()
+
+    async def _heartbeat(self, msg) -> None:
+        period = max(self._settings.ack_wait / 3, 0.5)
+        while True:
+            await asyncio.sleep(period)
+            try:
+                await msg.in_progress()
+            except Exception:
+                return
+
+    async def _dead_letter(self, msg, reason: str, delivery: int) -> None:
+        entry = {"reason": reason, "delivery": delivery, "subject": msg.subject,
+                 "headers": dict(msg.headers or {}),
+                 "data_base64": base64.b64encode(msg.data[:65536]).decode("ascii")}
+        try:
+            entry["data"] = msg.data[:65536].decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        log.warning("dead-lettering message (delivery %d): %s", delivery, reason)
+        await self._js.publish(DEAD_SUBJECT, json.dumps(entry).encode("utf-8"))
+        await msg.term()
+        self.stats["dead_lettered"] += 1

@@ -1,0 +1,302 @@
+"""An HTML5 page reduced to the read-only facts the extraction rules use.
+
+One parse per page. Each parser adapter walks its tree once and feeds the
+elements of interest, in document order, to the same `_Builder`, so that both
+parsers give the same `Document`:
+
+    selectolax (lexbor)   the default, fast
+    html5lib              the reference parser, slow
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from selectolax.lexbor import LexborHTMLParser
+
+PARSERS = ("selectolax", "html5lib")
+
+_WS = re.compile(r"\s+")
+_JSONLD_TYPE = "application/ld+json"
+# Elements whose tag alone makes them interesting. <time> and [itemprop] are filtered on attributes.
+_TAGS = frozenset({"html", "title", "base", "meta", "link", "script", "h1", "p", "time", "img", "video"})
+# A superset of what `_wanted` accepts; `_wanted` decides, for both parsers alike.
+_SELECTOR = ("html, title, base, meta, link, script[type], h1, time[datetime], img[src], video[poster], "
+             "[itemprop*=author i], "
+             "[itemprop*=date i], a[rel~=author i], a[class*=author i]")
+_MAX_HINTS = 8   # at most this many <time>, <img>, itemprop and author-link values are kept
+
+
+def fold(text: str | None) -> str:
+    """White space folded to single spaces and trimmed."""
+    return _WS.sub(" ", text).strip() if text else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    rel: tuple[str, ...]      # lower-cased tokens
+    href: str
+    type: str = ""
+    sizes: str = ""
+    hreflang: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    key: str                  # lower-cased value of property, name or itemprop
+    content: str
+
+
+class Document:
+    """What a page says about itself; built by `parse`, never changed."""
+
+    __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
+                 "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
+                 "_index")
+
+    def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
+                 base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
+                 times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
+                 author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str):
+        self.metas = metas            # in document order; a tag with both name and property appears twice
+        self.links = links
+        self.lang = lang              # <html lang>
+        self.title = title            # first <title>, folded
+        self.base_href = base_href    # first <base href>, as written
+        self.jsonld = jsonld          # texts of <script type="application/ld+json">
+        self.h1 = h1                  # first non-empty <h1>, folded
+        self.paragraph = paragraph    # first non-empty <p>, folded
+        self.times = times            # datetime attributes of <time>, first few
+        self.item_authors = item_authors  # microdata: content or text of [itemprop*=author]
+        self.item_dates = item_dates      # microdata: (itemprop, content / datetime / title / text)
+                                          # of [itemprop*=date]
+        self.author_links = author_links  # text of <a rel=author> and <a class="...author...">
+        self.images = images          # src of the first few <img> (not aria-hidden)
+        self.video_poster = video_poster  # poster of the first <video poster>
+        index: dict[str, list[str]] = {}
+        for m in metas:
+            index.setdefault(m.key, []).append(m.content)
+        self._index = index
+
+    def meta(self, key: str) -> str:
+        """Content of the first non-empty meta with this property / name / itemprop."""
+        for content in self._index.get(key, ()):
+            if content:
+                return content
+        return ""
+
+    def meta_all(self, key: str) -> list[str]:
+        return self._index.get(key, [])
+
+    def has_meta(self, key: str) -> bool:
+        return key in self._index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Document) and all(
+            getattr(self, s) == getattr(other, s) for s in self.__slots__)
+
+    def __repr__(self) -> str:
+        return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
+                f"jsonld={len(self.jsonld)})")
+
+
+class _Builder:
+    """Collects facts from a stream of (tag, attributes, text-getter) in document order."""
+
+    def __init__(self) -> None:
+        self.metas: list[Meta] = []
+        self.links: list[Link] = []
+        self.lang = ""
+        self.title: str | None = None
+        self.base_href: str | None = None
+        self.jsonld: list[str] = []
+        self.h1 = ""
+        self.paragraph = ""
+        self.times: list[str] = []
+        self.item_authors: list[str] = []
+        self.item_dates: list[Meta] = []
+        self.author_links: list[str] = []
+        self.images: list[str] = []
+        self.video_poster = ""
+        self.satisfied: set[str] = set()   # tags whose facts are complete: later ones can be skipped
+
+    def feed(self, tag: str, attrs: dict[str, str], text: Callable[[], str]) -> None:
+        if tag == "meta":
+            content = attrs.get("content")
+            if content is None:
+                return
+            content = content.strip()
+            keys = []
+            for attr in ("property", "name", "itemprop", "http-equiv"):
+                key = attrs.get(attr)
+                if key and (key := key.strip().lower()) not in keys:
+                    keys.append(key)
+                    self.metas.append(Meta(key, content))
+        elif tag == "link":
+            href = attrs.get("href")
+            rel = attrs.get("rel")
+            if href is not None and rel:
+                self.links.append(Link(tuple(rel.lower().split()), href.strip(),
+                                       attrs.get("type", "").strip().lower(),
+                                       attrs.get("sizes", "").strip().lower(),
+                                       attrs.get("hreflang", "").strip().lower()))
+        elif tag == "script":
+            if attrs.get("type", "").strip().lower() == _JSONLD_TYPE:
+                self.jsonld.append(text())
+        elif tag == "title":
+            if self.title is None:
+                self.title = fold(text())
+                self.satisfied.add(tag)
+        elif tag == "base":
+            if self.base_href is None and "href" in attrs:
+                self.base_href = attrs["href"].strip()
+        elif tag == "html":
+            if not self.lang:
+                self.lang = attrs.get("lang", "").strip()
+        elif tag == "h1":
+            if not self.h1:
+                self.h1 = fold(text())
+        elif tag == "p":
+            if not self.paragraph:
+                self.paragraph = fold(text())
+                if self.paragraph:
+                    self.satisfied.add(tag)
+        elif tag == "time":
+            if "datetime" in attrs and len(self.times) < _MAX_HINTS:
+                self.times.append(attrs["datetime"].strip())
+        elif tag == "img":
+            src = attrs.get("src", "").strip()
+            if src and len(self.images) < _MAX_HINTS and attrs.get("aria-hidden", "").lower() != "true":
+                self.images.append(src)
+                if len(self.images) == _MAX_HINTS and "itemprop" not in attrs:
+                    self.satisfied.add(tag)
+        elif tag == "video":
+            if not self.video_poster:
+                self.video_poster = attrs.get("poster", "").strip()
+        elif tag == "a" and _is_author_link(attrs):
+            if len(self.author_links) < _MAX_HINTS:
+                value = fold(text())
+                if value:
+                    self.author_links.append(value)
+        if "itemprop" in attrs and tag != "meta":
+            self._itemprop(attrs, text)
+
+    def _itemprop(self, attrs: dict[str, str], text: Callable[[], str]) -> None:
+        prop = attrs["itemprop"].lower()
+        if "author" in prop and len(self.item_authors) < _MAX_HINTS:
+            value = fold(attrs["content"] if "content" in attrs else text())
+            if value:
+                self.item_authors.append(value)
+        if "date" in prop and len(self.item_dates) < _MAX_HINTS:
+            for attr in ("content", "datetime", "title"):
+                if attrs.get(attr):
+                    self.item_dates.append(Meta(prop, fold(attrs[attr])))
+                    return
+            value = fold(text())
+            if value:
+                self.item_dates.append(Meta(prop, value))
+
+    def build(self) -> Document:
+        return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
+                        self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
+                        tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
+                        tuple(self.author_links), tuple(self.images), self.video_poster)
+
+
+def _is_author_link(attrs: dict[str, str]) -> bool:
+    return "author" in attrs.get("rel", "").lower().split() or "author" in attrs.get("class", "").lower()
+
+
+def _wanted(tag: str, attrs: dict[str, str]) -> bool:
+    if tag in _TAGS:
+        return True
+    if tag == "a" and _is_author_link(attrs):
+        return True
+    prop = attrs.get("itemprop", "").lower()
+    return "author" in prop or "date" in prop
+
+
+def _from_selectolax(markup: str | bytes) -> Document:
+    builder = _Builder()
+    tree = LexborHTMLParser(markup)
+    satisfied = builder.satisfied
+
+    seen: set[int] = set()   # a node matching two selectors of the group is returned twice
+
+    def feed(nodes) -> None:
+        for node in nodes:
+            tag = node.tag
+            if tag in satisfied or node.mem_id in seen:
+                continue
+            seen.add(node.mem_id)
+            attrs = {k: v or "" for k, v in node.attributes.items()}
+            if _wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
+                builder.feed(tag, attrs, node.text)
+
+    # The builder keeps state per tag, so each tag's elements must come in document order,
+    # but different tags need not be interleaved: paragraphs are asked for separately, as
+    # usually the first one is all that is needed.
+    feed(tree.css(_SELECTOR))
+    first = tree.css_first("p")
+    if first is not None:
+        feed((first,))
+        if "p" not in satisfied:
+            feed(tree.css("p")[1:])
+    return builder.build()
+
+
+def _in_svg(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in ("svg", "math"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _from_html5lib(markup: str | bytes) -> Document:
+    import html5lib  # slow to import; only the reference parser needs it
+
+    if isinstance(markup, bytes):
+        markup = markup.decode("utf-8", "replace")
+    builder = _Builder()
+    root = html5lib.parse(markup, treebuilder="etree", namespaceHTMLElements=False)
+    satisfied = builder.satisfied
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str) or tag.startswith("{") or tag in satisfied:
+            continue  # comments, SVG / MathML elements, and tags already done with
+        attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
+        if _wanted(tag, attrs):
+            builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
+    return builder.build()
+
+
+def _etree_text(el) -> Iterator[str]:
+    """The text of an element and its descendants, without comments (like DOM textContent)."""
+    if isinstance(el.tag, str) and el.text:
+        yield el.text
+    for child in el:
+        if isinstance(child.tag, str):
+            yield from _etree_text(child)
+        if child.tail:
+            yield child.tail
+
+
+_ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
+    "selectolax": _from_selectolax,
+    "html5lib": _from_html5lib,
+}
+
+
+def parse(markup: str | bytes, parser: str = "selectolax") -> Document:
+    """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
+
+    `parser` is one of PARSERS.
+    """
+    try:
+        adapter = _ADAPTERS[parser]
+    except KeyError:
+        raise ValueError(f"unknown HTML parser {parser!r}; expected one of {', '.join(PARSERS)}") from None
+    return adapter(markup)

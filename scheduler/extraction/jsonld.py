@@ -1,0 +1,113 @@
+"""JSON-LD blocks: parsed with json.loads, flattened, looked up by path.
+
+A block that is not valid JSON is skipped; it never fails the page.
+Flattening follows common practice: a top-level array is a list of nodes, and a
+`@graph` yields its nodes, each also carrying the properties written beside
+the graph (e.g. a shared `@context`). References (`{"@id": ...}`) are resolved
+against the nodes of the page when a path walks through them.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+_WRAPPER = re.compile(r"^\s*(?:<!--|//\s*<!\[CDATA\[|<!\[CDATA\[)|(?:-->|//\s*\]\]>|\]\]>)\s*$")
+_decoder = json.JSONDecoder(strict=False)  # allow raw control characters inside strings
+
+
+def load(texts: Iterable[str]) -> list[Any]:
+    """The blocks that parse, in page order."""
+    blocks = []
+    for text in texts:
+        text = text.strip()
+        if not text:
+            continue
+        try:
+            blocks.append(_decoder.decode(text))
+            continue
+        except ValueError:
+            pass
+        try:
+            blocks.append(_decoder.decode(_WRAPPER.sub("", text).strip().rstrip(";")))
+        except ValueError:
+            continue
+    return blocks
+
+
+class Graph:
+    """The JSON-LD nodes of one page, in page order."""
+
+    __slots__ = ("nodes", "_ids")
+
+    def __init__(self, blocks: list[Any]):
+        nodes: list[dict[str, Any]] = []
+        for block in blocks:
+            _flatten(block, nodes)
+        self.nodes = nodes
+        self._ids = {n["@id"]: n for n in nodes if isinstance(n.get("@id"), str) and len(n) > 1}
+
+    def __bool__(self) -> bool:
+        return bool(self.nodes)
+
+    def get(self, path: str, types: frozenset[str] | None = None) -> Any:
+        """The first non-empty value at a dotted path (`author.name`), over nodes of `types` if given.
+
+        A list met on the way stands for its first element that yields a value.
+        """
+        keys = path.split(".")
+        for node in self.nodes:
+            if types is not None and not (node_types(node) & types):
+                continue
+            value = self._walk(node, keys)
+            if value not in (None, "", [], {}):
+                return value
+        return None
+
+    def _walk(self, value: Any, keys: list[str]) -> Any:
+        for i, key in enumerate(keys):
+            if isinstance(value, list):
+                for item in value:
+                    found = self._walk(item, keys[i:])
+                    if found not in (None, "", [], {}):
+                        return found
+                return None
+            if not isinstance(value, dict):
+                return None
+            value = self.resolve(value).get(key)
+        if isinstance(value, dict):
+            value = self.resolve(value)
+        return value
+
+    def resolve(self, value: dict[str, Any]) -> dict[str, Any]:
+        """The node a bare reference `{"@id": ...}` points to (else the value itself)."""
+        ref = value.get("@id")
+        if isinstance(ref, str) and len(value) == 1:
+            return self._ids.get(ref, value)
+        return value
+
+
+def node_types(node: dict[str, Any]) -> frozenset[str]:
+    t = node.get("@type")
+    if isinstance(t, str):
+        return frozenset((t,))
+    if isinstance(t, list):
+        return frozenset(x for x in t if isinstance(x, str))
+    return frozenset()
+
+
+def _flatten(block: Any, out: list[dict[str, Any]]) -> None:
+    if isinstance(block, list):
+        for item in block:
+            _flatten(item, out)
+    elif isinstance(block, dict):
+        graph = block.get("@graph")
+        if isinstance(graph, (list, dict)):
+            outer = {k: v for k, v in block.items() if k != "@graph"}
+            for item in graph if isinstance(graph, list) else [graph]:
+                if isinstance(item, dict):
+                    out.append({**outer, **item} if outer else item)
+            if outer.keys() - {"@context", "@id"}:
+                out.append(outer)
+        else:
+            out.append(block)

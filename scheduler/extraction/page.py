@@ -1,0 +1,59 @@
+"""The Post Processor's extraction: fetched HTML bytes -> PageMetadata.
+
+    bytes --charset.decode--> text --document.parse--> Document --rules--> PageMetadata
+
+`extract_cases` runs the same path over a saved corpus (`spiderduck extract --cases`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from common.record import PageMetadata
+from common.record_proto import page_to_dict
+from scheduler.extraction import charset, jsonld, rules, values
+from scheduler.extraction.document import parse
+
+
+def extract_page(body: bytes, url: str, content_type: str | None = None,
+                 parser: str = "selectolax") -> PageMetadata:
+    """The metadata of one fetched HTML page. `url` is the page's (final) URL."""
+    encoding = charset.sniff(body, content_type)
+    # UTF-8 bytes go to the parser as they are: decoding them here only to re-encode is wasted work.
+    markup = charset.strip_bom(body, encoding) if encoding == "utf-8" else charset.decode_as(body, encoding)
+    doc = parse(markup, parser)
+    blocks = jsonld.load(doc.jsonld)
+    base = (values.join(url, doc.base_href) if doc.base_href else None) or url
+    s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks)
+    return PageMetadata(
+        title=rules.title(s),
+        description=rules.description(s),
+        site_name=rules.site_name(s),
+        author=rules.author(s),
+        published_time=rules.published_time(s),
+        lang=rules.lang(s),
+        canonical_url=rules.canonical_url(s),
+        image=rules.image(s),
+        favicon=rules.favicon(s),
+        type=rules.type_(s),
+        video=rules.video(s),
+        structured_data=rules.structured_data(s),
+        charset=encoding,
+    )
+
+
+def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
+    """A corpus cases file: a list of {name, url, html (relative to the file's folder), expected}."""
+    return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
+
+
+def extract_cases(cases_json_path: str | Path, parser: str = "selectolax") -> dict[str, dict[str, Any]]:
+    """{case name: the page's record as JSON} for every case of a corpus cases file."""
+    folder = Path(cases_json_path).parent
+    out: dict[str, dict[str, Any]] = {}
+    for case in load_cases(cases_json_path):
+        body = (folder / case["html"]).read_bytes()
+        page = extract_page(body, case["url"], case.get("content_type"), parser=parser)
+        out[case["name"]] = page_to_dict(case["url"], page)
+    return out

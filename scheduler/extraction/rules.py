@@ -1,0 +1,286 @@
+"""The extraction rules: for each field, its sources in order of precedence.
+
+Each field is a function of a `Sources` (the parsed page) returning a clean value,
+or the empty value when no source has one. The order is the policy; the
+cleaning is in `values`. In general a page's explicit sharing metadata
+(OpenGraph, Twitter cards) wins over JSON-LD, which wins over plain HTML,
+which wins over Dublin Core and guesses from the body.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator, NamedTuple
+
+from common.record import Image, Video
+from scheduler.extraction import values
+from scheduler.extraction.document import Document
+from scheduler.extraction.jsonld import Graph
+from scheduler.extraction.typography import typeset
+
+AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
+
+_BY = re.compile(r"^\s*by\s+|^\s*@\s*", re.I)
+_URL_LIKE = re.compile(r"^(?:https?:)?//|^www\.", re.I)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """One page's parsed sources and the URL its relative links resolve against."""
+    doc: Document
+    graph: Graph
+    url: str                   # the page's URL
+    base: str                  # <base href> resolved against url, else url
+    blocks: list[Any] = field(default_factory=list)   # JSON-LD blocks as parsed
+
+
+def _meta(s: Sources, *keys: str) -> str:
+    for key in keys:
+        value = values.fold(s.doc.meta(key))
+        if value:
+            return value
+    return ""
+
+
+def _ld(s: Sources, path: str) -> str:
+    return values.text(s.graph.get(path)) if s.graph else ""
+
+
+# --- text fields ------------------------------------------------------------------------------
+
+def title(s: Sources) -> str:
+    return typeset(
+        _meta(s, "og:title", "twitter:title") or s.doc.title or _ld(s, "headline")
+        or _meta(s, "dc.title", "dcterms.title") or s.doc.h1)
+
+
+def description(s: Sources) -> str:
+    text = (_meta(s, "og:description", "twitter:description", "description")
+            or _ld(s, "description") or _meta(s, "dc.description", "dcterms.description")
+            or s.doc.paragraph)
+    return typeset(text)
+
+
+def site_name(s: Sources) -> str:
+    return (_ld(s, "publisher.name") or _meta(s, "og:site_name")
+            or _meta(s, "application-name", "publisher", "twitter:app:name:iphone",
+                     "twitter:app:name:googleplay", "dc.publisher", "dcterms.publisher")
+            or _title_suffix(s.doc.title))
+
+
+_TITLE_SEPARATOR = re.compile(r"\s[-|–—]\s+")
+
+
+def _title_suffix(text: str) -> str:
+    """The site name in a `Page title - Site` style <title>: the part after the last separator."""
+    parts = _TITLE_SEPARATOR.split(text)
+    return parts[-1].strip() if len(parts) > 1 else ""
+
+
+_AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author", "byl",
+                "dc.creator", "dcterms.creator")
+
+
+def author(s: Sources) -> str:
+    for value in (_ld_names(s, "author"), _ld_names(s, "creator"),
+                  *(_meta(s, key) for key in _AUTHOR_META), *s.doc.item_authors):
+        name = _author_name(value)
+        if name:
+            return name
+    for value in s.doc.author_links:   # a link's text is a name only if it has two words or more
+        name = _author_name(value)
+        if " " in name:
+            return name
+    return _author_name(_meta(s, "twitter:creator"))
+
+
+def _ld_names(s: Sources, key: str) -> str:
+    """The JSON-LD persons (or organisations) under `key`, as a byline: "A", "A and B", "A, B and C"."""
+    value = s.graph.get(key) if s.graph else None
+    names = []
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, dict):
+            item = s.graph.resolve(item).get("name")
+        name = values.text(item)
+        if name and name not in names:
+            names.append(name)
+    if len(names) > 1:
+        return ", ".join(names[:-1]) + " and " + names[-1]
+    return names[0] if names else ""
+
+
+def _author_name(value: str) -> str:
+    if not value or _URL_LIKE.match(value) or len(value) > AUTHOR_MAX:
+        return ""
+    return typeset(values.fold(_BY.sub("", value)))
+
+
+def lang(s: Sources) -> str:
+    for value in (s.doc.lang, s.doc.meta("og:locale"), s.doc.meta("inlanguage"),
+                  s.doc.meta("content-language"), _ld(s, "inLanguage"),
+                  s.doc.meta("dc.language"), s.doc.meta("dcterms.language")):
+        tag = values.language(value)
+        if tag:
+            return tag
+    return ""
+
+
+def type_(s: Sources) -> str:
+    return _meta(s, "og:type")
+
+
+# --- dates ------------------------------------------------------------------------------------
+
+# The corpus's reference extractor (metascraper) reports the *last modified* date where a page
+# gives one; our field is the publication time, so published sources come first. Flip this to
+# report the newest date instead.
+PREFER_MODIFIED = False
+
+_PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
+                   "published_time", "datepublished", "dc.date.issued", "dcterms.issued",
+                   "dc.date", "dcterms.date", "dcterms.created", "date", "pubdate",
+                   "publish-date", "publish_date", "article:published", "parsely-pub-date",
+                   "sailthru.date")
+_MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "dcterms.modified",
+                  "last-modified")
+
+
+def _published_dates(s: Sources) -> Iterator[Any]:
+    if s.graph:
+        yield s.graph.get("datePublished")
+    for key in _PUBLISHED_META:
+        yield s.doc.meta(key)
+    for m in s.doc.item_dates:
+        if "modified" not in m.key:
+            yield m.content
+    yield from s.doc.times
+    if s.graph:
+        yield s.graph.get("dateCreated")
+
+
+def _modified_dates(s: Sources) -> Iterator[Any]:
+    if s.graph:
+        yield s.graph.get("dateModified")
+    for key in _MODIFIED_META:
+        yield s.doc.meta(key)
+    for m in s.doc.item_dates:
+        if "modified" in m.key:
+            yield m.content
+
+
+def published_time(s: Sources) -> str:
+    """When the page was published (else last modified), RFC 3339 in UTC."""
+    order = (_modified_dates, _published_dates) if PREFER_MODIFIED else (_published_dates, _modified_dates)
+    for dates in order:
+        for value in dates(s):
+            date = values.rfc3339(value)
+            if date:
+                return date
+    return ""
+
+
+# --- URLs -------------------------------------------------------------------------------------
+
+def canonical_url(s: Sources) -> str:
+    for link in s.doc.links:
+        if "canonical" in link.rel:
+            url = values.absolute_url(link.href, s.base)
+            if url:
+                return url
+    return values.absolute_url(s.doc.meta("og:url"), s.base)
+
+
+def favicon(s: Sources) -> str:
+    for wanted in ("icon", "apple-touch-icon", "apple-touch-icon-precomposed"):
+        for link in s.doc.links:
+            if wanted in link.rel:
+                url = values.absolute_url(link.href, s.base)
+                if url:
+                    return url
+    return ""
+
+
+def image(s: Sources) -> Image | None:
+    for media in _og_media(s, "og:image"):
+        return Image(*media)
+    for value in (s.doc.meta("twitter:image"), s.doc.meta("twitter:image:src"),
+                  s.doc.meta("image"), *(_ld_urls(s, "image")), *(_ld_urls(s, "thumbnailUrl")),
+                  *(link.href for link in s.doc.links if "image_src" in link.rel)):
+        url = values.absolute_url(value, s.base)
+        if url:
+            return Image(url)
+    for value in (*s.doc.images, s.doc.video_poster):     # guesses from the body
+        url = values.absolute_url(value, s.base)
+        if url and not _NOT_IMAGE.search(url):
+            return Image(url)
+    return None
+
+
+_NOT_IMAGE = re.compile(r"\.(?:mp4|m4v|webm|mov|avi|mkv|ogv|mp3|m4a|wav|ogg|oga|flac|aac)(?:[?#]|$)", re.I)
+
+
+def video(s: Sources) -> Video | None:
+    for media in _og_media(s, "og:video"):
+        return Video(*media)
+    url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
+    return Video(url) if url else None
+
+
+def _ld_urls(s: Sources, key: str) -> list[str]:
+    value = s.graph.get(key) if s.graph else None
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, dict):
+        value = value.get("url") or value.get("contentUrl")
+    return [value] if isinstance(value, str) else []
+
+
+class _Media(NamedTuple):
+    url: str
+    width: int
+    height: int
+    content_type: str
+
+
+def _og_media(s: Sources, prefix: str) -> list[_Media]:
+    """The page's og:image (or og:video) structures, in order, with a usable URL.
+
+    A structure starts at `og:image` (or `og:image:url`); the `:secure_url`, `:width`,
+    `:height` and `:type` properties after it belong to it.
+    """
+    groups: list[dict[str, str]] = []
+    starts = (prefix, prefix + ":url")
+    sub = prefix + ":"
+    for m in s.doc.metas:
+        key = m.key
+        if key in starts:
+            if not groups or "url" in groups[-1]:
+                groups.append({})
+            groups[-1]["url"] = m.content
+        elif key.startswith(sub):
+            if not groups:
+                groups.append({})
+            groups[-1].setdefault(key[len(sub):], m.content)
+    found = []
+    for g in groups:
+        url = values.absolute_url(g.get("secure_url"), s.base) or values.absolute_url(g.get("url"), s.base)
+        if url:
+            found.append(_Media(url, values.integer(g.get("width")), values.integer(g.get("height")),
+                               values.fold(g.get("type", "")).lower()))
+    return found
+
+
+# --- structured data --------------------------------------------------------------------------
+
+def structured_data(s: Sources) -> dict[str, Any] | None:
+    """The page's JSON-LD blocks as parsed, and its OpenGraph properties (first value each)."""
+    opengraph: dict[str, str] = {}
+    for m in s.doc.metas:
+        if m.key.startswith(("og:", "article:")) and m.content and m.key not in opengraph:
+            opengraph[m.key] = m.content
+    data: dict[str, Any] = {}
+    if s.blocks:
+        data["json-ld"] = s.blocks
+    if opengraph:
+        data["opengraph"] = opengraph
+    return data or None

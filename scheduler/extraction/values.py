@@ -1,0 +1,176 @@
+"""Small pure functions that clean one extracted value: text, URL, date, language, number."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+from common.urls import join
+from scheduler.extraction.document import fold
+
+__all__ = ["fold", "text", "join", "absolute_url", "rfc3339", "language", "integer"]
+
+
+def text(value: Any) -> str:
+    """A JSON-LD or attribute value as folded text ('' for anything that is not text)."""
+    if isinstance(value, list):
+        for item in value:
+            found = text(item)
+            if found:
+                return found
+        return ""
+    return fold(value) if isinstance(value, str) else ""
+
+
+# --- URLs -------------------------------------------------------------------------------------
+
+_SKIPPED_SCHEMES = ("data:", "javascript:", "about:", "blob:", "mailto:")
+
+
+def absolute_url(ref: Any, base: str) -> str:
+    """`ref` resolved against `base`, when it names an http(s) resource; else ''.
+
+    Protocol-relative `//host/x` takes the base's scheme; `data:` and script URLs are ignored.
+    """
+    if not isinstance(ref, str):
+        return ""
+    ref = ref.strip()
+    if not ref or ref.lower().startswith(_SKIPPED_SCHEMES):
+        return ""
+    url = join(base, ref)
+    if not url or not url.startswith(("http://", "https://")):
+        return ""
+    return url
+
+
+# --- dates ------------------------------------------------------------------------------------
+
+_ISO = re.compile(
+    r"(\d{4})-?(\d{2})-?(\d{2})"
+    r"(?:[T\s]+(\d{1,2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?"
+    r"\s*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$", re.I)
+_YEAR = re.compile(r"\d{4}$")
+_EPOCH = re.compile(r"-?\d{9,16}(?:\.\d+)?$")
+_MONTHS = {name: i for i, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_TEXT_DATE = re.compile(
+    r"(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?P<m1>[a-z]{3})[a-z]*\.?,?\s+(?P<y1>\d{4})"
+    r"|(?P<m2>[a-z]{3})[a-z]*\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4}))"
+    r"(?:\D{0,5}?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\.?)?"
+    r"\s*(?P<tz>[+-]\d{2}:?\d{2}|[a-z]{1,5}\b)?)?", re.I)
+# Zone abbreviations common in published dates (RFC 5322 and North American / European ones).
+_ZONES = {"z": 0, "ut": 0, "utc": 0, "gmt": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7,
+          "mdt": -6, "pst": -8, "pdt": -7, "bst": 1, "cet": 1, "cest": 2, "eet": 2, "eest": 3,
+          "ist": 5.5, "jst": 9, "aest": 10, "aedt": 11}
+_MIN_YEAR, _MAX_YEAR = 1970, 2100
+
+
+def rfc3339(value: Any) -> str:
+    """A date or time as RFC 3339 in UTC (`2016-05-24T18:00:03Z`); '' when it is not one.
+
+    A value without an offset is taken as UTC; a date without a time as midnight UTC.
+    """
+    dt = _parse_date(value)
+    if dt is None or not _MIN_YEAR <= dt.year <= _MAX_YEAR:
+        return ""
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    dt = dt.astimezone(timezone.utc)
+    millis = f".{dt.microsecond // 1000:03d}" if dt.microsecond else ""
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + millis + "Z"
+
+
+def _parse_date(value: Any) -> datetime | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return _from_epoch(float(value))
+    if not isinstance(value, str):
+        return None
+    value = fold(value)
+    if not value:
+        return None
+    try:
+        if m := _ISO.match(value):
+            return _from_iso(m)
+        if _YEAR.match(value):
+            return datetime(int(value), 1, 1)
+        if _EPOCH.match(value):
+            return _from_epoch(float(value))
+        if m := _TEXT_DATE.search(value):
+            return _from_text(m)
+        return parsedate_to_datetime(value)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None
+
+
+def _from_epoch(seconds: float) -> datetime | None:
+    if abs(seconds) >= 1e11:        # milliseconds
+        seconds /= 1000
+    try:
+        return datetime.fromtimestamp(seconds, timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def _from_iso(m: re.Match[str]) -> datetime:
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    micro = int((frac or "0")[:6].ljust(6, "0"))
+    dt = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
+                  int(second or 0), micro)
+    if zone:
+        z = zone.upper()
+        if z in ("Z", "UTC", "GMT"):
+            return dt.replace(tzinfo=timezone.utc)
+        sign = -1 if z[0] == "-" else 1
+        digits = z[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:4] or 0))
+        return dt.replace(tzinfo=timezone(sign * offset))
+    return dt
+
+
+def _from_text(m: re.Match[str]) -> datetime | None:
+    month = _MONTHS.get((m["m1"] or m["m2"]).lower())
+    if month is None:
+        return None
+    day, year = int(m["d1"] or m["d2"]), int(m["y1"] or m["y2"])
+    hour, minute, second = int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0)
+    if m["ap"]:
+        hour = hour % 12 + (12 if m["ap"][0].lower() == "p" else 0)
+    dt = datetime(year, month, day, hour, minute, second)
+    zone = (m["tz"] or "").lower()
+    if zone[:1] in ("+", "-"):
+        digits = zone[1:].replace(":", "")
+        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+        return dt.replace(tzinfo=timezone(-offset if zone[0] == "-" else offset))
+    if zone in _ZONES:
+        return dt.replace(tzinfo=timezone(timedelta(hours=_ZONES[zone])))
+    return dt
+
+
+# --- languages and numbers --------------------------------------------------------------------
+
+_INTEGER = re.compile(r"\s*(\d{1,7})")
+_LANG = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{1,8})*$", re.I)
+
+
+def language(value: Any) -> str:
+    """A BCP 47 language tag (`en`, `pt-BR`); `en_US` becomes `en-US`; '' when not a tag."""
+    if not isinstance(value, str):
+        return ""
+    tag = value.strip().replace("_", "-")
+    if not _LANG.match(tag):
+        return ""
+    primary, _, rest = tag.partition("-")
+    return primary.lower() + ("-" + rest if rest else "")
+
+
+def integer(value: Any) -> int:
+    """A non-negative integer from an attribute such as `og:image:width` ('1200', '1200px'); else 0."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return max(value, 0)
+    if isinstance(value, str):
+        m = _INTEGER.match(value)
+        if m:
+            return int(m.group(1))
+    return 0

@@ -1,0 +1,36 @@
+"""The scheduler's pipeline, in its one fixed order.
+
+    Decoder -> Notifier -> Persister -> CrawlDecider -> RedirectFollower -> PostProcessor
+
+Outer stages wrap inner ones: the notifier publishes after the outcome is
+persisted, so an event always describes stored state; the decider may answer
+(FRESH, JOINED, REJECTED) without fetching, and that answer is still counted,
+stored where new, and announced.
+"""
+from __future__ import annotations
+
+import time
+
+from common.config import Settings
+from common.stores.content import ContentStore
+from common.stores.metadata import MetadataStore
+from scheduler.decide import CrawlDecider
+from scheduler.decode import Decoder
+from scheduler.notify import Notifier, Publish
+from scheduler.persist import Persister
+from scheduler.process import PostProcessor
+from scheduler.redirects import FetchHop, RedirectFollower
+from scheduler.stage import Pipeline, compose
+
+
+def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
+                   fetch_hop: FetchHop, publish: Publish, clock=time.time) -> Pipeline:
+    return compose(
+        Decoder(),
+        Notifier(publish),
+        Persister(metadata, content),
+        CrawlDecider(metadata, recrawl_after=settings.recrawl_after,
+                     recrawl_failed_after=settings.scheduler.recrawl_failed_after, clock=clock),
+        RedirectFollower(fetch_hop, max_redirects=settings.fetcher.max_redirects),
+        PostProcessor(parser=settings.scheduler.parser, clock=clock),
+    )

@@ -1,0 +1,70 @@
+"""Stages and their composition (Finagle's filters, in Python).
+
+A stage is an object with one async method, `__call__(task, next)`, that returns
+the outcome. It may call `next(task)` (zero, one or many times) or answer on its
+own. `compose(a, b, c)` joins stages into one callable `service(task)`, and its
+repr lists the chain. The joining code turns unexpected exceptions into a
+retryable `StageFailed`, so stage authors need not.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any, Awaitable, Callable, Protocol
+
+from common.errors import SpiderDuckError
+
+Next = Callable[[Any], Awaitable[Any]]
+log = logging.getLogger("spiderduck.scheduler")
+
+
+class Stage(Protocol):
+    async def __call__(self, task: Any, next: Next) -> Any: ...
+
+
+class StageFailed(SpiderDuckError):
+    """A stage raised something unexpected: retried, then dead-lettered with this reason."""
+    retryable = True
+
+
+class Pipeline:
+    def __init__(self, stages: tuple[Stage, ...]):
+        self.stages = stages
+        call: Next = _end_async
+        for stage in reversed(stages):
+            call = _bind(stage, call)
+        self._call = call
+
+    async def __call__(self, task: Any) -> Any:
+        return await self._call(task)
+
+    def __repr__(self) -> str:
+        return " -> ".join(type(s).__name__ for s in self.stages)
+
+    async def close(self) -> None:
+        """Close stages in reverse order (the ones that have `close`)."""
+        for stage in reversed(self.stages):
+            close = getattr(stage, "close", None)
+            if close is not None:
+                await close()
+
+
+async def _end_async(task: Any) -> Any:
+    raise RuntimeError(f"the last stage called next() with {type(task).__name__}")
+
+
+def _bind(stage: Stage, next_call: Next) -> Next:
+    name = type(stage).__name__
+
+    async def call(task: Any) -> Any:
+        try:
+            return await stage(task, next_call)
+        except SpiderDuckError:
+            raise
+        except Exception as exc:
+            log.exception("stage %s failed", name)
+            raise StageFailed(f"{name}: {type(exc).__name__}: {exc}") from exc
+    return call
+
+
+def compose(*stages: Stage) -> Pipeline:
+    return Pipeline(tuple(stages))

@@ -1,0 +1,47 @@
+"""What flows through the scheduler's stages: typed, frozen, changed by dataclasses.replace."""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from common.fetch import FetchResult
+from common.record import UrlRecord
+from common.status import Status
+
+
+class Resolution(enum.IntEnum):
+    """Mirrors spiderduck.v1.Resolution: how a URL's answer was produced."""
+    CRAWLED = 1     # fetched now
+    FRESH = 2       # a stored record still within recrawl_after
+    JOINED = 3      # the same URL was in flight; shares that result
+    REJECTED = 4    # never fetched (invalid or unsupported URL)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One message from spiderduck.urls.submit."""
+    data: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    received_at: float = 0.0        # epoch seconds the message was published
+    delivery: int = 1               # 1 on first delivery
+
+
+@dataclass(frozen=True)
+class CrawlTask:
+    """One URL on its way through the stages."""
+    submitted: str                  # as submitted
+    received_at: float
+    attempt: int = 1
+    url: str = ""                   # canonical form, set by the crawl decider
+    hops: tuple[FetchResult, ...] = ()  # one per request of the redirect chain, in order
+    failure: tuple[Status, str] | None = None  # why the chain stopped early, if it did
+
+
+@dataclass(frozen=True)
+class Outcome:
+    task: CrawlTask
+    record: UrlRecord
+    resolution: Resolution
+    key: str                        # the store key of the record (canonical final URL)
+    fetches: tuple[FetchResult, ...] = ()  # what this crawl fetched (for the content log)

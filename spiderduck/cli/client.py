@@ -1,0 +1,133 @@
+"""Commands that talk to a running service: submit, get, watch."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+
+import grpc
+from google.protobuf import json_format
+
+from common import bus, record_proto
+from common.config import Settings
+from common.errors import BusError, SpiderDuckError
+from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
+
+
+def _submissions(args) -> list[events_pb2.UrlSubmission]:
+    items = [events_pb2.UrlSubmission(url=u, source="cli") for u in args.urls]
+    if args.tweet:
+        items.append(events_pb2.UrlSubmission(tweet=args.tweet, source="cli"))
+    if args.file:
+        try:
+            with (sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")) as fh:
+                items += [events_pb2.UrlSubmission(url=line.strip(), source="cli")
+                          for line in fh if line.strip() and not line.startswith("#")]
+        except OSError as exc:
+            raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
+    if not items:
+        raise SpiderDuckError("nothing to submit: give URLs, --file F or --tweet TEXT")
+    return items
+
+
+async def _submit(settings: Settings, items, progress: bool) -> None:
+    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-submit")
+    try:
+        js = nc.jetstream()
+        await bus.ensure_streams(js, events_max_age=settings.scheduler.events_max_age)
+        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
+        window = 256
+        for start in range(0, len(items), window):
+            batch = items[start:start + window]
+            acks = [js.publish(bus.SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
+                    for item in batch]
+            try:
+                await asyncio.gather(*acks)
+            except Exception as exc:
+                raise BusError(f"publish to {bus.SUBMIT_SUBJECT} failed: {exc}") from exc
+            if progress:
+                done = start + len(batch)
+                bar = "#" * (30 * done // len(items))
+                print(f"\r[{bar:<30}] {done}/{len(items)}", end="", file=sys.stderr, flush=True)
+        if progress:
+            print(file=sys.stderr)
+    finally:
+        await nc.close()
+
+
+def cmd_submit(settings: Settings, args) -> int:
+    items = _submissions(args)
+    asyncio.run(_submit(settings, items, progress=bool(args.file)))
+    print(f"submitted {len(items)}", file=sys.stderr)
+    return 0
+
+
+async def _get(settings: Settings, urls: list[str]) -> list[dict]:
+    address = settings.metadata_api.listen
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
+        out = []
+        limit = settings.metadata_api.max_urls
+        for start in range(0, len(urls), limit):
+            try:
+                response = await stub.GetUrlMetadata(
+                    metadata_pb2.GetUrlMetadataRequest(urls=urls[start:start + limit]), timeout=30)
+            except grpc.aio.AioRpcError as exc:
+                raise SpiderDuckError(f"metadata-api at {address}: {exc.code().name}: {exc.details()}") from exc
+            for result in response.results:
+                if result.found:
+                    out.append(record_proto.message_to_dict(result.metadata))
+                else:
+                    out.append({"url": result.url, "found": False})
+        return out
+
+
+def cmd_get(settings: Settings, args) -> int:
+    for row in asyncio.run(_get(settings, args.urls)):
+        print(json.dumps(row, ensure_ascii=False))
+    return 0
+
+
+async def _watch(settings: Settings, count: int | None, timeout: float | None) -> int:
+    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-watch")
+    seen = 0
+    done = asyncio.Event()
+
+    async def on_message(msg):
+        nonlocal seen
+        event = events_pb2.UrlProcessed()
+        event.ParseFromString(msg.data)
+        print(json.dumps(json_format.MessageToDict(event, preserving_proto_field_name=True),
+                         ensure_ascii=False), flush=True)
+        seen += 1
+        if count is not None and seen >= count:
+            done.set()
+
+    sub = await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_message)
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        await sub.unsubscribe()
+        await nc.close()
+    return 0 if count is None or seen >= count else 1
+
+
+def cmd_watch(settings: Settings, args) -> int:
+    return asyncio.run(_watch(settings, args.count, args.timeout))
+
+
+def add_commands(sub, common) -> None:
+    p = sub.add_parser("submit", parents=[common], help="publish URLs to spiderduck.urls.submit")
+    p.add_argument("urls", nargs="*", metavar="URL")
+    p.add_argument("--file", metavar="F", help="one URL per line ('-' for stdin)")
+    p.add_argument("--tweet", metavar="TEXT", help="a tweet whose URLs to resolve")
+    p.set_defaults(run=cmd_submit)
+    p = sub.add_parser("get", parents=[common], help="GetUrlMetadata; one JSON object per line")
+    p.add_argument("urls", nargs="+", metavar="URL")
+    p.set_defaults(run=cmd_get)
+    p = sub.add_parser("watch", parents=[common], help="print UrlProcessed events as JSON lines")
+    p.add_argument("--count", type=int, metavar="N", help="stop after N events (exit 1 if fewer came)")
+    p.add_argument("--timeout", type=float, metavar="S", help="stop after S seconds")
+    p.set_defaults(run=cmd_watch)

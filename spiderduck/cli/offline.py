@@ -1,0 +1,41 @@
+"""Commands that need no running service: extract."""
+from __future__ import annotations
+
+import json
+import sys
+
+from common.errors import SpiderDuckError
+from common.record_proto import page_to_dict
+from common.config import Settings
+
+
+def cmd_extract(settings: Settings, args) -> int:
+    from scheduler.extraction import extract_cases, extract_page
+    parser = settings.scheduler.parser
+    if args.cases:
+        try:
+            result = extract_cases(args.cases, parser=parser)
+        except OSError as exc:
+            raise SpiderDuckError(f"cannot read {args.cases}: {exc.strerror or exc}") from exc
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+        return 0
+    if not (args.url and args.file):
+        raise SpiderDuckError("give --url URL FILE, or --cases CASES_JSON")
+    try:
+        with (sys.stdin.buffer if args.file == "-" else open(args.file, "rb")) as fh:
+            body = fh.read()
+    except OSError as exc:
+        raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
+    page = extract_page(body, args.url, args.content_type, parser=parser)
+    print(json.dumps(page_to_dict(args.url, page), ensure_ascii=False))
+    return 0
+
+
+def add_commands(sub, common) -> None:
+    p = sub.add_parser("extract", parents=[common],
+                       help="run the Post Processor on saved HTML, no network")
+    p.add_argument("file", nargs="?", metavar="FILE", help="saved page ('-' for stdin)")
+    p.add_argument("--url", help="the address the page was fetched from")
+    p.add_argument("--content-type", help="the HTTP Content-Type header, if known")
+    p.add_argument("--cases", metavar="CASES_JSON", help="a corpus cases file; prints name -> record")
+    p.set_defaults(run=cmd_extract)

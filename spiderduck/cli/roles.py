@@ -1,0 +1,85 @@
+"""Commands that run roles: up, fetcher, scheduler, metadata-api."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import signal
+
+from common import bus, logs
+from common.config import Settings
+from common.nats_server import EmbeddedNats, free_port, port_open
+from fetcher.main import run_fetcher
+from metadata_api.main import run_metadata_api
+from scheduler.worker import run_scheduler
+
+ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api}
+
+
+async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None) -> None:
+    """Run role coroutines until `stop` is set (or, without one, SIGINT/SIGTERM).
+
+    If one role fails, the others are stopped and its error is raised."""
+    if stop is None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop.set)
+    tasks = [asyncio.create_task(role(settings, stop), name=role.__name__) for role in roles]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if task.exception() is not None:
+                raise task.exception()
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _one_role(name: str):
+    def run(settings: Settings, args) -> int:
+        logs.setup(settings.log_level)
+        logs.log_settings(settings, name)
+        asyncio.run(run_roles(settings, [ROLES[name]]))
+        return 0
+    return run
+
+
+@contextlib.contextmanager
+def embedded_nats(settings: Settings):
+    """Yield settings whose nats_url names a running server, starting one if none is set."""
+    if settings.nats_url:
+        yield settings
+        return
+    server = EmbeddedNats(os.path.join(settings.data_dir, "nats"),
+                          port=4222 if not port_open("127.0.0.1", 4222) else free_port())
+    server.start()
+    marker = os.path.join(settings.data_dir, bus.EMBEDDED_URL_FILE)
+    with open(marker, "w", encoding="utf-8") as fh:
+        fh.write(server.url + "\n")
+    try:
+        yield dataclasses.replace(settings, nats_url=server.url)
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(marker)
+        server.stop()
+
+
+def cmd_up(settings: Settings, args) -> int:
+    logs.setup(settings.log_level)
+    os.makedirs(settings.data_dir, exist_ok=True)
+    with embedded_nats(settings) as settings:
+        logs.log_settings(settings, "up")
+        asyncio.run(run_roles(settings, [run_fetcher, run_metadata_api, run_scheduler]))
+    return 0
+
+
+def add_commands(sub, common) -> None:
+    p = sub.add_parser("up", parents=[common],
+                       help="everything in one process on embedded defaults")
+    p.set_defaults(run=cmd_up)
+    for name in ROLES:
+        p = sub.add_parser(name, parents=[common], help=f"run the {name} role alone")
+        p.set_defaults(run=_one_role(name))

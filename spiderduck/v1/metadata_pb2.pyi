@@ -1,0 +1,145 @@
+import datetime
+
+from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    STATUS_UNSPECIFIED: _ClassVar[Status]
+    OK: _ClassVar[Status]
+    ROBOTS_DISALLOWED: _ClassVar[Status]
+    BLOCKED_ADDRESS: _ClassVar[Status]
+    INVALID_URL: _ClassVar[Status]
+    DNS_ERROR: _ClassVar[Status]
+    CONNECTION_ERROR: _ClassVar[Status]
+    TIMEOUT: _ClassVar[Status]
+    TOO_MANY_REDIRECTS: _ClassVar[Status]
+    TOO_LARGE: _ClassVar[Status]
+    HTTP_ERROR: _ClassVar[Status]
+    UNSUPPORTED_CONTENT: _ClassVar[Status]
+STATUS_UNSPECIFIED: Status
+OK: Status
+ROBOTS_DISALLOWED: Status
+BLOCKED_ADDRESS: Status
+INVALID_URL: Status
+DNS_ERROR: Status
+CONNECTION_ERROR: Status
+TIMEOUT: Status
+TOO_MANY_REDIRECTS: Status
+TOO_LARGE: Status
+HTTP_ERROR: Status
+UNSUPPORTED_CONTENT: Status
+
+class Redirect(_message.Message):
+    __slots__ = ("url", "http_status")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    http_status: int
+    def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
+
+class Image(_message.Message):
+    __slots__ = ("url", "width", "height", "content_type")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    width: int
+    height: int
+    content_type: str
+    def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
+
+class Video(_message.Message):
+    __slots__ = ("url", "width", "height", "content_type")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    WIDTH_FIELD_NUMBER: _ClassVar[int]
+    HEIGHT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    width: int
+    height: int
+    content_type: str
+    def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
+
+class UrlMetadata(_message.Message):
+    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    REDIRECTS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    CHARSET_FIELD_NUMBER: _ClassVar[int]
+    TITLE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    SITE_NAME_FIELD_NUMBER: _ClassVar[int]
+    AUTHOR_FIELD_NUMBER: _ClassVar[int]
+    PUBLISHED_TIME_FIELD_NUMBER: _ClassVar[int]
+    LANG_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    FAVICON_FIELD_NUMBER: _ClassVar[int]
+    TYPE_FIELD_NUMBER: _ClassVar[int]
+    VIDEO_FIELD_NUMBER: _ClassVar[int]
+    STRUCTURED_DATA_FIELD_NUMBER: _ClassVar[int]
+    SHARE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEEN_FIELD_NUMBER: _ClassVar[int]
+    FETCHED_AT_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_REF_FIELD_NUMBER: _ClassVar[int]
+    FINAL_URL_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    canonical_url: str
+    status: Status
+    http_status: int
+    redirects: _containers.RepeatedCompositeFieldContainer[Redirect]
+    content_type: str
+    charset: str
+    title: str
+    description: str
+    site_name: str
+    author: str
+    published_time: _timestamp_pb2.Timestamp
+    lang: str
+    image: Image
+    favicon: str
+    type: str
+    video: Video
+    structured_data: _struct_pb2.Struct
+    share_count: int
+    first_seen: _timestamp_pb2.Timestamp
+    fetched_at: _timestamp_pb2.Timestamp
+    content_ref: str
+    final_url: str
+    error: str
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class GetUrlMetadataRequest(_message.Message):
+    __slots__ = ("urls",)
+    URLS_FIELD_NUMBER: _ClassVar[int]
+    urls: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, urls: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UrlMetadataResult(_message.Message):
+    __slots__ = ("url", "found", "metadata")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    found: bool
+    metadata: UrlMetadata
+    def __init__(self, url: _Optional[str] = ..., found: _Optional[bool] = ..., metadata: _Optional[_Union[UrlMetadata, _Mapping]] = ...) -> None: ...
+
+class GetUrlMetadataResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[UrlMetadataResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[UrlMetadataResult, _Mapping]]] = ...) -> None: ...

@@ -1,0 +1,73 @@
+"""The whole path over real sockets: local web, fetcher (gRPC), scheduler (JetStream), metadata-api."""
+from __future__ import annotations
+
+import json
+
+from support.service import Client, RunningService, service_settings
+
+STORY = """<!doctype html><html lang="en"><head><title>The Story</title>
+<link rel="canonical" href="/story">
+<meta property="og:site_name" content="News Test"></head><body>hi</body></html>"""
+
+# "Привет, мир" in windows-1251; the charset is only in <meta>.
+CYRILLIC_TITLE = "Привет, мир"
+META_CHARSET = ('<html><head><meta charset="windows-1251"><title>' + CYRILLIC_TITLE +
+                "</title></head><body></body></html>").encode("windows-1251")
+
+
+async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_server, localweb):
+    web = localweb
+    final = web.page("news.test", "/story", STORY)
+    mid = web.redirect("mid.test", "/b", final, status=302)
+    short = web.redirect("short.test", "/a", mid, status=301)
+    web.robots("closed.test", "User-agent: *\nDisallow: /private\n")
+    web.page("closed.test", "/private/page", "<title>secret</title>")
+    disallowed = web.url("closed.test", "/private/page")
+    missing = web.url("news.test", "/missing")
+    meta_page = web.page("cyr.test", "/page", META_CHARSET, content_type="text/html")
+    tweeted = web.page("tweeted.example.org", "/post", "<title>Tweeted</title>")
+    for n in range(4):
+        web.page("news.test", f"/more/{n}", f"<title>More {n}</title>")
+
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1", "*.example.org": "127.0.0.1"},
+        "fetcher.rate_overrides": {"news.test": 4.0}})
+    async with RunningService(settings), Client(settings) as client:
+        for url in (short, disallowed, missing, meta_page):
+            await client.submit_url(url)
+        await client.publish(json.dumps({"tweet": f"look at this {tweeted} !"}))
+        more = [web.url("news.test", f"/more/{n}") for n in range(4)]
+        for url in more:
+            await client.publish(url)                     # bare URL messages
+        submitted = [short, disallowed, missing, meta_page, tweeted, *more]
+        await client.events.wait_for(len(submitted), timeout=60)
+
+        for url in submitted:
+            assert len(client.events.for_url(url)) == 1, url
+        short_rec, mid_rec, final_rec, dis_rec, missing_rec, meta_rec, tweet_rec = await client.get(
+            [short, mid, final, disallowed, missing, meta_page, tweeted])
+
+    assert short_rec["status"] == "OK"
+    assert short_rec["title"] == "The Story"
+    assert short_rec["canonical_url"] == final
+    assert short_rec["site_name"] == "News Test"
+    assert short_rec["redirects"] == [{"url": short, "http_status": 301},
+                                      {"url": mid, "http_status": 302}]
+    assert mid_rec == short_rec and final_rec == short_rec   # every URL of the chain resolves
+
+    assert dis_rec["status"] == "ROBOTS_DISALLOWED"
+    assert web.hits_for("closed.test", "/private/page") == []
+    assert len(web.hits_for("closed.test", "/robots.txt")) == 1
+
+    assert missing_rec["status"] == "HTTP_ERROR" and missing_rec["http_status"] == 404
+
+    assert meta_rec["status"] == "OK"
+    assert meta_rec["title"] == CYRILLIC_TITLE
+    assert meta_rec["charset"] == "windows-1251"
+
+    assert tweet_rec["status"] == "OK" and tweet_rec["title"] == "Tweeted"
+
+    news_hits = sorted(h.at for h in web.hits_for("news.test"))
+    assert len(news_hits) >= 6                       # robots, story, missing, 4 x more
+    gaps = [b - a for a, b in zip(news_hits, news_hits[1:])]
+    assert min(gaps) >= 1 / 4.0 - 0.02, gaps         # never closer than news.test's rate allows

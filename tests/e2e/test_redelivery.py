@@ -1,0 +1,62 @@
+"""A scheduler killed while holding messages loses none once a scheduler runs again."""
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+
+import yaml
+from aiohttp import web
+
+from common.config import as_dict
+from fetcher.main import run_fetcher
+from metadata_api.main import run_metadata_api
+from support.service import Client, RunningService, service_settings
+
+
+def start_scheduler(config_path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "scheduler",
+                             "--config", str(config_path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nats_server, localweb):
+    release = asyncio.Event()
+    arrived = asyncio.Event()
+
+    async def slow_page(request):
+        arrived.set()
+        await release.wait()
+        return web.Response(text=f"<title>{request.path}</title>", content_type="text/html")
+
+    urls = [localweb.route("slow.test", f"/p{n}", slow_page) for n in range(5)]
+    settings = service_settings(tmp_path, nats_server.url, **{"scheduler.ack_wait": 2.0})
+    config_path = tmp_path / "spiderduck.yaml"
+    config_path.write_text(yaml.safe_dump(as_dict(settings)))
+
+    async with RunningService(settings, roles=(run_fetcher, run_metadata_api)), \
+            Client(settings) as client:
+        first = start_scheduler(config_path)
+        try:
+            for url in urls:
+                await client.submit_url(url)
+            await asyncio.wait_for(arrived.wait(), 30)      # the scheduler holds messages now
+        finally:
+            os.kill(first.pid, signal.SIGKILL)
+            first.wait()
+        assert client.events.items == []
+        release.set()
+        second = start_scheduler(config_path)
+        try:
+            await client.events.wait_for(len(urls), timeout=60)
+            records = await client.get(urls)
+        finally:
+            second.send_signal(signal.SIGTERM)
+            _, err = second.communicate(timeout=30)
+        assert second.returncode == 0, err.decode()[-2000:]
+
+    for url, record in zip(urls, records):
+        assert record is not None and record["status"] == "OK", (url, record)
+        assert len(client.events.for_url(url)) == 1
