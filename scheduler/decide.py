@@ -48,17 +48,19 @@ class CrawlDecider:
                                fetched_at=self._clock())
             return Outcome(task, record, Resolution.REJECTED, key=key)
         task = dataclasses.replace(task, url=url)
-        stored = await self._store.get(url)
-        if stored is not None and stored.fetched_at and self.is_fresh(stored):
-            return Outcome(task, stored, Resolution.FRESH, key=record_key(stored))
         pending = self._in_flight.get(url)
         if pending is not None:
             first: Outcome = await asyncio.shield(pending)
             return dataclasses.replace(first, task=task, resolution=Resolution.JOINED, fetches=())
+        # Registered before the first await, so concurrent sightings join this one.
         future = asyncio.get_running_loop().create_future()
         self._in_flight[url] = future
         try:
-            outcome = await next(task)
+            stored = await self._store.get(url)
+            if stored is not None and stored.fetched_at and self.is_fresh(stored):
+                outcome = Outcome(task, stored, Resolution.FRESH, key=record_key(stored))
+            else:
+                outcome = await next(task)
             future.set_result(outcome)
             return outcome
         except BaseException as exc:

@@ -37,7 +37,7 @@ def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> 
         raise InvalidMessage(f"message is neither UTF-8 text nor a marked protobuf: {exc}") from exc
     if not text:
         raise InvalidMessage("empty message")
-    if text.startswith("{"):
+    if text.startswith(("{", "[")):
         return _from_json(text)
     if any(c.isspace() for c in text):
         raise InvalidMessage("a bare URL message must be one URL without spaces; "

@@ -16,6 +16,7 @@ from common.stores.metadata import MetadataStore
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
+PRAGMA synchronous=NORMAL;   -- WAL + NORMAL: survives a process crash; no fsync per commit
 CREATE TABLE IF NOT EXISTS records (
     key TEXT PRIMARY KEY,
     record TEXT NOT NULL,          -- the record in protobuf's JSON mapping

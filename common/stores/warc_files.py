@@ -59,7 +59,13 @@ class WarcFileStore(ContentStore):
         return f"{self._name}@{offset}+{len(data)}"
 
     async def append(self, item: FetchedContent) -> str:
-        return await self._run(self._append, warc_record(item))
+        # Compressing runs on the loop's default executor (zlib releases the GIL); the
+        # single writer thread only appends, so records land whole and in order.
+        try:
+            data = await asyncio.get_running_loop().run_in_executor(None, warc_record, item)
+        except OSError as exc:
+            raise StoreError(f"content store {self._folder}: {exc}") from exc
+        return await self._run(self._append, data)
 
     def _read(self, ref: str) -> bytes:
         m = _REF.match(ref)

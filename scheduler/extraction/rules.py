@@ -2,9 +2,13 @@
 
 Each field is a function of a `Sources` (the parsed page) returning a clean value,
 or the empty value when no source has one. The order is the policy; the
-cleaning is in `values`. In general a page's explicit sharing metadata
-(OpenGraph, Twitter cards) wins over JSON-LD, which wins over plain HTML,
-which wins over Dublin Core and guesses from the body.
+cleaning is in `values`. In general:
+
+- what a page shows when shared (title, description, image, canonical URL) comes
+  first from its sharing metadata (OpenGraph, then Twitter cards), then plain HTML;
+- facts about the work (author, publisher, dates) come first from JSON-LD, which
+  is structured, then from meta tags;
+- Dublin Core and guesses from the body (first <h1>, <p>, <img>, author links) come last.
 """
 from __future__ import annotations
 

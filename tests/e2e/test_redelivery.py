@@ -16,10 +16,10 @@ from metadata_api.main import run_metadata_api
 from support.service import Client, RunningService, service_settings
 
 
-def start_scheduler(config_path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "scheduler",
-                             "--config", str(config_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def start_scheduler(config_path, log_path) -> subprocess.Popen:
+    with open(log_path, "ab") as log:          # a file, not a pipe: a full pipe would block it
+        return subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "scheduler",
+                                 "--config", str(config_path)], stdout=subprocess.DEVNULL, stderr=log)
 
 
 async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nats_server, localweb):
@@ -38,7 +38,8 @@ async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nat
 
     async with RunningService(settings, roles=(run_fetcher, run_metadata_api)), \
             Client(settings) as client:
-        first = start_scheduler(config_path)
+        log_path = tmp_path / "scheduler.log"
+        first = start_scheduler(config_path, log_path)
         try:
             for url in urls:
                 await client.submit_url(url)
@@ -48,14 +49,14 @@ async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nat
             first.wait()
         assert client.events.items == []
         release.set()
-        second = start_scheduler(config_path)
+        second = start_scheduler(config_path, log_path)
         try:
             await client.events.wait_for(len(urls), timeout=60)
             records = await client.get(urls)
         finally:
             second.send_signal(signal.SIGTERM)
-            _, err = second.communicate(timeout=30)
-        assert second.returncode == 0, err.decode()[-2000:]
+            second.wait(timeout=30)
+        assert second.returncode == 0, log_path.read_text()[-2000:]
 
     for url, record in zip(urls, records):
         assert record is not None and record["status"] == "OK", (url, record)

@@ -1,0 +1,45 @@
+"""Settings: defaults < file < environment < overrides; durations; clear errors."""
+from __future__ import annotations
+
+import pytest
+
+from common import config
+from common.errors import ConfigError
+
+
+def test_defaults_match_the_design():
+    s = config.load(env={})
+    assert s.fetcher.default_rate == 1.0 and s.fetcher.max_redirects == 10
+    assert s.fetcher.max_body_bytes == 2097152 and s.recrawl_after == 7 * 86400
+    assert s.metadata_api.listen == "127.0.0.1:50051" and s.fetcher.listen == "127.0.0.1:50052"
+    assert s.metadata_store_url == "sqlite:///./var/metadata.db"
+    assert s.content_store_url == "file://./var/content"
+
+
+def test_precedence_file_then_environment_then_overrides(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("recrawl_after: 12h\nfetcher:\n  default_rate: 2\n  max_redirects: 3\n"
+                    "  rate_overrides: {slow.test: 0.5}\n")
+    s = config.load(str(path), env={"SPIDERDUCK_FETCHER__DEFAULT_RATE": "5",
+                                    "SPIDERDUCK_FETCHER__ALLOWED_NETWORKS": "[127.0.0.0/8]"},
+                    overrides={"fetcher.max_redirects": "4"})
+    assert s.recrawl_after == 12 * 3600
+    assert s.fetcher.default_rate == 5.0
+    assert s.fetcher.max_redirects == 4
+    assert s.fetcher.rate_overrides == {"slow.test": 0.5}
+    assert s.fetcher.allowed_networks == ["127.0.0.0/8"]
+
+
+@pytest.mark.parametrize("text,seconds", [("7d", 604800), ("90s", 90), ("250ms", 0.25), (30, 30)])
+def test_durations(text, seconds):
+    assert config.parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"fetcher.nope": 1}, "unknown config key: fetcher.nope"),
+    ({"fetcher.default_rate": "fast"}, "fetcher.default_rate"),
+    ({"recrawl_after": "soon"}, "not a duration"),
+])
+def test_bad_values_name_the_key(overrides, message):
+    with pytest.raises(ConfigError, match=message):
+        config.load(env={}, overrides=overrides)

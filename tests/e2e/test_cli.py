@@ -1,0 +1,100 @@
+"""The newcomer's path through real processes: `spiderduck up`, `submit`, `get`, `watch`, `extract`."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from common.nats_server import free_port
+
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+
+
+async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(*CLI, *args, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.fixture
+def config_file(tmp_path):
+    path = tmp_path / "spiderduck.yaml"
+    path.write_text(yaml.safe_dump({
+        "data_dir": str(tmp_path / "var"),                 # nats_url empty: `up` embeds NATS
+        "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
+        "fetcher": {"listen": f"127.0.0.1:{free_port()}", "default_rate": 20,
+                    "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
+    }))
+    return str(path)
+
+
+async def test_up_submit_get_watch(config_file, localweb, tmp_path):
+    page = localweb.page("blog.test", "/post", '<html lang="en"><title>Hello &amp; welcome</title>'
+                         '<meta name="description" content="A post."></html>')
+    log = open(tmp_path / "up.log", "wb")       # a file, not a pipe: a full pipe would block `up`
+    up = subprocess.Popen([*CLI, "up", "--config", config_file], stdout=subprocess.DEVNULL,
+                          stderr=log)
+    marker = tmp_path / "var" / "nats.url"        # written by `up` once its nats-server listens
+    try:
+        for _ in range(600):
+            if marker.exists() or up.poll() is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert marker.exists(), (tmp_path / "up.log").read_text()[-3000:]
+        watch = await asyncio.create_subprocess_exec(
+            *CLI, "watch", "--count", "1", "--timeout", "60", "--config", config_file,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        record = None
+        for _ in range(600):                      # until the service answers (bounded: ~60 s)
+            code, out, err = await run_cli("submit", page, "--config", config_file)
+            if code == 0:
+                break
+            await asyncio.sleep(0.1)
+        assert code == 0, err
+        for _ in range(600):
+            code, out, err = await run_cli("get", page, "--config", config_file)
+            if code == 0 and json.loads(out).get("status"):
+                record = json.loads(out)
+                break
+            await asyncio.sleep(0.1)
+        assert record is not None, err
+        assert record["status"] == "OK"
+        assert record["title"] == "Hello & welcome"
+        assert record["description"] == "A post."
+        assert record["lang"] == "en"
+        watch_out, watch_err = await asyncio.wait_for(watch.communicate(), 70)
+        assert watch.returncode == 0, watch_err.decode()
+        assert json.loads(watch_out.decode().splitlines()[0])["url"] == page
+    finally:
+        up.send_signal(signal.SIGINT)
+        up.wait(timeout=30)
+        log.close()
+    assert up.returncode == 0, (tmp_path / "up.log").read_text()[-3000:]
+    assert not os.path.exists(os.path.join(os.path.dirname(config_file), "var", "nats.url"))
+
+
+async def test_get_of_an_unseen_url_and_bad_input(config_file):
+    code, out, err = await run_cli("get", "http://x.test/", "--set", "metadata_api.listen=127.0.0.1:1")
+    assert code == 2 and "metadata-api" in err and len(err.strip().splitlines()) == 1
+    code, out, err = await run_cli("submit", "--config", "/nonexistent.yaml")
+    assert code == 2 and "cannot read config" in err
+    code, out, err = await run_cli("submit", "--set", "fetcher.default_rate=fast", "x")
+    assert code == 2 and "default_rate" in err
+
+
+async def test_extract_prints_the_record(tmp_path):
+    html = tmp_path / "page.html"
+    html.write_bytes(b'<html><head><meta property="og:title" content="OG title">'
+                     b'<meta property="og:image" content="/i.png"></head></html>')
+    code, out, err = await run_cli("extract", "--url", "http://site.test/a/b", str(html))
+    assert code == 0, err
+    record = json.loads(out)
+    assert record["title"] == "OG title"
+    assert record["image"]["url"] == "http://site.test/i.png"

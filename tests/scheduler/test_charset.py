@@ -1,0 +1,103 @@
+"""Encoding choice in WHATWG order: BOM, header, <meta> prescan, default."""
+import codecs
+
+from scheduler.extraction import charset
+
+RUSSIAN = "Привет, мир"
+JAPANESE = "日本語のページ"
+
+
+def _page(meta: str, body: str) -> str:
+    return f"<!doctype html><html><head>{meta}<title>{body}</title></head><body><p>{body}</p></body></html>"
+
+
+def test_utf8_bom_wins_over_header_and_meta():
+    body = codecs.BOM_UTF8 + _page('<meta charset="windows-1251">', RUSSIAN).encode("utf-8")
+    text, name = charset.decode(body, "text/html; charset=iso-8859-1")
+    assert name == "utf-8"
+    assert RUSSIAN in text and not text.startswith("\ufeff")
+
+
+def test_utf16_bom():
+    body = codecs.BOM_UTF16_LE + _page("", RUSSIAN).encode("utf-16-le")
+    text, name = charset.decode(body)
+    assert name == "utf-16le" and RUSSIAN in text
+
+
+def test_header_charset():
+    body = _page("", RUSSIAN).encode("koi8-r")
+    text, name = charset.decode(body, 'text/html; charset="KOI8-R"')
+    assert name == "koi8-r" and RUSSIAN in text
+
+
+def test_meta_charset_only_windows_1251():
+    body = _page('<meta charset="windows-1251">', RUSSIAN).encode("cp1251")
+    text, name = charset.decode(body, "text/html")
+    assert name == "windows-1251" and RUSSIAN in text
+
+
+def test_meta_http_equiv_shift_jis():
+    meta = '<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
+    text, name = charset.decode(_page(meta, JAPANESE).encode("shift_jis"))
+    assert name == "shift_jis" and JAPANESE in text
+
+
+def test_header_wins_over_lying_meta():
+    body = _page('<meta charset="shift_jis">', RUSSIAN).encode("cp1251")
+    text, name = charset.decode(body, "text/html; charset=windows-1251")
+    assert name == "windows-1251" and RUSSIAN in text
+
+
+def test_meta_naming_legacy_encoding_over_valid_utf8_is_overruled():
+    body = _page('<meta charset="windows-1251">', RUSSIAN).encode("utf-8")
+    text, name = charset.decode(body)
+    assert name == "utf-8" and RUSSIAN in text
+
+
+def test_meta_beyond_1024_bytes_is_not_seen():
+    body = ("<html><head>" + "<!-- padding -->" * 100 + '<meta charset="windows-1251">').encode() + RUSSIAN.encode("cp1251")
+    assert charset.sniff(body) == "windows-1252"
+
+
+def test_meta_inside_comment_is_ignored():
+    body = b'<!-- <meta charset="koi8-r"> --><meta charset="utf-8">'
+    assert charset.prescan(body) == "utf-8"
+
+
+def test_invalid_labels_are_ignored():
+    body = _page('<meta charset="no-such-charset">', "café").encode("utf-8")
+    text, name = charset.decode(body, "text/html; charset=bogus")
+    assert name == "utf-8" and "café" in text
+
+
+def test_replacement_encodings_are_treated_as_unknown():
+    assert charset.lookup("iso-2022-kr") is None
+
+
+def test_whatwg_label_table():
+    assert charset.lookup("ISO-8859-1") == "windows-1252"
+    assert charset.lookup(" latin1 ") == "windows-1252"
+    assert charset.lookup("ascii") == "windows-1252"
+    assert charset.lookup("x-sjis") == "shift_jis"
+    assert charset.lookup("gb2312") == "gbk"
+    assert charset.lookup("utf8") == "utf-8"
+
+
+def test_default_is_utf8_else_windows_1252():
+    assert charset.decode("café".encode("utf-8")) == ("café", "utf-8")
+    assert charset.decode("café crème".encode("cp1252")) == ("café crème", "windows-1252")
+
+
+def test_utf8_cut_inside_a_character_is_still_utf8():
+    body = "<p>ok é".encode("utf-8")[:-1]
+    assert charset.sniff(body) == "utf-8"
+
+
+def test_meta_declaring_utf16_means_utf8():
+    assert charset.prescan(b'<meta charset="utf-16">') == "utf-8"
+
+
+def test_never_raises_on_garbage():
+    for body in (b"", b"\xff\xfe\x00", bytes(range(256)), b"<meta charset=", b"<meta content='charset="):
+        text, name = charset.decode(body, "text/html; charset=")
+        assert isinstance(text, str) and name

@@ -1,0 +1,215 @@
+"""The scheduler's stages, each built with explicit dependencies (real SQLite, a fake clock)."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+
+import pytest
+
+from common.errors import InvalidMessage
+from common.fetch import FetchResult
+from common.record import UrlRecord
+from common.status import Status
+from common.stores.open import open_metadata_store
+from scheduler.decide import CrawlDecider
+from scheduler.decode import Decoder, decode_submission
+from scheduler.pipeline import build_pipeline
+from scheduler.process import PostProcessor
+from scheduler.redirects import RedirectFollower
+from scheduler.stage import StageFailed, compose
+from scheduler.task import CrawlTask, Outcome, Resolution, Submission
+from spiderduck.v1 import events_pb2
+from common import config
+
+
+class Clock:
+    def __init__(self, now=1_000_000.0):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+async def store(tmp_path):
+    s = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
+    yield s
+    await s.close()
+
+
+def crawled(task: CrawlTask, title="T") -> Outcome:
+    rec = UrlRecord(url=task.submitted, status=Status.OK, final_url=task.url, title=title,
+                    fetched_at=1_000_000.0)
+    return Outcome(task, rec, Resolution.CRAWLED, key=task.url)
+
+
+# --- decode -------------------------------------------------------------------------------
+@pytest.mark.parametrize("data,headers,urls", [
+    (b"http://a.test/x", None, ["http://a.test/x"]),
+    (b'{"url": "http://a.test/"}', None, ["http://a.test/"]),
+    (b'{"urls": ["http://a.test/", "http://b.test/"]}', None, ["http://a.test/", "http://b.test/"]),
+    (b'{"tweet": "see https://t.co/abc and https://t.co/abc"}', None, ["https://t.co/abc"]),
+    (events_pb2.UrlSubmission(url="http://p.test/").SerializeToString(),
+     {"Content-Type": "application/x-protobuf"}, ["http://p.test/"]),
+    (events_pb2.UrlSubmission(tweet="x twitter.com/a y").SerializeToString(),
+     {"Content-Type": "application/x-protobuf"}, ["http://twitter.com/a"]),
+])
+def test_decode_accepts_every_documented_shape(data, headers, urls):
+    assert decode_submission(data, headers) == urls
+
+
+@pytest.mark.parametrize("data,reason", [
+    (b"", "empty"), (b"{", "malformed JSON"), (b"[1]", "must be an object"),
+    (b'{"link": "x"}', "needs"), (b"two words", "without spaces"), (b"\xff\xfe", "UTF-8"),
+    (b'{"tweet": "nothing"}', "no URL"), (b"x" * 70000, "exceeds"),
+])
+def test_decode_rejects_with_a_reason(data, reason):
+    with pytest.raises(InvalidMessage, match=reason):
+        decode_submission(data)
+
+
+async def test_decoder_fans_out_one_task_per_url():
+    seen = []
+
+    async def next_(task):
+        seen.append(task.submitted)
+        return task.submitted
+    out = await Decoder()(Submission(b'{"urls": ["http://a.test/", "http://b.test/"]}', delivery=3),
+                          next_)
+    assert sorted(seen) == ["http://a.test/", "http://b.test/"] and len(out) == 2
+
+
+# --- decide -------------------------------------------------------------------------------
+async def test_invalid_urls_are_rejected_without_fetching(store):
+    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock())
+
+    async def never(task):
+        raise AssertionError("fetched")
+    out = await decider(CrawlTask("mailto:a@b.test", 0.0), never)
+    assert out.resolution is Resolution.REJECTED and out.record.status is Status.INVALID_URL
+    assert "mailto" in out.record.error
+
+
+async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
+    clock = Clock()
+    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=clock)
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
+                    fetched_at=clock.now)
+    await store.put("http://a.test/", rec, ["http://a.test/"])
+    calls = []
+
+    async def fetch(task):
+        calls.append(task)
+        return crawled(task)
+    out = await decider(CrawlTask("HTTP://A.test/#frag", 0.0), fetch)
+    assert out.resolution is Resolution.FRESH and not calls
+    clock.now += 61
+    out = await decider(CrawlTask("http://a.test/", 0.0), fetch)
+    assert out.resolution is Resolution.CRAWLED and len(calls) == 1
+
+
+async def test_failures_stay_fresh_for_less_long(store):
+    clock = Clock()
+    decider = CrawlDecider(store, recrawl_after=600, recrawl_failed_after=10, clock=clock)
+    rec = UrlRecord(url="http://down.test/", status=Status.CONNECTION_ERROR,
+                    final_url="http://down.test/", fetched_at=clock.now - 11)
+    assert not decider.is_fresh(rec)
+    assert decider.is_fresh(dataclasses.replace(rec, status=Status.HTTP_ERROR, http_status=404))
+
+
+async def test_the_same_url_in_flight_is_fetched_once(store):
+    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock())
+    gate = asyncio.Event()
+    calls = []
+
+    async def fetch(task):
+        calls.append(task)
+        await gate.wait()
+        return crawled(task)
+    tasks = [asyncio.create_task(decider(CrawlTask("http://viral.test/", 0.0), fetch))
+             for _ in range(5)]
+    await asyncio.sleep(0)
+    gate.set()
+    outs = await asyncio.gather(*tasks)
+    assert len(calls) == 1
+    assert sorted(o.resolution.name for o in outs) == ["CRAWLED"] + ["JOINED"] * 4
+
+
+# --- redirects ----------------------------------------------------------------------------
+def hop(url, code=200, location=None, status=Status.OK):
+    headers = (("Location", location),) if location else ()
+    return FetchResult(url=url, status=status, http_status=code, headers=headers)
+
+
+async def run_chain(responses: dict, max_redirects=10) -> CrawlTask:
+    async def fetch_hop(url):
+        return responses[url]
+
+    async def last(task):
+        return task
+    return await RedirectFollower(fetch_hop, max_redirects=max_redirects)(
+        CrawlTask("x", 0.0, url="http://a.test/"), last)
+
+
+async def test_redirects_are_followed_relative_to_each_hop():
+    task = await run_chain({
+        "http://a.test/": hop("http://a.test/", 301, "http://b.test/x/y"),
+        "http://b.test/x/y": hop("http://b.test/x/y", 302, "../z?q=1"),
+        "http://b.test/z?q=1": hop("http://b.test/z?q=1", 200)})
+    assert [h.url for h in task.hops] == ["http://a.test/", "http://b.test/x/y", "http://b.test/z?q=1"]
+    assert task.failure is None
+
+
+async def test_too_many_redirects_and_loops():
+    loop = {"http://a.test/": hop("http://a.test/", 302, "http://b.test/"),
+            "http://b.test/": hop("http://b.test/", 302, "http://a.test/")}
+    task = await run_chain(loop, max_redirects=3)
+    assert task.failure[0] is Status.TOO_MANY_REDIRECTS and len(task.hops) == 4
+
+
+async def test_a_redirect_to_an_unsupported_scheme_stops_the_chain():
+    task = await run_chain({"http://a.test/": hop("http://a.test/", 301, "ftp://a.test/f")})
+    assert task.failure[0] is Status.INVALID_URL
+
+
+async def test_a_304_or_a_3xx_without_location_is_final():
+    task = await run_chain({"http://a.test/": hop("http://a.test/", 302)})
+    assert len(task.hops) == 1 and task.failure is None
+
+
+# --- process ------------------------------------------------------------------------------
+@pytest.mark.parametrize("result,status", [
+    (hop("http://a.test/", 500), Status.HTTP_ERROR),
+    (FetchResult("http://a.test/", Status.TIMEOUT, error="slow"), Status.TIMEOUT),
+    (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "application/pdf"),), b"%PDF"),
+     Status.UNSUPPORTED_CONTENT),
+    (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "video/mp4"),), b"x", truncated=True),
+     Status.TOO_LARGE),
+    (FetchResult("http://a.test/", Status.OK, 200, (), b"<!doctype html><title>Sniffed</title>"),
+     Status.OK),
+])
+async def test_post_processor_maps_the_final_hop_onto_one_status(result, status):
+    out = await PostProcessor()(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
+    assert out.record.status is status
+    assert out.record.ok or out.record.error
+
+
+# --- composition --------------------------------------------------------------------------
+def test_the_pipeline_prints_its_chain(tmp_path):
+    settings = config.load(env={})
+
+    async def nothing(*a):
+        return None
+    pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing)
+    assert repr(pipeline) == ("Decoder -> Notifier -> Persister -> CrawlDecider -> "
+                              "RedirectFollower -> PostProcessor")
+
+
+async def test_unexpected_exceptions_become_retryable_stage_failures():
+    class Broken:
+        async def __call__(self, task, next):
+            raise KeyError("oops")
+    with pytest.raises(StageFailed, match="Broken: KeyError") as info:
+        await compose(Broken())("x")
+    assert info.value.retryable
