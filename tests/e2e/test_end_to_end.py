@@ -1,7 +1,14 @@
 """The whole path over real sockets: local web, fetcher (gRPC), scheduler (JetStream), metadata-api."""
 from __future__ import annotations
 
+import asyncio
 import json
+import zlib
+
+from aiohttp import web
+
+from common.stores.content import read_warc_record
+from common.stores.warc_files import WarcFileStore
 
 from support.service import Client, RunningService, service_settings
 
@@ -67,7 +74,47 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
 
     assert tweet_rec["status"] == "OK" and tweet_rec["title"] == "Tweeted"
 
+    # One WARC record per fetch (3 hops of the chain, the 404, the charset page, the tweeted
+    # page, 4 x more; robots.txt is the fetcher's own business), and content_ref finds the final one.
+    content = tmp_path / "var" / "content"
+    members = [m for f in content.glob("*.warc.gz") for m in _gzip_members(f.read_bytes())]
+    assert len(members) == 10
+    store = WarcFileStore(str(content))
+    headers, block = await store.read(short_rec["content_ref"])
+    await store.close()
+    assert headers["WARC-Target-URI"] == final and b"The Story" in block
+
     news_hits = sorted(h.at for h in web.hits_for("news.test"))
     assert len(news_hits) >= 6                       # robots, story, missing, 4 x more
     gaps = [b - a for a, b in zip(news_hits, news_hits[1:])]
     assert min(gaps) >= 1 / 4.0 - 0.02, gaps         # never closer than news.test's rate allows
+
+
+def _gzip_members(data: bytes) -> list[bytes]:
+    members = []
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        d.decompress(data)
+        used = len(data) - len(d.unused_data)
+        members.append(data[:used])
+        data = d.unused_data
+    return members
+
+
+async def test_many_urls_are_in_flight_at_once_bounded_by_config(tmp_path, nats_server, localweb):
+    now = {"in_flight": 0, "max": 0}
+
+    async def slow(request):
+        now["in_flight"] += 1
+        now["max"] = max(now["max"], now["in_flight"])
+        await asyncio.sleep(0.2)                  # a slow origin
+        now["in_flight"] -= 1
+        return web.Response(text="<title>slow</title>", content_type="text/html")
+
+    urls = [localweb.route(f"site{n}.test", "/", slow) for n in range(12)]
+    settings = service_settings(tmp_path, nats_server.url, **{"scheduler.max_in_flight": 4})
+    async with RunningService(settings), Client(settings) as client:
+        for url in urls:
+            await client.submit_url(url)
+        await client.events.wait_for(len(urls), timeout=60)
+    assert now["max"] == 4          # many at once, never more than scheduler.max_in_flight
