@@ -66,6 +66,8 @@ async def main() -> None:
     ap.add_argument("--hosts", type=int, default=300)
     ap.add_argument("--rate", type=float, default=50.0, help="fetcher.default_rate per domain")
     ap.add_argument("--in-flight", type=int, default=256, help="scheduler.max_in_flight")
+    ap.add_argument("--submit-rate", type=float, default=0.0,
+                    help="URLs per second offered (0: all at once, which measures throughput)")
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args()
 
@@ -109,9 +111,14 @@ async def main() -> None:
         await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_event)
         urls = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
         started = time.time()
-        for i in range(0, len(urls), 500):
-            await asyncio.gather(*(js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
-                                   for u in urls[i:i + 500]))
+        if args.submit_rate > 0:        # a steady offered load: latency below saturation
+            for i, u in enumerate(urls):
+                await asyncio.sleep(max(0.0, started + i / args.submit_rate - time.time()))
+                await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
+        else:
+            for i in range(0, len(urls), 500):
+                await asyncio.gather(*(js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
+                                       for u in urls[i:i + 500]))
         submitted = time.time()
         try:
             await asyncio.wait_for(done.wait(), args.timeout)
@@ -132,8 +139,9 @@ async def main() -> None:
     for e in events:
         name = events_pb2.UrlProcessed.DESCRIPTOR.fields_by_name["status"].enum_type.values_by_number[e.status].name
         statuses[name] = statuses.get(name, 0) + 1
-    print(f"urls {len(events)}/{args.urls} over {args.hosts} hosts, rate {args.rate:g}/s per domain, "
-          f"max_in_flight {args.in_flight}; statuses {statuses}")
+    offered = f"{args.submit_rate:g}/s" if args.submit_rate > 0 else "all at once"
+    print(f"urls {len(events)}/{args.urls} over {args.hosts} hosts (offered {offered}), rate "
+          f"{args.rate:g}/s per domain, max_in_flight {args.in_flight}; statuses {statuses}")
     print(f"submitted in {submitted - started:.2f}s; all events after {finished - started:.2f}s")
     print(f"throughput {len(events) / (finished - started):.1f} URLs/s")
     if added:
