@@ -64,7 +64,7 @@ class Consumer:
                 except Exception as exc:   # connection trouble: nats-py reconnects; wait and retry
                     if stop.is_set():
                         break
-                    log.warning("fetch from %s failed: %s", URLS_STREAM, exc)
+                    log.warning("fetch from %s failed: %r", URLS_STREAM, exc)
                     await asyncio.sleep(1.0)
                     continue
                 for msg in msgs:
