@@ -6,8 +6,8 @@ import os
 
 import nats
 from nats.errors import Error as NatsError
-from nats.js.api import RetentionPolicy, StreamConfig
-from nats.js.errors import BadRequestError
+from nats.js.api import KeyValueConfig, RetentionPolicy, StreamConfig
+from nats.js.errors import BadRequestError, BucketNotFoundError
 
 from common.config import Settings
 from common.errors import BusError
@@ -23,6 +23,7 @@ DEAD_STREAM = "SPIDERDUCK_DEAD"
 DEAD_SUBJECT = "spiderduck.urls.dead"
 SCHEDULER_DURABLE = "scheduler"
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
+LEASE_BUCKET = "spiderduck_fetcher_leases"
 EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedded server's URL
 
 
@@ -61,3 +62,17 @@ async def ensure_streams(js, *, events_max_age: float = 7 * 86400) -> None:
             await js.update_stream(config)
         except NatsError as exc:
             raise BusError(f"cannot create stream {config.name}: {exc}") from exc
+
+
+async def lease_bucket(js, ttl: float):
+    """The KV bucket of shard leases; entries expire `ttl` seconds after their last write."""
+    try:
+        return await js.key_value(LEASE_BUCKET)
+    except BucketNotFoundError:
+        pass
+    try:
+        return await js.create_key_value(KeyValueConfig(bucket=LEASE_BUCKET, ttl=ttl, history=1))
+    except BadRequestError:          # created by another fetcher meanwhile
+        return await js.key_value(LEASE_BUCKET)
+    except NatsError as exc:
+        raise BusError(f"cannot open KV bucket {LEASE_BUCKET}: {exc}") from exc

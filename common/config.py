@@ -41,13 +41,33 @@ class FetcherSettings:
     connect_timeout: float = 5.0      # seconds to open a connection
     total_timeout: float = 20.0       # seconds for one whole request, body included
     queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED
+    # Politeness per domain: the next start waits the longest of 1/rate, Crawl-delay,
+    # Retry-After and back-off (fetcher/pacing.py); the outcome window pauses or halts
+    # a failing domain (fetcher/domain_health.py).
+    max_crawl_delay: float = 30.0     # robots.txt Crawl-delay is obeyed up to this many seconds
+    max_retry_after: float = 300.0    # Retry-After (on 429 and 503) is obeyed up to this many seconds
+    backoff_base: float = 1.0         # seconds held after a connection error, timeout, DNS error, 5xx or 429
+    backoff_factor: float = 2.0       # each further such error in a row multiplies the back-off by this
+    backoff_max: float = 60.0         # the back-off never exceeds this; a healthy answer resets it
+    backoff_jitter: float = 0.5       # up to this fraction of the back-off is added at random
+    error_window: float = 60.0        # seconds of outcomes kept per domain (status counts, error rate)
+    pause_error_ratio: float = 0.10   # more errors than this over the window pauses the domain ...
+    pause_min_requests: int = 10      # ... once at least this many outcomes were seen since the last pause
+    pause_for: float = 60.0           # seconds an automatic pause lasts (and `domains pause` without --for)
+    halt_after_failures: int = 50     # errors in a row that halt a domain until `spiderduck domains resume`
+    vulture_interval: float = 60.0    # seconds between sweeps for idle domain queues and host entries
+    domain_idle_after: float = 300.0  # a domain queue (or a host's Crawl-delay) unused this long is evicted
     allowed_networks: list[str] = field(default_factory=list)  # CIDRs exempt from the private-address block
     dns_overrides: dict[str, str] = field(default_factory=dict)  # host glob -> IP, e.g. {"*.test": 127.0.0.1}
     robots_ttl: float = 86_400.0      # seconds a fetched robots.txt is trusted (RFC 9309: at most 24 h)
     robots_error_ttl: float = 600.0   # seconds an unreachable/5xx robots.txt (disallow all) is cached
     robots_max_bytes: int = 512_000   # robots.txt bytes read (RFC 9309: at least 500 KiB)
     robots_cache_size: int = 10_000   # hosts kept in the in-process robots cache (LRU)
+    robots_store_timeout: float = 0.5  # seconds per memcached call (robots_cache); slower is a miss
     shards: int = 1024                # domain shards (see DESIGN "Ownership of domain queues")
+    lease_ttl: float = 10.0           # seconds a shard lease lives without renewal (KV bucket TTL)
+    lease_margin: float = 3.0         # stop serving a shard this long before its lease could expire
+    advertise: str = ""               # address schedulers dial for this fetcher; empty = listen
 
 
 @dataclass(frozen=True)
@@ -60,7 +80,9 @@ class SchedulerSettings:
     retry_delay: float = 5.0          # seconds before a failed message is redelivered
     recrawl_failed_after: float = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
     events_max_age: float = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
-    hop_timeout: float = 120.0        # seconds one hop may wait at the fetcher (queue included)
+    hop_timeout: float = 120.0        # seconds one hop may take, queueing and re-routing included
+    max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
+    busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
     parser: str = "selectolax"        # HTML parser: selectolax (lexbor) or html5lib (the reference)
 
 
@@ -93,8 +115,11 @@ class Settings:
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
 _DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_ttl",
-                  "robots_error_ttl", "ack_wait", "retry_delay", "hop_timeout",
-                  "recrawl_failed_after", "events_max_age"}
+                  "max_crawl_delay", "max_retry_after", "backoff_base", "backoff_max", "error_window",
+                  "pause_for", "vulture_interval", "domain_idle_after",
+                  "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
+                  "recrawl_failed_after", "events_max_age", "lease_ttl", "lease_margin",
+                  "busy_retry"}
 
 
 def parse_duration(value: Any) -> float:

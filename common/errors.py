@@ -5,7 +5,9 @@
      ├── InvalidMessage         a submission that cannot be decoded (dead-lettered)
      ├── StoreError             a metadata or content store failed (retryable)
      ├── BusError               NATS failed (retryable)
-     └── FetcherUnavailable     no fetcher answered (retryable)
+     ├── FetcherUnavailable     no fetcher answered (retryable)
+     └── DomainBusy             this scheduler already has its share of hops waiting on the
+                                URL's domain; the message is deferred (re-queued), not failed
 
 Third-party errors (grpc, nats, aiohttp, sqlite) are translated to these at the
 adapter that calls the library, with `raise ... from`. Fetch outcomes are not
@@ -39,4 +41,8 @@ class BusError(SpiderDuckError):
 
 
 class FetcherUnavailable(SpiderDuckError):
+    retryable = True
+
+
+class DomainBusy(SpiderDuckError):
     retryable = True

@@ -5,7 +5,7 @@ protobuf's JSON mapping with the proto field names (DESIGN "The metadata record"
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from common.status import Status

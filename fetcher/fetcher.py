@@ -2,9 +2,11 @@
 
     Fetcher.fetch(url)
       -> validate (http/https only)
-      -> domain slot (bounded queue, fixed rate; QueueFull when full)
-      -> robots.txt for the origin (cached; its fetch takes a turn on the slot too)
-      -> a turn on the slot -> HttpClient.get (never follows redirects)
+      -> domain slot (bounded queue; QueueFull when full; a halted domain answers at once)
+      -> robots.txt for the origin (cached; its fetch takes a turn on the slot too);
+         its Crawl-delay for our user agent is told to the slot
+      -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
+      -> HttpClient.get (never follows redirects) -> the slot observes the outcome
 """
 from __future__ import annotations
 
@@ -18,33 +20,33 @@ from common import urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status, is_redirect
+from common.shards import shard_of
 from fetcher.guard import AddressGuard
 from fetcher.http import HttpClient, Limits
-from fetcher.politeness import DomainSlot, Politeness
+from fetcher.ownership import AllShards
+from fetcher.domain_health import HealthPolicy
+from fetcher.pacing import PacingPolicy
+from fetcher.politeness import DomainHalted, DomainSlot, Politeness
+from fetcher.vulture import Vulture
 from fetcher.resolver import GuardedResolver
-from fetcher.robots import RobotsRules
 from fetcher.robots_cache import RobotsCache
+from fetcher.robots_store import SharedRobotsStore
+from fetcher.robots_verdict import RobotsVerdict, VerdictCodec
 
 log = logging.getLogger("spiderduck.fetcher")
 
 ROBOTS_MAX_REDIRECTS = 5   # RFC 9309 §2.3.1.2: follow at least five
 
 
-@dataclasses.dataclass(frozen=True)
-class RobotsVerdict:
-    """The rules for an origin, or the network failure that kept us from reading them.
-
-    An unreachable robots.txt means "disallow all" (RFC 9309 §2.3.1.4); the hop
-    then reports why (DNS_ERROR, BLOCKED_ADDRESS, ...) rather than ROBOTS_DISALLOWED.
-    """
-    rules: RobotsRules
-    failure: FetchResult | None = None
+class NotOwner(Exception):
+    """This fetcher does not hold the lease of the domain's shard (FAILED_PRECONDITION)."""
 
 
 class Fetcher:
     def __init__(self, settings: FetcherSettings, *, http: HttpClient | None = None,
                  politeness: Politeness | None = None, robots: RobotsCache | None = None,
-                 clock=time.monotonic):
+                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic):
+        # robots_store: the shared (memcached) level of the robots cache; owned, closed on exit.
         self.settings = settings
         self.id = settings.id or f"{socket.gethostname()}:{os.getpid()}"
         guard = AddressGuard(settings.allowed_networks)
@@ -54,16 +56,39 @@ class Fetcher:
             limits=Limits(settings.max_body_bytes, settings.connect_timeout, settings.total_timeout))
         self.politeness = politeness or Politeness(
             default_rate=settings.default_rate, rate_overrides=settings.rate_overrides,
-            queue_size=settings.queue_size)
-        self.robots = robots or RobotsCache(max_entries=settings.robots_cache_size)
+            queue_size=settings.queue_size, pacing=PacingPolicy.from_settings(settings),
+            health=HealthPolicy.from_settings(settings))
+        self.vulture = Vulture(self.politeness, interval=settings.vulture_interval,
+                               idle_after=settings.domain_idle_after)
+        self.robots = robots or RobotsCache(max_entries=settings.robots_cache_size,
+                                            store=robots_store, codec=VerdictCodec())
+        self.robots_store = robots_store
+        self.ownership = AllShards()       # replaced by a LeaseKeeper in the fetcher role
         self._clock = clock
+
+    def check_owner(self, domain: str) -> None:
+        """Checked on arrival and again right before each request starts."""
+        if not self.ownership.owns(domain):
+            raise NotOwner(f"fetcher {self.id} does not hold the shard of {domain}")
+
+    def quiet_for(self, shard: int) -> float:
+        """Seconds until every domain of `shard` may see its next request from a new owner."""
+        now = self._clock()
+        waits = [slot.last_start + slot.interval - now
+                 for domain, slot in self.politeness.slots().items()
+                 if shard_of(domain, self.settings.shards) == shard]
+        return max([0.0, *waits])
 
     async def __aenter__(self) -> "Fetcher":
         await self.http.__aenter__()
+        await self.vulture.__aenter__()
         return self
 
     async def __aexit__(self, *exc) -> None:
+        await self.vulture.__aexit__(*exc)
         await self.http.__aexit__(*exc)
+        if self.robots_store is not None:
+            await self.robots_store.close()
 
     async def fetch(self, url: str) -> FetchResult:
         """One hop. Raises politeness.QueueFull when the domain's queue is full."""
@@ -72,11 +97,18 @@ class Fetcher:
         except urls.InvalidUrl as exc:
             return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
         host = urls.host_of(url)
+        self.check_owner(urls.registrable_domain(host))
         slot = self.politeness.slot(urls.registrable_domain(host))
+        if slot.halted:
+            return self._halted(url, slot)
         started = self._clock()
-        verdict = await self.robots.rules_for(urls.origin_of(url),
-                                              lambda: self._fetch_robots(url, slot))
+        try:
+            verdict = await self.robots.rules_for(urls.origin_of(url),
+                                                  lambda: self._fetch_robots(url, slot))
+        except DomainHalted:              # halted while robots.txt waited for its turn
+            return self._halted(url, slot)
         robots_seconds = self._clock() - started
+        slot.tell_crawl_delay(host, verdict.rules.crawl_delay(self.settings.user_agent))
         if verdict.failure is not None:
             return dataclasses.replace(
                 verdict.failure, url=url, fetcher_id=self.id, robots_seconds=robots_seconds,
@@ -84,10 +116,20 @@ class Fetcher:
         if not verdict.rules.allowed(url, self.settings.user_agent):
             return FetchResult(url=url, status=Status.ROBOTS_DISALLOWED, fetcher_id=self.id,
                                error="disallowed by robots.txt", robots_seconds=robots_seconds)
-        queued = await slot.turn()
-        result = await self.http.get(url)
+        try:
+            queued = await slot.turn()
+        except DomainHalted:
+            return self._halted(url, slot)
+        self.check_owner(slot.domain)
+        result = await self.http.get(url, on_sent=slot.mark_sent)
+        slot.observe(result)
         return dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
                                    fetcher_id=self.id)
+
+    def _halted(self, url: str, slot: DomainSlot) -> FetchResult:
+        """A halted domain's hops fail fast: CONNECTION_ERROR with the reason (see politeness)."""
+        return FetchResult(url=url, status=Status.CONNECTION_ERROR, fetcher_id=self.id,
+                           error=str(DomainHalted(slot.domain, slot.health.reason)))
 
     async def _fetch_robots(self, url: str, slot: DomainSlot) -> tuple[RobotsVerdict, float]:
         """RFC 9309 §2.3.1: 2xx parse; 4xx allow all; 5xx or unreachable disallow all."""
@@ -95,23 +137,26 @@ class Fetcher:
         s = self.settings
         for _ in range(ROBOTS_MAX_REDIRECTS + 1):
             await slot.turn()
-            result = await self.http.get(target, max_bytes=s.robots_max_bytes, accept="text/plain,*/*")
+            self.check_owner(slot.domain)
+            result = await self.http.get(target, max_bytes=s.robots_max_bytes, accept="text/plain,*/*",
+                                         on_sent=slot.mark_sent)
+            slot.observe(result)
             if result.status is not Status.OK:
                 log.info("robots.txt %s unreachable (%s): disallow all for %gs",
                          target, result.status.name, s.robots_error_ttl)
-                return RobotsVerdict(RobotsRules.disallow_all(), result), s.robots_error_ttl
+                return RobotsVerdict.unreachable(result), s.robots_error_ttl
             code = result.http_status
             location = result.header("location")
             if is_redirect(code, location):
                 nxt = urls.join(target, location)
                 if nxt is None or urls.registrable_domain(urls.host_of(nxt)) != slot.domain:
                     # Off-domain robots redirects are not followed here, to keep one owner per domain.
-                    return RobotsVerdict(RobotsRules.allow_all()), s.robots_ttl
+                    return RobotsVerdict.allow_all(), s.robots_ttl
                 target = nxt
                 continue
             if 200 <= code < 300:
-                return RobotsVerdict(RobotsRules.parse(result.body)), s.robots_ttl
+                return RobotsVerdict.parsed(result.body), s.robots_ttl
             if 400 <= code < 500:
-                return RobotsVerdict(RobotsRules.allow_all()), s.robots_ttl
-            return RobotsVerdict(RobotsRules.disallow_all()), s.robots_error_ttl
-        return RobotsVerdict(RobotsRules.allow_all()), s.robots_ttl
+                return RobotsVerdict.allow_all(), s.robots_ttl
+            return RobotsVerdict.disallow_all(), s.robots_error_ttl
+        return RobotsVerdict.allow_all(), s.robots_ttl

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import aiohttp
 from yarl import URL
@@ -41,8 +42,10 @@ class HttpClient:
     async def __aenter__(self) -> "HttpClient":
         connector = aiohttp.TCPConnector(resolver=self._resolver, limit=0, limit_per_host=8,
                                          ttl_dns_cache=60, enable_cleanup_closed=True)
+        sent = aiohttp.TraceConfig()
+        sent.on_request_headers_sent.append(_headers_sent)
         self._session = aiohttp.ClientSession(
-            connector=connector, cookie_jar=aiohttp.DummyCookieJar(),
+            connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trace_configs=[sent],
             timeout=aiohttp.ClientTimeout(total=self._limits.total_timeout,
                                           sock_connect=self._limits.connect_timeout))
         return self
@@ -53,7 +56,10 @@ class HttpClient:
             self._session = None
 
     async def get(self, url: str, *, max_bytes: int | None = None,
-                  accept: str = "text/html,application/xhtml+xml,*/*;q=0.8") -> FetchResult:
+                  accept: str = "text/html,application/xhtml+xml,*/*;q=0.8",
+                  on_sent: Callable[[], None] | None = None) -> FetchResult:
+        """GET one URL. `on_sent` is called the moment the request headers leave (after the
+        connection is up), so politeness can space what the origin actually sees."""
         limit = self._limits.max_body_bytes if max_bytes is None else max_bytes
         started = self._clock()
         fetched_at = self._wall()
@@ -68,7 +74,8 @@ class HttpClient:
             async with asyncio.timeout(self._limits.total_timeout + 1):
                 async with self._session.get(
                         URL(url, encoded=True), allow_redirects=False,
-                        headers={"User-Agent": self._ua, "Accept": accept}) as resp:
+                        headers={"User-Agent": self._ua, "Accept": accept},
+                        trace_request_ctx={"on_sent": on_sent}) as resp:
                     peer = _peer_address(resp)
                     if peer:
                         self._guard.check(host, peer)
@@ -90,6 +97,12 @@ class HttpClient:
             return failed(Status.INVALID_URL, f"invalid URL: {exc}")
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             return failed(Status.CONNECTION_ERROR, f"{type(exc).__name__}: {exc}")
+
+
+async def _headers_sent(session, ctx, params) -> None:
+    on_sent = (ctx.trace_request_ctx or {}).get("on_sent")
+    if on_sent is not None:
+        on_sent()
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

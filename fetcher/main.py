@@ -4,18 +4,44 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from common import bus
 from common.config import Settings
 from common.grpc_server import GrpcServer
-from fetcher import server
+from fetcher import admin, server
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards, LeaseKeeper
+from fetcher.robots_store import open_robots_store
 
 log = logging.getLogger("spiderduck.fetcher")
 
 
-async def run_fetcher(settings: Settings, stop: asyncio.Event) -> None:
-    async with Fetcher(settings.fetcher) as fetcher:
-        grpc_server = GrpcServer(settings.fetcher.listen)
+async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shards: bool = False) -> None:
+    """Serve FetcherService until `stop`.
+
+    With leases (the default for the `fetcher` role), the fetcher serves only the shards
+    whose leases it holds, and on stop hands them back before the server closes.
+    `spiderduck up` passes hold_all_shards: one process simply holds every shard.
+    """
+    s = settings.fetcher
+    robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
+    async with Fetcher(s, robots_store=robots_store) as fetcher:
+        grpc_server = GrpcServer(s.listen)
         server.register(grpc_server, fetcher)
+        admin.register(grpc_server, fetcher)
         async with grpc_server:
-            log.info("fetcher %s serving on %s", fetcher.id, grpc_server.address)
-            await stop.wait()
+            if hold_all_shards:
+                fetcher.ownership = AllShards()
+                log.info("fetcher %s serving every shard on %s", fetcher.id, grpc_server.address)
+                await stop.wait()
+                return
+            nc = await bus.connect(bus.nats_url(settings), name=f"spiderduck-fetcher-{fetcher.id}")
+            try:
+                kv = await bus.lease_bucket(nc.jetstream(), s.lease_ttl)
+                keeper = LeaseKeeper(kv, member_id=fetcher.id, address=s.advertise or grpc_server.address,
+                                     shards=s.shards, ttl=s.lease_ttl, margin=s.lease_margin,
+                                     quiet_for=fetcher.quiet_for)
+                fetcher.ownership = keeper
+                log.info("fetcher %s serving leased shards on %s", fetcher.id, grpc_server.address)
+                await keeper.run(stop)
+            finally:
+                await nc.close()

@@ -6,7 +6,7 @@ import logging
 import grpc
 
 from common import fetch_proto
-from fetcher.fetcher import Fetcher
+from fetcher.fetcher import Fetcher, NotOwner
 from fetcher.politeness import QueueFull
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
@@ -25,6 +25,8 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             result = await self._fetcher.fetch(request.url)
         except QueueFull as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
+        except NotOwner as exc:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return fetch_proto.to_proto(result)
 
 

@@ -2,7 +2,9 @@
 
 Many messages are in flight at once (bounded by scheduler.max_in_flight). A
 message is acked only after its pipeline run returns, i.e. after persist and
-notify. A retryable failure naks it for redelivery after retry_delay; the last
+notify. A message whose domain is busy in this scheduler (DomainBusy) is parked
+without holding a slot and retried after about scheduler.busy_retry, so a slow domain
+never starves the others. A retryable failure naks it for redelivery after retry_delay; the last
 allowed delivery, and any message that cannot be decoded, goes to the dead-letter
 stream with the reason, then is acked (terminated). Long runs send in-progress
 heartbeats so JetStream does not redeliver a message still being worked on.
@@ -13,6 +15,7 @@ import asyncio
 import base64
 import json
 import logging
+import random
 import time
 from typing import Any, Awaitable, Callable
 
@@ -21,7 +24,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STREAM
 from common.config import SchedulerSettings
-from common.errors import InvalidMessage, SpiderDuckError
+from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
 from scheduler.task import Submission
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -36,8 +39,10 @@ class Consumer:
         self._settings = settings
         self._in_flight: set[asyncio.Task] = set()
         self._active = 0
+        self._holding: set[asyncio.Task] = set()   # tasks that count in _active
+        self._stopping = asyncio.Event()
         self._room = asyncio.Condition()
-        self.stats = {"acked": 0, "nacked": 0, "dead_lettered": 0}
+        self.stats = {"acked": 0, "nacked": 0, "dead_lettered": 0, "deferred": 0}
 
     async def subscribe(self):
         s = self._settings
@@ -70,9 +75,11 @@ class Consumer:
                 for msg in msgs:
                     self._active += 1
                     task = asyncio.create_task(self._run_one(msg))
+                    self._holding.add(task)
                     self._in_flight.add(task)
                     task.add_done_callback(self._in_flight.discard)
         finally:
+            self._stopping.set()
             await self.drain()
             try:
                 await psub.unsubscribe()
@@ -80,12 +87,37 @@ class Consumer:
                 pass
 
     async def _run_one(self, msg) -> None:
+        heartbeat = asyncio.create_task(self._heartbeat(msg))
         try:
-            await self._handle(msg)
+            while True:
+                try:
+                    await self._handle(msg)
+                    return
+                except DomainBusy as exc:
+                    # Park it without holding a slot: others use the slot meanwhile, and
+                    # waiting on a busy domain uses up none of the message's deliveries.
+                    self.stats["deferred"] += 1
+                    log.debug("parking a message: %s", exc)
+                    await self._leave()
+                    await asyncio.sleep(self._settings.busy_retry * (0.5 + random.random()))
+                    async with self._room:
+                        await self._room.wait_for(lambda: self._active < self._settings.max_in_flight)
+                        self._active += 1
+                        self._holding.add(asyncio.current_task())
+                    if self._stopping.is_set():
+                        return              # not acked: redelivered to whoever runs next
         except Exception:
             # Not acked: JetStream redelivers it after ack_wait.
             log.exception("message left for redelivery")
         finally:
+            heartbeat.cancel()
+            await self._leave()
+
+    async def _leave(self) -> None:
+        """Give back this message's slot (at most once per take)."""
+        task = asyncio.current_task()
+        if task in self._holding:
+            self._holding.discard(task)
             self._active -= 1
             async with self._room:
                 self._room.notify_all()
@@ -101,11 +133,12 @@ class Consumer:
         published = meta.timestamp.timestamp() if meta.timestamp else time.time()
         submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
                                 received_at=published, delivery=delivery)
-        heartbeat = asyncio.create_task(self._heartbeat(msg))
         try:
             await self._handler(submission)
         except InvalidMessage as exc:
             await self._dead_letter(msg, f"invalid message: {exc}", delivery)
+        except DomainBusy:
+            raise
         except Exception as exc:
             retryable = exc.retryable if isinstance(exc, SpiderDuckError) else True
             if not retryable or delivery >= self._settings.max_deliver:
@@ -118,8 +151,6 @@ class Consumer:
         else:
             await msg.ack()
             self.stats["acked"] += 1
-        finally:
-            heartbeat.cancel()
 
     async def _heartbeat(self, msg) -> None:
         period = max(self._settings.ack_wait / 3, 0.5)

@@ -1,50 +1,76 @@
-"""The scheduler's side of FetcherService: route a hop to the fetcher owning its domain.
+"""The scheduler's side of FetcherService: send each hop to the fetcher owning its domain.
 
-gRPC errors are translated here: RESOURCE_EXHAUSTED (the domain's queue is full)
-backs off and retries; UNAVAILABLE / DEADLINE_EXCEEDED become FetcherUnavailable
-(retryable, so the message is redelivered later); FAILED_PRECONDITION re-routes.
+gRPC errors are translated here, within the hop's deadline (`scheduler.hop_timeout`):
+RESOURCE_EXHAUSTED (the domain's queue is full) backs off with jitter and retries;
+FAILED_PRECONDITION (not the owner) and UNAVAILABLE (the fetcher is gone) wait for the
+shard's lease to change hands, then re-route; a domain whose shard has no owner waits
+for one. Past the deadline the hop raises FetcherUnavailable (retryable: the message is
+redelivered later). The scheduler also bounds the hops in flight per domain
+(`scheduler.max_hops_per_domain`, and as many again waiting): past that a hop raises
+DomainBusy and the consumer defers the message, so one slow domain never takes every
+slot of the scheduler.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
+import time
 
 import grpc
 
 from common import fetch_proto, urls
-from common.errors import FetcherUnavailable
+from common.errors import DomainBusy, FetcherUnavailable
 from common.fetch import FetchResult
 from common.grpc_server import MAX_MESSAGE_BYTES
-from common.shards import shard_of
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 log = logging.getLogger("spiderduck.scheduler")
 
+REROUTE = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNAVAILABLE)
 
-class StaticRouter:
-    """Shards spread over a fixed list of fetchers (`scheduler.fetchers`)."""
 
-    def __init__(self, addresses: list[str], shards: int):
-        if not addresses:
-            raise ValueError("at least one fetcher address is needed")
-        self.addresses = list(addresses)
-        self.shards = shards
+class KeyedLimit:
+    """At most `limit` holders per key and `backlog` more waiting; past that, DomainBusy.
 
-    def route(self, domain: str) -> str:
-        return self.addresses[shard_of(domain, self.shards) % len(self.addresses)]
+    A key's entry lives only while someone uses it."""
+
+    def __init__(self, limit: int, backlog: int | None = None):
+        self._limit = limit
+        self._backlog = limit if backlog is None else backlog
+        self._entries: dict[str, list] = {}     # key -> [users, semaphore]
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str):
+        entry = self._entries.setdefault(key, [0, asyncio.Semaphore(self._limit)])
+        if entry[0] >= self._limit + self._backlog:
+            raise DomainBusy(f"{entry[0]} hops of {key} already in flight or waiting here")
+        entry[0] += 1
+        try:
+            async with entry[1]:
+                yield
+        finally:
+            entry[0] -= 1
+            if entry[0] == 0:
+                del self._entries[key]
+
+    def __len__(self) -> int:
+        return len(self._entries)
 
 
 class FetcherClient:
-    def __init__(self, router: StaticRouter, *, hop_timeout: float, attempts: int = 8,
-                 backoff: float = 0.2, max_backoff: float = 5.0):
+    def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int = 64,
+                 backoff: float = 0.2, max_backoff: float = 5.0, clock=time.monotonic):
         self._router = router
         self._hop_timeout = hop_timeout
-        self._attempts = attempts
         self._backoff = backoff
         self._max_backoff = max_backoff
+        self._clock = clock
+        self._per_domain = KeyedLimit(max_hops_per_domain)
         self._stubs: dict[str, fetcher_pb2_grpc.FetcherServiceStub] = {}
         self._channels: list[grpc.aio.Channel] = []
+        self.reroutes = 0
 
     def _stub(self, address: str) -> fetcher_pb2_grpc.FetcherServiceStub:
         stub = self._stubs.get(address)
@@ -57,24 +83,41 @@ class FetcherClient:
 
     async def fetch(self, url: str) -> FetchResult:
         domain = urls.registrable_domain(urls.host_of(url))
+        async with self._per_domain.hold(domain):
+            return await self._fetch(url, domain)
+
+    async def _fetch(self, url: str, domain: str) -> FetchResult:
+        shard = self._router.shard(domain)
+        deadline = self._clock() + self._hop_timeout
         delay = self._backoff
-        last = ""
-        for _ in range(self._attempts):
+        last = "no fetcher owns the domain's shard"
+        while (remaining := deadline - self._clock()) > 0:
             address = self._router.route(domain)
+            if address is None:
+                await self._router.changed(shard, min(remaining, delay))
+                delay = min(delay * 2, self._max_backoff)
+                continue
             try:
                 response = await self._stub(address).Fetch(
-                    fetcher_pb2.FetchRequest(url=url, purpose="page"), timeout=self._hop_timeout)
+                    fetcher_pb2.FetchRequest(url=url, purpose="page", deadline_seconds=remaining),
+                    timeout=remaining)
                 return fetch_proto.from_proto(url, response)
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()
                 last = f"{address}: {code.name}: {exc.details()}"
-                if code not in (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE,
-                                grpc.StatusCode.FAILED_PRECONDITION):
+                if code in REROUTE:
+                    self.reroutes += 1
+                    log.info("fetch %s: %s; re-routing", url, last)
+                    await self._router.changed(shard, min(deadline - self._clock(), delay))
+                elif code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    await asyncio.sleep(min(max(0.0, deadline - self._clock()),
+                                            delay * (0.5 + random.random())))
+                elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
+                    break
+                else:
                     raise FetcherUnavailable(f"fetch {url}: {last}") from exc
-                log.debug("fetch %s: %s; retrying in %.2fs", url, last, delay)
-            await asyncio.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, self._max_backoff)
-        raise FetcherUnavailable(f"fetch {url}: gave up after {self._attempts} attempts ({last})")
+        raise FetcherUnavailable(f"fetch {url}: no answer within {self._hop_timeout:g}s ({last})")
 
     async def close(self) -> None:
         for channel in self._channels:

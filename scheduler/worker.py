@@ -12,8 +12,9 @@ from common.config import Settings
 from common.errors import BusError
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
-from scheduler.fetcher_client import FetcherClient, StaticRouter
+from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
+from scheduler.routing import LeaseRouter, StaticRouter
 from spiderduck.v1 import events_pb2
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -29,7 +30,15 @@ def event_publisher(js):
     return publish
 
 
-async def run_scheduler(settings: Settings, stop: asyncio.Event) -> None:
+async def open_router(settings: Settings, js, static: bool):
+    """Static over `scheduler.fetchers` (or `up`'s one fetcher), else by the lease bucket."""
+    if static or settings.scheduler.fetchers:
+        return StaticRouter(settings.fetcher_addresses, settings.fetcher.shards)
+    kv = await bus.lease_bucket(js, settings.fetcher.lease_ttl)
+    return await LeaseRouter(kv, settings.fetcher.shards).start()
+
+
+async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False) -> None:
     """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse."""
     async with contextlib.AsyncExitStack() as stack:
         nc = await bus.connect(bus.nats_url(settings), name="spiderduck-scheduler")
@@ -40,11 +49,13 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event) -> None:
             await open_metadata_store(settings.metadata_store_url))
         content = await stack.enter_async_context(
             await open_content_store(settings.content_store_url))
-        client = FetcherClient(StaticRouter(settings.fetcher_addresses, settings.fetcher.shards),
-                               hop_timeout=settings.scheduler.hop_timeout)
+        router = await open_router(settings, js, static_routing)
+        stack.push_async_callback(router.close)
+        client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
+                               max_hops_per_domain=settings.scheduler.max_hops_per_domain)
         stack.push_async_callback(client.close)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=event_publisher(js))
         stack.push_async_callback(pipeline.close)
-        log.info("scheduler pipeline: %r; fetchers: %s", pipeline, settings.fetcher_addresses)
+        log.info("scheduler pipeline: %r; routing: %s", pipeline, type(router).__name__)
         await Consumer(js, pipeline, settings.scheduler).run(stop)

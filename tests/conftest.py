@@ -68,3 +68,101 @@ def pytest_generate_tests(metafunc):
         return
     cases = [c for c in json.loads(path.read_text("utf-8")) if not isinstance(c, str)]
     metafunc.parametrize("case", cases, ids=marker.kwargs.get("ids"))
+
+
+# --- memcached (the shared robots.txt cache) ------------------------------------------------------
+
+def _install_memcached() -> str | None:
+    """`apt-get install -y memcached` (apt-get update first only if that fails); None on success."""
+    import os
+    import shutil
+    import subprocess
+
+    if not shutil.which("apt-get"):
+        return "memcached is not installed and apt-get is not available"
+    if hasattr(os, "geteuid") and os.geteuid() != 0:
+        return "memcached is not installed and installing it needs root (apt-get install memcached)"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+    def apt(*args: str) -> bool:
+        try:
+            return subprocess.run(["apt-get", *args], env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  timeout=600).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    if apt("install", "-y", "memcached") or (apt("update") and apt("install", "-y", "memcached")):
+        return None
+    return "apt-get install -y memcached failed"
+
+
+def _memcached_binary() -> str | None:
+    import shutil
+    found = shutil.which("memcached")
+    if found:
+        return found
+    return "/usr/bin/memcached" if pathlib.Path("/usr/bin/memcached").exists() else None
+
+
+@pytest.fixture(scope="session")
+def memcached_binary() -> str:
+    """Path of the memcached binary, installed from Debian's package when missing (CI runs as root)."""
+    binary = _memcached_binary()
+    reason = None
+    if binary is None:
+        reason = _install_memcached()
+        binary = _memcached_binary()
+    if binary is None:
+        pytest.skip(f"memcached unavailable: {reason or 'not found after installing'}")
+    return binary
+
+
+class MemcachedProcess:
+    """A memcached of our own on a free loopback port (UDP off)."""
+
+    def __init__(self, binary: str):
+        from common.nats_server import free_port
+        self.binary = binary
+        self.host = "127.0.0.1"
+        self.port = free_port()
+        self.proc = None
+
+    @property
+    def url(self) -> str:
+        return f"memcached://{self.host}:{self.port}"
+
+    def start(self, timeout: float = 10.0) -> "MemcachedProcess":
+        import subprocess
+        import time
+        from common.nats_server import port_open
+        self.proc = subprocess.Popen(
+            [self.binary, "-u", "root", "-l", self.host, "-p", str(self.port), "-U", "0", "-m", "64"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while not port_open(self.host, self.port):
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode(errors="replace").strip()
+                self.proc = None
+                pytest.skip(f"memcached did not start: {err or 'exited'}")
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"memcached did not listen on {self.host}:{self.port} within {timeout:g}s")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()            # SIGTERM would take up to a second (memcached's clock tick)
+            self.proc.wait(5)
+        self.proc.stderr.close()
+        self.proc = None
+
+
+@pytest.fixture
+def memcached_server(memcached_binary):
+    """A fresh memcached per test: `.url` ("memcached://127.0.0.1:PORT"), `.stop()`; stopped at teardown."""
+    server = MemcachedProcess(memcached_binary).start()
+    yield server
+    server.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import os
 import signal
 
@@ -27,7 +28,7 @@ async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
-    tasks = [asyncio.create_task(role(settings, stop), name=role.__name__) for role in roles]
+    tasks = [asyncio.create_task(role(settings, stop)) for role in roles]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
         for task in done:
@@ -72,7 +73,10 @@ def cmd_up(settings: Settings, args) -> int:
     os.makedirs(settings.data_dir, exist_ok=True)
     with embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")
-        asyncio.run(run_roles(settings, [run_fetcher, run_metadata_api, run_scheduler]))
+        # One process holds every shard; its scheduler routes straight to its own fetcher.
+        asyncio.run(run_roles(settings, [functools.partial(run_fetcher, hold_all_shards=True),
+                                         run_metadata_api,
+                                         functools.partial(run_scheduler, static_routing=True)]))
     return 0
 
 

@@ -98,3 +98,207 @@ class FetcherService:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class FetcherAdminStub:
+    """Unknown domains are created on Pause/Resume/SetDomainRate (so a rate can be set ahead).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.ListDomains = channel.unary_unary(
+                '/spiderduck.v1.FetcherAdmin/ListDomains',
+                request_serializer=spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsResponse.FromString,
+                _registered_method=True)
+        self.PauseDomain = channel.unary_unary(
+                '/spiderduck.v1.FetcherAdmin/PauseDomain',
+                request_serializer=spiderduck_dot_v1_dot_fetcher__pb2.PauseDomainRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+                _registered_method=True)
+        self.ResumeDomain = channel.unary_unary(
+                '/spiderduck.v1.FetcherAdmin/ResumeDomain',
+                request_serializer=spiderduck_dot_v1_dot_fetcher__pb2.ResumeDomainRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+                _registered_method=True)
+        self.SetDomainRate = channel.unary_unary(
+                '/spiderduck.v1.FetcherAdmin/SetDomainRate',
+                request_serializer=spiderduck_dot_v1_dot_fetcher__pb2.SetDomainRateRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+                _registered_method=True)
+
+
+class FetcherAdminServicer:
+    """Unknown domains are created on Pause/Resume/SetDomainRate (so a rate can be set ahead).
+    """
+
+    def ListDomains(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PauseDomain(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ResumeDomain(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetDomainRate(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_FetcherAdminServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'ListDomains': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDomains,
+                    request_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsResponse.SerializeToString,
+            ),
+            'PauseDomain': grpc.unary_unary_rpc_method_handler(
+                    servicer.PauseDomain,
+                    request_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.PauseDomainRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.SerializeToString,
+            ),
+            'ResumeDomain': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResumeDomain,
+                    request_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.ResumeDomainRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.SerializeToString,
+            ),
+            'SetDomainRate': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetDomainRate,
+                    request_deserializer=spiderduck_dot_v1_dot_fetcher__pb2.SetDomainRateRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'spiderduck.v1.FetcherAdmin', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('spiderduck.v1.FetcherAdmin', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class FetcherAdmin:
+    """Unknown domains are created on Pause/Resume/SetDomainRate (so a rate can be set ahead).
+    """
+
+    @staticmethod
+    def ListDomains(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.FetcherAdmin/ListDomains',
+            spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsRequest.SerializeToString,
+            spiderduck_dot_v1_dot_fetcher__pb2.ListDomainsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PauseDomain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.FetcherAdmin/PauseDomain',
+            spiderduck_dot_v1_dot_fetcher__pb2.PauseDomainRequest.SerializeToString,
+            spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResumeDomain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.FetcherAdmin/ResumeDomain',
+            spiderduck_dot_v1_dot_fetcher__pb2.ResumeDomainRequest.SerializeToString,
+            spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetDomainRate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.FetcherAdmin/SetDomainRate',
+            spiderduck_dot_v1_dot_fetcher__pb2.SetDomainRateRequest.SerializeToString,
+            spiderduck_dot_v1_dot_fetcher__pb2.DomainInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -7,7 +7,6 @@ import zlib
 
 from aiohttp import web
 
-from common.stores.content import read_warc_record
 from common.stores.warc_files import WarcFileStore
 
 from support.service import Client, RunningService, service_settings
@@ -118,3 +117,48 @@ async def test_many_urls_are_in_flight_at_once_bounded_by_config(tmp_path, nats_
             await client.submit_url(url)
         await client.events.wait_for(len(urls), timeout=60)
     assert now["max"] == 4          # many at once, never more than scheduler.max_in_flight
+
+
+async def test_a_slow_domain_never_starves_the_others(tmp_path, nats_server, localweb):
+    gate = asyncio.Event()
+
+    async def stuck(request):
+        await gate.wait()
+        return web.Response(text="<title>finally</title>", content_type="text/html")
+
+    slow = [localweb.route("slow.test", f"/{n}", stuck) for n in range(10)]
+    fast = [localweb.page(f"fast{n}.test", "/", f"<title>fast {n}</title>") for n in range(3)]
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "scheduler.max_in_flight": 6, "scheduler.max_hops_per_domain": 1,
+        "scheduler.busy_retry": 0.1})
+    async with RunningService(settings), Client(settings) as client:
+        for url in slow + fast:                   # the slow domain's URLs come first
+            await client.submit_url(url)
+        await client.events.wait_for(len(fast), timeout=30)
+        assert {e["url"] for e in client.events.items} == set(fast)   # while slow.test hangs
+        gate.set()
+        await client.events.wait_for(len(slow) + len(fast), timeout=60)
+        records = await client.get(slow)
+    assert all(r["status"] == "OK" for r in records)
+
+
+async def test_a_viral_link_is_fetched_once_and_every_sighting_counts(tmp_path, nats_server, localweb):
+    gate = asyncio.Event()
+
+    async def page(request):
+        await gate.wait()
+        return web.Response(text="<title>viral</title>", content_type="text/html")
+
+    url = localweb.route("viral.test", "/", page)
+    settings = service_settings(tmp_path, nats_server.url)
+    async with RunningService(settings), Client(settings) as client:
+        for _ in range(10):
+            await client.submit_url(url)
+        while not localweb.hits_for("viral.test", "/"):
+            await asyncio.sleep(0.01)             # the one crawl is at the origin
+        gate.set()
+        await client.events.wait_for(10, timeout=30)
+        [record] = await client.get([url])
+    assert len(localweb.hits_for("viral.test", "/")) == 1
+    assert sorted(e["resolution"] for e in client.events.items).count("CRAWLED") == 1
+    assert record["share_count"] == 10

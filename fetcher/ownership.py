@@ -1,0 +1,251 @@
+"""Which shards (and so which domains) this fetcher may serve: leases in NATS KV.
+
+DESIGN "Ownership of domain queues". Domains hash onto `fetcher.shards` shards. A
+fetcher serves a shard only while it holds the shard's lease, a key `shard.N` in the
+KV bucket `spiderduck_fetcher_leases`, taken by atomic create, renewed by revision
+(compare-and-set), and expiring through the bucket's TTL when not renewed. Members
+announce themselves as `member.ID` keys in the same bucket; each keeper takes a fair
+share (ceil(shards / live members)) and releases what it holds above it.
+
+No domain has two owners at once: a lease is trusted locally only until
+(time the renewal was sent + TTL - margin), so a fetcher that cannot renew stops
+serving before its key can expire and be taken by another. A lease given up on
+purpose is deleted only after the shard's domains are quiet (their last request
+start is at least one interval in the past), so the next owner's first request
+keeps the domain's spacing.
+
+Keepers watch the bucket. A key whose revision has not changed for a whole TTL of
+the watcher's own clock belongs to a fetcher that stopped renewing: its owner stopped
+serving at least `margin` ago, so the keeper takes it over by compare-and-set on that
+stale revision without waiting for the server to expire it, and counts the member as
+gone. Keepers wake up exactly when the next lease goes stale, so a dead fetcher's
+shards move within one TTL of its last renewal.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from nats.js.errors import KeyWrongLastSequenceError, NoKeysError
+
+from common.shards import SHARD_KEY, member_key, shard_number, shard_of
+
+
+log = logging.getLogger("spiderduck.fetcher")
+
+# Seconds until a shard's domains are quiet (0 when already); set by the fetcher.
+QuietFor = Callable[[int], float]
+
+
+class AllShards:
+    """`spiderduck up`: one process simply holds every shard."""
+
+    def owns(self, domain: str) -> bool:
+        return True
+
+    def held(self) -> list[int]:
+        return []
+
+
+@dataclass
+class _Lease:
+    revision: int
+    valid_until: float          # monotonic
+
+
+class LeaseKeeper:
+    def __init__(self, kv, *, member_id: str, address: str, shards: int, ttl: float,
+                 margin: float, quiet_for: QuietFor | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
+        if margin >= ttl:
+            raise ValueError("fetcher.lease_margin must be shorter than fetcher.lease_ttl")
+        self._kv = kv
+        self.member_id = member_id
+        self._value = json.dumps({"owner": member_id, "address": address}).encode()
+        self._shards = shards
+        self._ttl = ttl
+        self._margin = margin
+        self._quiet_for = quiet_for or (lambda shard: 0.0)
+        self._clock = clock
+        self._sleep = sleep
+        self._leases: dict[int, _Lease] = {}
+        self._seen: dict[str, tuple[int, float]] = {}   # key -> (revision, when first seen)
+        self._watcher = None
+        self._watch_task: asyncio.Task | None = None
+        self._order = list(range(shards))
+        random.Random(member_id).shuffle(self._order)   # members try free shards in different orders
+
+    # --- the question the fetcher asks ---------------------------------------------
+    def owns_shard(self, shard: int) -> bool:
+        lease = self._leases.get(shard)
+        return lease is not None and self._clock() < lease.valid_until
+
+    def owns(self, domain: str) -> bool:
+        return self.owns_shard(shard_of(domain, self._shards))
+
+    def held(self) -> list[int]:
+        return sorted(s for s in self._leases if self.owns_shard(s))
+
+    # --- the loop --------------------------------------------------------------------
+    @property
+    def interval(self) -> float:
+        return self._ttl / 4
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Keep a fair share of leases until `stop`; then hand them back."""
+        self._watcher = await self._kv.watchall()
+        self._watch_task = asyncio.create_task(self._watch())
+        try:
+            while not stop.is_set():
+                try:
+                    await self.tick()
+                except Exception as exc:     # NATS trouble: leases lapse on their own; keep trying
+                    log.warning("lease renewal failed: %r", exc)
+                try:
+                    await asyncio.wait_for(stop.wait(), self._next_wakeup())
+                except asyncio.TimeoutError:
+                    pass
+        finally:
+            self._watch_task.cancel()
+            await asyncio.gather(self._watch_task, return_exceptions=True)
+            await self.release_all()
+            try:
+                await self._watcher.stop()
+            except Exception:
+                pass
+
+    async def _watch(self) -> None:
+        # `async for` (not updates(timeout=...)): asyncio.wait_for in Python 3.11 can swallow
+        # a cancellation, which would leave this task running after close.
+        async for entry in self._watcher:
+            if entry is None:
+                continue
+            if entry.operation in ("DEL", "PURGE") or not entry.value:
+                self._seen.pop(entry.key, None)
+            elif self._seen.get(entry.key, (None,))[0] != entry.revision:
+                self._seen[entry.key] = (entry.revision, self._clock())
+
+    def _stale(self, key: str) -> bool:
+        _, since = self._seen[key]
+        return self._clock() - since >= self._ttl
+
+    def _next_wakeup(self) -> float:
+        """The renewal interval, or sooner when another member's lease goes stale."""
+        now = self._clock()
+        deadlines = [since + self._ttl - now for key, (_, since) in self._seen.items()
+                     if shard_number(key) not in self._leases and key != member_key(self.member_id)]
+        upcoming = [d for d in deadlines if d > 0]
+        return max(0.05, min([self.interval, *upcoming]) + 0.01)
+
+    async def tick(self) -> None:
+        await self._kv.put(member_key(self.member_id), self._value)
+        members, others = await self._survey()
+        fair = math.ceil(self._shards / max(1, members))
+        await self._renew()
+        held = len(self._leases)
+        if held > fair:
+            await self._release(sorted(self._leases)[fair:])
+        elif held < fair:
+            await self._acquire(fair - held, others)
+
+    async def _survey(self) -> tuple[int, dict[int, int | None]]:
+        """Live members, and the shards held by others: shard -> its stale revision, or None."""
+        if self._watcher is None:                 # tick() called without run(): ask the server
+            try:
+                keys = await self._kv.keys()
+            except NoKeysError:
+                keys = []
+            members = sum(1 for k in keys if k.startswith("member."))
+            return members, {n: None for n in map(shard_number, keys)
+                             if n is not None and n not in self._leases}
+        members = 1 + sum(1 for k in list(self._seen) if k.startswith("member.")
+                          and k != member_key(self.member_id) and not self._stale(k))
+        others: dict[int, int | None] = {}
+        for key, (revision, _) in list(self._seen.items()):
+            shard = shard_number(key)
+            if shard is not None and shard not in self._leases:
+                others[shard] = revision if self._stale(key) else None
+        return members, others
+
+    async def _renew(self) -> None:
+        async def renew(shard: int, lease: _Lease) -> None:
+            sent = self._clock()
+            try:
+                revision = await self._kv.update(SHARD_KEY.format(shard), self._value, last=lease.revision)
+            except KeyWrongLastSequenceError:
+                log.warning("lost the lease of shard %d", shard)
+                self._leases.pop(shard, None)
+                return
+            self._leases[shard] = _Lease(revision, sent + self._ttl - self._margin)
+        await _bounded_gather([renew(s, l) for s, l in list(self._leases.items())])
+
+    async def _acquire(self, wanted: int, others: dict[int, int | None]) -> None:
+        """Take free shards (atomic create) and stale ones (compare-and-set on the stale revision)."""
+        free = [s for s in self._order
+                if s not in self._leases and (s not in others or others[s] is not None)]
+        got = 0
+        for start in range(0, len(free), 64):
+            if got >= wanted:
+                break
+            batch = free[start:start + min(64, wanted - got)]
+
+            async def create(shard: int) -> bool:
+                sent = self._clock()
+                stale = others.get(shard)
+                key = SHARD_KEY.format(shard)
+                try:
+                    if stale is None:
+                        revision = await self._kv.create(key, self._value)
+                    else:
+                        try:
+                            revision = await self._kv.update(key, self._value, last=stale)
+                        except KeyWrongLastSequenceError:
+                            # Renewed after all, or already expired by the server: then it is free.
+                            revision = await self._kv.create(key, self._value)
+                except KeyWrongLastSequenceError:
+                    return False
+                self._leases[shard] = _Lease(revision, sent + self._ttl - self._margin)
+                return True
+            got += sum(await _bounded_gather([create(s) for s in batch]))
+        if got:
+            log.info("%s took %d shard leases (holds %d)", self.member_id, got, len(self._leases))
+
+    async def _release(self, shards: list[int]) -> None:
+        """Stop serving, wait until the shards' domains are quiet, then delete the keys."""
+        leases = {s: self._leases.pop(s) for s in shards if s in self._leases}
+        if not leases:
+            return
+        wait = max(self._quiet_for(s) for s in leases)
+        if wait > 0:
+            await self._sleep(wait)
+
+        async def delete(shard: int, lease: _Lease) -> None:
+            try:
+                await self._kv.delete(SHARD_KEY.format(shard), last=lease.revision)
+            except KeyWrongLastSequenceError:
+                pass
+        await _bounded_gather([delete(s, l) for s, l in leases.items()])
+        log.info("%s released %d shard leases (holds %d)", self.member_id, len(leases), len(self._leases))
+
+    async def release_all(self) -> None:
+        try:
+            await self._release(list(self._leases))
+            await self._kv.delete(member_key(self.member_id))
+        except Exception as exc:       # the leases expire by themselves
+            log.warning("could not hand back leases: %r", exc)
+
+
+async def _bounded_gather(coros: list, limit: int = 64) -> list:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(coro):
+        async with gate:
+            return await coro
+    return await asyncio.gather(*(one(c) for c in coros))
