@@ -148,12 +148,11 @@ class LeaseKeeper:
         await self._kv.put(member_key(self.member_id), self._value)
         members, others = await self._survey()
         fair = math.ceil(self._shards / max(1, members))
+        if len(self._leases) < fair:          # takeovers first: a dead member's domains wait
+            await self._acquire(fair - len(self._leases), others)
         await self._renew()
-        held = len(self._leases)
-        if held > fair:
+        if len(self._leases) > fair:
             await self._release(sorted(self._leases)[fair:])
-        elif held < fair:
-            await self._acquire(fair - held, others)
 
     async def _survey(self) -> tuple[int, dict[int, int | None]]:
         """Live members, and the shards held by others: shard -> its stale revision, or None."""
@@ -175,6 +174,9 @@ class LeaseKeeper:
         return members, others
 
     async def _renew(self) -> None:
+        """Renew the leases not renewed within half an interval (extra wake-ups stay cheap)."""
+        due_before = self._clock() + (self._ttl - self._margin) - self.interval / 2
+
         async def renew(shard: int, lease: _Lease) -> None:
             sent = self._clock()
             try:
@@ -184,17 +186,18 @@ class LeaseKeeper:
                 self._leases.pop(shard, None)
                 return
             self._leases[shard] = _Lease(revision, sent + self._ttl - self._margin)
-        await _bounded_gather([renew(s, l) for s, l in list(self._leases.items())])
+        await _bounded_gather([renew(s, l) for s, l in list(self._leases.items())
+                               if l.valid_until <= due_before])
 
     async def _acquire(self, wanted: int, others: dict[int, int | None]) -> None:
         """Take free shards (atomic create) and stale ones (compare-and-set on the stale revision)."""
         free = [s for s in self._order
                 if s not in self._leases and (s not in others or others[s] is not None)]
         got = 0
-        for start in range(0, len(free), 64):
-            if got >= wanted:
-                break
-            batch = free[start:start + min(64, wanted - got)]
+        next_index = 0
+        while got < wanted and next_index < len(free):
+            batch = free[next_index:next_index + min(64, wanted - got)]
+            next_index += len(batch)
 
             async def create(shard: int) -> bool:
                 sent = self._clock()
