@@ -97,8 +97,9 @@ class Fetcher:
         except urls.InvalidUrl as exc:
             return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
         host = urls.host_of(url)
-        self.check_owner(urls.registrable_domain(host))
-        slot = self.politeness.slot(urls.registrable_domain(host))
+        domain = urls.registrable_domain(host)
+        self.check_owner(domain)
+        slot = self.politeness.slot(domain)
         if slot.halted:
             return self._halted(url, slot)
         started = self._clock()
