@@ -72,6 +72,7 @@ class FetcherSettings:
 
 @dataclass(frozen=True)
 class SchedulerSettings:
+    listen: str = ""                  # gRPC health/reflection for probes, e.g. 0.0.0.0:50053; empty = none
     fetchers: list[str] = field(default_factory=list)  # fetcher gRPC addresses; empty = fetcher.listen
     max_in_flight: int = 256          # URLs processed at once by one scheduler
     fetch_batch: int = 64             # messages pulled from JetStream per request

@@ -10,6 +10,7 @@ from nats.errors import Error as NatsError
 from common import bus
 from common.config import Settings
 from common.errors import BusError
+from common.grpc_server import GrpcServer
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
 from scheduler.fetcher_client import FetcherClient
@@ -57,5 +58,7 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=event_publisher(js))
         stack.push_async_callback(pipeline.close)
+        if settings.scheduler.listen:      # health checking for probes (no service of its own)
+            await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
         log.info("scheduler pipeline: %r; routing: %s", pipeline, type(router).__name__)
         await Consumer(js, pipeline, settings.scheduler).run(stop)

@@ -56,7 +56,7 @@ def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:
 
 
 class ContentStore(abc.ABC):
-    """Async; every implementation passes tests/common/stores/content_suite.py."""
+    """Async; every implementation passes tests/common/stores/test_content_store.py."""
 
     @abc.abstractmethod
     async def append(self, item: FetchedContent) -> str:

@@ -14,7 +14,7 @@ from common.record import UrlRecord
 
 
 class MetadataStore(abc.ABC):
-    """Async; every implementation passes tests/common/stores/metadata_suite.py."""
+    """Async; every implementation passes tests/common/stores/test_metadata_store.py."""
 
     @abc.abstractmethod
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:

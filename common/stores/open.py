@@ -15,7 +15,12 @@ async def open_metadata_store(url: str) -> MetadataStore:
         # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
         path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url[len("sqlite://"):]
         return await SqliteMetadataStore.open(path or ":memory:")
-    raise ConfigError(f"metadata_store: unsupported {url!r} (use sqlite:///PATH)")
+    if scheme == "cassandra":
+        from common.stores.cassandra_metadata import CassandraMetadataStore
+        # cassandra://[user:password@]h1,h2[:9042]/keyspace[?consistency=LOCAL_QUORUM&dc=dc1]
+        return await CassandraMetadataStore.open(url)
+    raise ConfigError(f"metadata_store: unsupported {url!r} "
+                      "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
 
 
 async def open_content_store(url: str) -> ContentStore:
@@ -23,4 +28,8 @@ async def open_content_store(url: str) -> ContentStore:
     if scheme == "file":
         from common.stores.warc_files import WarcFileStore
         return WarcFileStore(url[len("file://"):])
-    raise ConfigError(f"content_store: unsupported {url!r} (use file://PATH)")
+    if scheme == "hdfs":
+        from common.stores.hdfs_content import HdfsContentStore
+        return HdfsContentStore.from_url(url)
+    raise ConfigError(f"content_store: unsupported {url!r} "
+                      f"(use file://PATH or hdfs://NAMENODE:9870/PATH?user=U)")

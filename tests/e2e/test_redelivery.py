@@ -61,3 +61,18 @@ async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nat
     for url, record in zip(urls, records):
         assert record is not None and record["status"] == "OK", (url, record)
         assert len(client.events.for_url(url)) == 1
+
+
+async def test_the_scheduler_answers_grpc_health_checks_when_asked_to(tmp_path, nats_server):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    import grpc
+    from common.nats_server import free_port
+    from scheduler.worker import run_scheduler
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, nats_server.url, **{"scheduler.listen": listen})
+    async with RunningService(settings, roles=(run_scheduler,)):
+        from support.service import wait_port
+        await wait_port(listen)
+        async with grpc.aio.insecure_channel(listen) as channel:
+            reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
+    assert reply.status == health_pb2.HealthCheckResponse.SERVING

@@ -1,7 +1,17 @@
-"""One conformance suite for every MetadataStore (SQLite here; others join it as they come)."""
+"""One conformance suite for every MetadataStore: SQLite on every run, Cassandra on a cluster.
+
+The Cassandra cases run when SPIDERDUCK_TEST_CASSANDRA names a cluster, as `host1,host2[:port]`
+optionally followed by store options (`10.0.0.5:9042?dc=dc1&consistency=QUORUM`). Each test
+gets a throwaway keyspace (schema applied by `apply_schema`, dropped afterwards). Without the
+variable they skip and say why: Cassandra cannot run on this machine.
+"""
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
+import os
+import uuid
 
 import pytest
 
@@ -9,12 +19,54 @@ from common.record import Image, Redirect, UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store
 
+CASSANDRA_ENV = "SPIDERDUCK_TEST_CASSANDRA"
+CASSANDRA_SKIP = (f"{CASSANDRA_ENV} not set: Cassandra cannot run on this machine; set it to "
+                  "host[:port] of a cluster to run the suite against it")
 
-@pytest.fixture(params=["sqlite"])
+
+def cassandra_test_url(keyspace: str) -> str:
+    """cassandra://HOSTS/KEYSPACE[?OPTIONS] from SPIDERDUCK_TEST_CASSANDRA, or skip."""
+    target = os.environ.get(CASSANDRA_ENV, "").strip()
+    if not target:
+        pytest.skip(CASSANDRA_SKIP)
+    hosts, sep, query = target.removeprefix("cassandra://").partition("?")
+    return f"cassandra://{hosts.rstrip('/')}/{keyspace}" + (f"?{query}" if sep else "")
+
+
+@contextlib.asynccontextmanager
+async def throwaway_keyspace():
+    """A fresh keyspace with the schema applied, dropped afterwards; yields its store URL."""
+    from common.stores.cassandra_metadata import CassandraOptions, apply_schema, connect
+    url = cassandra_test_url(f"spiderduck_test_{uuid.uuid4().hex[:16]}")
+    await apply_schema(url)
+    try:
+        yield url
+    finally:
+        options = CassandraOptions.from_url(url)
+        cluster, session = await connect(options)
+        try:
+            await asyncio.to_thread(session.execute,
+                                    f"DROP KEYSPACE IF EXISTS {options.keyspace}")
+        finally:
+            await asyncio.to_thread(cluster.shutdown)
+
+
+@pytest.fixture
+async def cassandra_url():
+    async with throwaway_keyspace() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "cassandra"])
 async def store(request, tmp_path):
-    s = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
-    yield s
-    await s.close()
+    async with contextlib.AsyncExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path}/m.db"
+        else:
+            url = await stack.enter_async_context(throwaway_keyspace())
+        s = await open_metadata_store(url)
+        stack.push_async_callback(s.close)
+        yield s
 
 
 def record(**kw) -> UrlRecord:
@@ -43,6 +95,20 @@ async def test_first_seen_is_kept_and_fields_replaced_on_recrawl(store):
     assert second.first_seen == first.first_seen == 50.0
     a, b = await store.get_many(["a", "b"])
     assert a.title == b.title == "New" and a.fetched_at == 2000.0
+    assert a.first_seen == 50.0
+
+
+async def test_an_earlier_first_seen_replaces_a_later_one(store):
+    await store.put("k", record(first_seen=90.0), ["a"])
+    again = await store.put("k", record(first_seen=50.0), ["a"])
+    assert again.first_seen == 50.0
+    assert (await store.get("a")).first_seen == 50.0
+
+
+async def test_first_seen_defaults_to_now(store):
+    stored = await store.put("k", record(), ["a"])
+    assert stored.first_seen > 1_600_000_000
+    assert (await store.get("a")).first_seen == stored.first_seen
 
 
 async def test_shares_count_every_sighting(store):
@@ -53,7 +119,52 @@ async def test_shares_count_every_sighting(store):
     assert await store.add_share("unseen") == 1     # counted before its record exists
 
 
+async def test_put_reports_the_share_count_so_far(store):
+    await store.add_share("k", 4)
+    stored = await store.put("k", record(), ["a"])
+    assert stored.share_count == 4
+    assert (await store.get("a")).share_count == 4
+
+
 async def test_an_alias_moves_to_the_newer_chain(store):
     await store.put("k1", record(title="One"), ["shared"])
     await store.put("k2", dataclasses.replace(record(), title="Two"), ["shared"])
     assert (await store.get("shared")).title == "Two"
+    assert (await store.get("k1")).title == "One"
+
+
+async def test_a_failed_fetch_is_a_record_too(store):
+    failed = record(status=Status.DNS_ERROR, title="", image=None, structured_data=None,
+                    redirects=(), error="no such host")
+    await store.put("http://gone.test/", failed, ["http://gone.test/"])
+    got = await store.get("http://gone.test/")
+    assert got.status is Status.DNS_ERROR and got.error == "no such host"
+
+
+async def test_get_many_answers_300_urls_in_order(store):
+    for i in range(3):
+        await store.put(f"key{i}", record(title=f"T{i}"), [f"u{i}-{j}" for j in range(100)])
+    urls = [f"u{i % 3}-{i // 3}" for i in range(300)]
+    urls[7] = "http://never.test/"
+    urls[8] = urls[9]                                   # repeats answer twice
+    got = await store.get_many(urls)
+    assert len(got) == 300
+    assert got[7] is None
+    assert got[8] == got[9]
+    assert [g.title for i, g in enumerate(got) if i != 7] == \
+        [f"T{int(u[1])}" for i, u in enumerate(urls) if i != 7]
+    assert await store.get_many([]) == []
+
+
+async def test_cassandra_schema_apply_is_idempotent(cassandra_url):
+    from common.stores import cassandra_schema
+    from common.stores.cassandra_metadata import apply_schema
+    version, applied = await apply_schema(cassandra_url)
+    assert version == cassandra_schema.LATEST and applied == []
+
+
+async def test_cassandra_store_refuses_a_keyspace_without_schema():
+    from common.errors import ConfigError
+    url = cassandra_test_url(f"spiderduck_test_{uuid.uuid4().hex[:16]}")   # never created
+    with pytest.raises(ConfigError, match="schema apply"):
+        await open_metadata_store(url)

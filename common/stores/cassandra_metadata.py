@@ -1,0 +1,425 @@
+"""Cassandra metadata store (`cassandra://[user:password@]h1,h2[:9042]/keyspace[?options]`).
+
+Options (query parameters of the store URL):
+
+    consistency         LOCAL_QUORUM   reads and writes (any cassandra ConsistencyLevel name)
+    serial_consistency  LOCAL_SERIAL   the lightweight transaction that sets first_seen
+    dc                  ""             local datacenter for DC-aware routing; for `schema apply`
+                                       it also selects NetworkTopologyStrategy {dc: replication}
+    replication         1              copies per datacenter (`schema apply` only)
+    connect_timeout     10             seconds
+    request_timeout     10             seconds per request, retries included
+    retries             2              retries of an idempotent request (see IdempotentRetryPolicy)
+    concurrency         128            requests in flight per call (get_many of 300 URLs)
+
+Routing is token-aware over DC-aware round robin, so each single-partition request goes to a
+replica of its key in the local datacenter. Every statement is prepared once at open.
+
+Reads: `get_many` resolves every URL to its key concurrently (one single-partition read
+each: with token-aware routing this beats a multi-partition `IN`, which makes one coordinator
+wait for all), then reads each distinct key's record and share counter concurrently. Two
+rounds of parallel reads, never one URL after another.
+
+Writes, and why first_seen uses a lightweight transaction: `put` reads the existing
+first_seen and the share count (concurrently). When the key has no first_seen yet it sets one
+with `INSERT ... IF NOT EXISTS` (Paxos, once per key in its life); when it loses that race it
+takes the winner's value. When the caller's first_seen is earlier than the stored one it lowers
+it with `UPDATE ... IF first_seen > ?` (and a row without one gets it `IF first_seen = null`). So concurrent first crawls of a key from two schedulers
+agree on the earliest first_seen, and later puts pay no Paxos round. first_seen is written only
+by these conditional statements; record, fetched_at, crawl_status and the resolution rows are
+plain idempotent writes to other cells (the record first, then the resolution rows
+concurrently, one partition each rather than a multi-partition batch). A put that fails half
+way is safe to repeat. Timestamps are stored at millisecond precision (CQL `timestamp`), so
+first_seen is rounded to milliseconds. Share counts are counters; a counter increment is not
+idempotent, so it is never retried by the driver: a failure surfaces as a (retryable)
+StoreError and the caller decides.
+
+Errors: cassandra-driver's exceptions become `StoreError` here (retryable, except invalid
+requests); a keyspace without the current schema is a `ConfigError` that names
+`spiderduck schema apply`.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from common import record_proto
+from common.errors import ConfigError, SpiderDuckError, StoreError
+from common.record import UrlRecord
+from common.stores import cassandra_schema
+from common.stores.metadata import MetadataStore
+
+DEFAULT_PORT = 9042
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class CassandraOptions:
+    """Where the store lives and how to talk to it: parsed from the store URL."""
+    hosts: tuple[str, ...]
+    keyspace: str
+    port: int = DEFAULT_PORT
+    username: str = ""
+    password: str = field(default="", repr=False)
+    consistency: str = "LOCAL_QUORUM"
+    serial_consistency: str = "LOCAL_SERIAL"
+    dc: str = ""
+    replication: int = 1
+    connect_timeout: float = 10.0
+    request_timeout: float = 10.0
+    retries: int = 2
+    concurrency: int = 128
+
+    @classmethod
+    def from_url(cls, url: str) -> "CassandraOptions":
+        parts = urlsplit(url)
+        if parts.scheme != "cassandra":
+            raise ConfigError(f"not a cassandra URL: {url!r}")
+        userinfo, _, hostlist = parts.netloc.rpartition("@")
+        username, _, password = userinfo.partition(":")
+        hosts, port = _parse_hosts(hostlist, url)
+        keyspace = parts.path.strip("/")
+        if not keyspace:
+            raise ConfigError(f"metadata_store {url!r}: name a keyspace, "
+                              "e.g. cassandra://h1,h2:9042/spiderduck")
+        cassandra_schema.check_keyspace(keyspace)
+        values: dict[str, Any] = {}
+        for name, value in parse_qsl(parts.query, keep_blank_values=True):
+            if name not in _OPTION_TYPES:
+                raise ConfigError(f"metadata_store: unknown cassandra option {name!r} "
+                                  f"(known: {', '.join(sorted(_OPTION_TYPES))})")
+            values[name] = _convert(name, value)
+        return cls(hosts=hosts, keyspace=keyspace, port=port, username=unquote(username),
+                   password=unquote(password), **values)
+
+
+def _parse_hosts(hostlist: str, url: str) -> tuple[tuple[str, ...], int]:
+    """`h1,h2:9042` or `h1:9042,h2:9042`: one port for all (the driver takes one)."""
+    hosts, ports = [], set()
+    for item in hostlist.split(","):
+        item = item.strip()
+        host, port = item, None
+        if item.startswith("["):                      # [IPv6]:port
+            host, _, rest = item[1:].partition("]")
+            port = rest[1:] if rest.startswith(":") else None
+        elif item.count(":") == 1:
+            host, port = item.split(":")
+        if not host:
+            raise ConfigError(f"metadata_store {url!r}: empty host")
+        if port is not None:
+            if not port.isdigit() or not 0 < int(port) < 65536:
+                raise ConfigError(f"metadata_store {url!r}: bad port {port!r}")
+            ports.add(int(port))
+        hosts.append(host)
+    if len(ports) > 1:
+        raise ConfigError(f"metadata_store {url!r}: all hosts must use one port")
+    return tuple(hosts), ports.pop() if ports else DEFAULT_PORT
+
+
+def _consistency_name(value: str) -> str:
+    from cassandra import ConsistencyLevel
+    name = value.strip().upper()
+    if name not in ConsistencyLevel.name_to_value:
+        raise ConfigError(f"cassandra consistency {value!r}: use one of "
+                          f"{', '.join(ConsistencyLevel.name_to_value)}")
+    return name
+
+
+_OPTION_TYPES = {"consistency": _consistency_name, "serial_consistency": _consistency_name,
+                 "dc": str, "replication": int, "connect_timeout": float,
+                 "request_timeout": float, "retries": int, "concurrency": int}
+
+
+def _convert(name: str, value: str) -> Any:
+    try:
+        converted = _OPTION_TYPES[name](value)
+    except ValueError:
+        raise ConfigError(f"cassandra option {name}={value!r} is not a valid value") from None
+    if name in ("replication", "concurrency") and converted < 1 or (
+            name in ("retries", "connect_timeout", "request_timeout") and converted < 0):
+        raise ConfigError(f"cassandra option {name}={value!r} is out of range")
+    return converted
+
+
+def translate(exc: BaseException, what: str) -> SpiderDuckError:
+    """cassandra-driver's exceptions as StoreError: the one place they are mapped."""
+    from cassandra import RequestValidationException
+    if isinstance(exc, SpiderDuckError):
+        return exc
+    retryable = not isinstance(exc, RequestValidationException)   # syntax, invalid, unauthorized
+    return StoreError(f"cassandra {what}: {type(exc).__name__}: {exc}", retryable=retryable)
+
+
+def _retry_policy(max_retries: int):
+    from cassandra.policies import RetryPolicy, WriteType
+
+    class IdempotentRetryPolicy(RetryPolicy):
+        """Retry what is safe to repeat, a bounded number of times.
+
+        Reads (always idempotent): a read timeout or request error retries on the next
+        replica. Writes: only statements marked idempotent are retried (our plain INSERT and
+        UPDATE); counter increments and lightweight transactions are not (the outcome of a
+        timed-out one is unknown), so they surface as StoreError. Unavailable: one try on
+        another coordinator.
+        """
+        def on_read_timeout(self, query, consistency, required_responses,
+                            received_responses, data_retrieved, retry_num):
+            if retry_num >= max_retries:
+                return self.RETHROW, None
+            if received_responses >= required_responses and not data_retrieved:
+                return self.RETRY, consistency
+            return self.RETRY_NEXT_HOST, None
+
+        def on_write_timeout(self, query, consistency, write_type,
+                             required_responses, received_responses, retry_num):
+            safe = getattr(query, "is_idempotent", False) and write_type in (
+                WriteType.SIMPLE, WriteType.BATCH, WriteType.UNLOGGED_BATCH, WriteType.BATCH_LOG)
+            if safe and retry_num < max_retries:
+                return self.RETRY, consistency
+            return self.RETHROW, None
+
+        def on_unavailable(self, query, consistency, required_replicas, alive_replicas,
+                           retry_num):
+            return (self.RETRY_NEXT_HOST, None) if retry_num == 0 else (self.RETHROW, None)
+
+        def on_request_error(self, query, consistency, error, retry_num):
+            if getattr(query, "is_idempotent", False) and retry_num < max_retries:
+                return self.RETRY_NEXT_HOST, None
+            return self.RETHROW, None
+
+    return IdempotentRetryPolicy()
+
+
+def build_cluster(options: CassandraOptions):
+    """A `cassandra.cluster.Cluster` for the options (not yet connected)."""
+    from cassandra import ConsistencyLevel
+    from cassandra.auth import PlainTextAuthProvider
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+    from cassandra.query import dict_factory
+    profile = ExecutionProfile(
+        load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=options.dc or None)),
+        retry_policy=_retry_policy(options.retries),
+        consistency_level=ConsistencyLevel.name_to_value[options.consistency],
+        serial_consistency_level=ConsistencyLevel.name_to_value[options.serial_consistency],
+        request_timeout=options.request_timeout,
+        row_factory=dict_factory)
+    auth = (PlainTextAuthProvider(username=options.username, password=options.password)
+            if options.username else None)
+    return Cluster(contact_points=list(options.hosts), port=options.port,
+                   execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                   auth_provider=auth, connect_timeout=options.connect_timeout)
+
+
+async def connect(options: CassandraOptions):
+    """(cluster, session), connected in a worker thread (Cluster.connect blocks)."""
+    where = f"connect to {','.join(options.hosts)}:{options.port}"
+    try:
+        cluster = build_cluster(options)          # resolves the contact points
+    except Exception as exc:
+        raise translate(exc, where) from exc
+    try:
+        session = await asyncio.to_thread(cluster.connect)
+    except Exception as exc:
+        await asyncio.to_thread(cluster.shutdown)
+        raise translate(exc, where) from exc
+    return cluster, session
+
+
+async def apply_schema(url: str) -> tuple[int, list[int]]:
+    """`spiderduck schema apply`: create or upgrade the keyspace the URL names."""
+    options = CassandraOptions.from_url(url)
+    cluster, session = await connect(options)
+    try:
+        return await asyncio.to_thread(cassandra_schema.apply, session, options.keyspace,
+                                       replication=options.replication, dc=options.dc)
+    except Exception as exc:
+        raise translate(exc, f"schema apply to keyspace {options.keyspace}") from exc
+    finally:
+        await asyncio.to_thread(cluster.shutdown)
+
+
+def _millis(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _seconds(value: datetime.datetime | None) -> float:
+    if value is None:
+        return 0.0
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return round((value - _EPOCH).total_seconds() * 1000) / 1000
+
+
+_QUERIES = {
+    "resolve": "SELECT key FROM {ks}.resolutions WHERE url = ?",
+    "read_record": "SELECT record, first_seen FROM {ks}.records WHERE key = ?",
+    "read_first_seen": "SELECT first_seen FROM {ks}.records WHERE key = ?",
+    "read_shares": 'SELECT "count" FROM {ks}.shares WHERE key = ?',
+    "claim_first_seen": "INSERT INTO {ks}.records (key, first_seen) VALUES (?, ?) IF NOT EXISTS",
+    "lower_first_seen": "UPDATE {ks}.records SET first_seen = ? WHERE key = ? IF first_seen > ?",
+    "fill_first_seen": "UPDATE {ks}.records SET first_seen = ? WHERE key = ? IF first_seen = null",
+    "write_record": "UPDATE {ks}.records SET record = ?, fetched_at = ? WHERE key = ?",
+    "write_status": "INSERT INTO {ks}.crawl_status (key, status, fetched_at) VALUES (?, ?, ?)",
+    "write_resolution": "INSERT INTO {ks}.resolutions (url, key) VALUES (?, ?)",
+    "add_shares": 'UPDATE {ks}.shares SET "count" = "count" + ? WHERE key = ?',
+}
+_IDEMPOTENT = {"resolve", "read_record", "read_first_seen", "read_shares", "write_record",
+               "write_status", "write_resolution"}
+
+
+class CassandraMetadataStore(MetadataStore):
+    """The MetadataStore over cassandra-driver; open with `await CassandraMetadataStore.open(url)`."""
+
+    def __init__(self, options: CassandraOptions, cluster, session, prepared: dict, *,
+                 clock=time.time):
+        self.options = options
+        self._cluster = cluster
+        self._session = session
+        self._q = prepared
+        self._clock = clock
+        self._limit = asyncio.Semaphore(options.concurrency)
+
+    @classmethod
+    async def open(cls, url: str, *, clock=time.time) -> "CassandraMetadataStore":
+        options = CassandraOptions.from_url(url)
+        cluster, session = await connect(options)
+        try:
+            prepared = await asyncio.to_thread(cls._prepare, session, options.keyspace)
+        except BaseException:
+            await asyncio.to_thread(cluster.shutdown)
+            raise
+        return cls(options, cluster, session, prepared, clock=clock)
+
+    @staticmethod
+    def _prepare(session, keyspace: str) -> dict:
+        try:
+            version = cassandra_schema.current_version(session, keyspace)
+        except Exception as exc:
+            from cassandra import InvalidRequest
+            if isinstance(exc, InvalidRequest):       # no keyspace or no schema_version table
+                version = 0
+            else:
+                raise translate(exc, f"read schema version of {keyspace}") from exc
+        if version < cassandra_schema.LATEST:
+            raise ConfigError(
+                f"cassandra keyspace {keyspace} is at schema version {version}, this build needs "
+                f"{cassandra_schema.LATEST}: run `spiderduck schema apply`")
+        prepared = {}
+        try:
+            for name, cql in _QUERIES.items():
+                statement = session.prepare(cql.format(ks=keyspace))
+                statement.is_idempotent = name in _IDEMPOTENT
+                prepared[name] = statement
+        except Exception as exc:
+            raise translate(exc, f"prepare statements in {keyspace}") from exc
+        return prepared
+
+    async def _execute(self, name: str, params: tuple) -> tuple[list[dict], Any]:
+        """(rows, ResultSet) of one prepared statement.
+
+        `Session.execute_async` answers on a driver thread; its callbacks hand the result to
+        the event loop with `call_soon_threadsafe`. At most `concurrency` requests are in flight.
+        """
+        async with self._limit:
+            loop = asyncio.get_running_loop()
+            future: asyncio.Future = loop.create_future()
+
+            def settle(result, exc) -> None:
+                if future.done():
+                    return
+                if exc is not None:
+                    future.set_exception(translate(exc, name))
+                else:
+                    future.set_result(result)
+
+            def from_driver(result=None, exc=None) -> None:   # runs on a driver thread
+                try:
+                    loop.call_soon_threadsafe(settle, result, exc)
+                except RuntimeError:                          # the loop is gone
+                    pass
+
+            try:
+                response = self._session.execute_async(self._q[name], params)
+            except Exception as exc:
+                raise translate(exc, name) from exc
+            def on_rows(_rows) -> None:
+                try:
+                    from_driver(result=response.result())     # done: returns the ResultSet
+                except Exception as exc:
+                    from_driver(exc=exc)
+
+            response.add_callbacks(on_rows, lambda exc: from_driver(exc=exc))
+            result = await future
+            return list(result.current_rows), result
+
+    async def _rows(self, name: str, params: tuple) -> list[dict]:
+        rows, _ = await self._execute(name, params)
+        return rows
+
+    async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
+        aliases = [url for url in dict.fromkeys([key, *aliases]) if url]
+        wanted = _millis(record.first_seen or self._clock()) / 1000
+        existing, shares = await asyncio.gather(
+            self._rows("read_first_seen", (key,)), self._rows("read_shares", (key,)))
+        first_seen = await self._settle_first_seen(
+            key, wanted, _seconds(existing[0]["first_seen"]) if existing else 0.0)
+        stored = dataclasses.replace(record, first_seen=first_seen,
+                                     share_count=int(shares[0]["count"]) if shares else 0)
+        fetched = _millis(stored.fetched_at)
+        await asyncio.gather(
+            self._rows("write_record", (record_proto.to_json(stored), fetched, key)),
+            self._rows("write_status", (key, stored.status.name, fetched)))
+        await asyncio.gather(*(self._rows("write_resolution", (url, key)) for url in aliases))
+        return stored
+
+    async def _settle_first_seen(self, key: str, wanted: float, existing: float) -> float:
+        """The earliest first_seen, set by lightweight transactions (see the module doc)."""
+        if existing and existing <= wanted:
+            return existing
+        millis = _millis(wanted)
+        attempt = (("lower_first_seen", (millis, key, millis)) if existing
+                   else ("claim_first_seen", (key, millis)))
+        for _ in range(3):               # each failed condition returns the value that won
+            rows, result = await self._execute(*attempt)
+            if result.was_applied:
+                return wanted
+            current = _seconds(rows[0].get("first_seen")) if rows else 0.0
+            if current and current <= wanted:
+                return current
+            attempt = (("lower_first_seen", (millis, key, millis)) if current
+                       else ("fill_first_seen", (millis, key)))
+        raise StoreError(f"cassandra: first_seen of {key!r} kept changing; try again")
+
+    async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
+        unique = list(dict.fromkeys(urls))
+        found = await asyncio.gather(*(self._rows("resolve", (url,)) for url in unique))
+        key_of = {url: rows[0]["key"] for url, rows in zip(unique, found) if rows}
+        keys = list(dict.fromkeys(key_of.values()))
+        records, shares = await asyncio.gather(
+            asyncio.gather(*(self._rows("read_record", (k,)) for k in keys)),
+            asyncio.gather(*(self._rows("read_shares", (k,)) for k in keys)))
+        by_key: dict[str, UrlRecord] = {}
+        for key, rec_rows, share_rows in zip(keys, records, shares):
+            if not rec_rows or not rec_rows[0].get("record"):
+                continue                               # a resolution written before its record
+            rec = record_proto.from_json(rec_rows[0]["record"])
+            first_seen = _seconds(rec_rows[0].get("first_seen")) or rec.first_seen
+            count = int(share_rows[0]["count"] or 0) if share_rows else 0
+            by_key[key] = dataclasses.replace(rec, first_seen=first_seen, share_count=count)
+        return [by_key.get(key_of.get(url, "")) for url in urls]
+
+    async def add_share(self, key: str, count: int = 1) -> int:
+        await self._rows("add_shares", (count, key))
+        rows = await self._rows("read_shares", (key,))
+        return int(rows[0]["count"]) if rows else count
+
+    async def close(self) -> None:
+        if self._cluster is not None:
+            cluster, self._cluster = self._cluster, None
+            await asyncio.to_thread(cluster.shutdown)

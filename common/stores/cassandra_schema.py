@@ -1,0 +1,110 @@
+"""The Cassandra metadata schema as versioned CQL migrations (`spiderduck schema apply`).
+
+    keyspace      created first; replication from the store URL: SimpleStrategy with
+                  `replication` copies (default 1, for development), or
+                  NetworkTopologyStrategy {dc: replication} when `dc` is given
+    MIGRATIONS    [(version, [CQL statement, ...]), ...], ascending; `{keyspace}` in a
+                  statement is replaced by the (validated) keyspace name
+
+Tables (version 1):
+
+    records        key text PK -> record (protobuf JSON), first_seen, fetched_at
+    resolutions    url text PK -> key            any URL of a chain -> the final record's key
+    crawl_status   key text PK -> status, fetched_at               for the crawl decider
+    shares         key text PK -> "count" counter                  sightings per record
+    schema_version id int PK (always 1) -> version, applied_at
+
+`apply` is idempotent: every statement says IF NOT EXISTS, the version reached is recorded in
+`schema_version` after all of its statements ran, and migrations at or below it are skipped.
+Two concurrent applies of the same build are safe: each statement is idempotent.
+Statements are blocking driver calls: run `apply` in a worker thread from async code.
+"""
+from __future__ import annotations
+
+import re
+
+from common.errors import ConfigError
+
+KEYSPACE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,47}$")   # CQL's unquoted identifier, 48 max
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (1, [
+        "CREATE TABLE IF NOT EXISTS {keyspace}.schema_version ("
+        " id int PRIMARY KEY, version int, applied_at timestamp)",
+        "CREATE TABLE IF NOT EXISTS {keyspace}.records ("
+        " key text PRIMARY KEY, record text, first_seen timestamp, fetched_at timestamp)",
+        "CREATE TABLE IF NOT EXISTS {keyspace}.resolutions ("
+        " url text PRIMARY KEY, key text)",
+        "CREATE TABLE IF NOT EXISTS {keyspace}.crawl_status ("
+        " key text PRIMARY KEY, status text, fetched_at timestamp)",
+        'CREATE TABLE IF NOT EXISTS {keyspace}.shares ('
+        ' key text PRIMARY KEY, "count" counter)',
+    ]),
+]
+
+LATEST = MIGRATIONS[-1][0]
+
+_VERSION_TABLE = MIGRATIONS[0][1][0]     # created before reading the version
+_READ_VERSION = "SELECT version FROM {keyspace}.schema_version WHERE id = 1"
+_WRITE_VERSION = ("INSERT INTO {keyspace}.schema_version (id, version, applied_at) "
+                  "VALUES (1, %s, toTimestamp(now()))")
+
+
+def check_keyspace(name: str) -> str:
+    if not KEYSPACE_NAME.match(name or ""):
+        raise ConfigError(f"cassandra keyspace {name!r}: use letters, digits and _ "
+                          "(starting with a letter, at most 48)")
+    return name
+
+
+def keyspace_statement(keyspace: str, *, replication: int = 1, dc: str = "") -> str:
+    """CREATE KEYSPACE IF NOT EXISTS with SimpleStrategy, or NetworkTopologyStrategy for `dc`."""
+    check_keyspace(keyspace)
+    if replication < 1:
+        raise ConfigError(f"cassandra replication must be at least 1, got {replication}")
+    if dc:
+        if "'" in dc:
+            raise ConfigError(f"cassandra dc {dc!r}: quotes are not allowed")
+        strategy = f"{{'class': 'NetworkTopologyStrategy', '{dc}': {replication}}}"
+    else:
+        strategy = f"{{'class': 'SimpleStrategy', 'replication_factor': {replication}}}"
+    return f"CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {strategy}"
+
+
+def statements(version: int, keyspace: str) -> list[str]:
+    check_keyspace(keyspace)
+    for number, stmts in MIGRATIONS:
+        if number == version:
+            return [s.format(keyspace=keyspace) for s in stmts]
+    raise KeyError(version)
+
+
+def current_version(session, keyspace: str) -> int:
+    """The version recorded in the keyspace (0: none yet). The table must exist."""
+    rows = list(session.execute(_READ_VERSION.format(keyspace=check_keyspace(keyspace))))
+    if not rows:
+        return 0
+    row = rows[0]
+    value = row["version"] if isinstance(row, dict) else row[0]
+    return int(value or 0)
+
+
+def apply(session, keyspace: str, *, replication: int = 1, dc: str = "") -> tuple[int, list[int]]:
+    """Create the keyspace and run the migrations it lacks, in order.
+
+    Returns (version now, versions applied by this call). Blocking (cassandra-driver's
+    synchronous `Session.execute`, which also waits for schema agreement after each DDL).
+    """
+    session.execute(keyspace_statement(keyspace, replication=replication, dc=dc))
+    session.execute(_VERSION_TABLE.format(keyspace=keyspace))
+    version = current_version(session, keyspace)
+    applied = []
+    for number, _ in MIGRATIONS:
+        if number <= version:
+            continue
+        for statement in statements(number, keyspace):
+            session.execute(statement)
+        session.execute(_WRITE_VERSION.format(keyspace=keyspace), (number,))
+        version = number
+        applied.append(number)
+    return version, applied

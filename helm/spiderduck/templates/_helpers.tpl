@@ -1,0 +1,275 @@
+{{/* Chart name, truncated to a DNS label. */}}
+{{- define "spiderduck.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* "<release>-<chart>" unless the release name already contains the chart name. */}}
+{{- define "spiderduck.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Name of one role's resources: (dict "ctx" $ "role" "fetcher"). */}}
+{{- define "spiderduck.roleName" -}}
+{{- printf "%s-%s" (include "spiderduck.fullname" .ctx) .role | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "spiderduck.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Labels common to every resource. */}}
+{{- define "spiderduck.labels" -}}
+helm.sh/chart: {{ include "spiderduck.chart" . }}
+{{ include "spiderduck.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: spiderduck
+{{- end }}
+
+{{- define "spiderduck.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "spiderduck.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/* Labels of one role: (dict "ctx" $ "role" "fetcher"). */}}
+{{- define "spiderduck.roleLabels" -}}
+{{ include "spiderduck.labels" .ctx }}
+app.kubernetes.io/component: {{ .role }}
+{{- end }}
+
+{{- define "spiderduck.roleSelectorLabels" -}}
+{{ include "spiderduck.selectorLabels" .ctx }}
+app.kubernetes.io/component: {{ .role }}
+{{- end }}
+
+{{- define "spiderduck.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "spiderduck.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{- define "spiderduck.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/* The config.yaml every role reads: external services from values, then .Values.config. */}}
+{{- define "spiderduck.config" -}}
+{{- $v := .Values }}
+{{- $store := printf "cassandra://%s:%v/%s" (join "," $v.cassandra.contactPoints) $v.cassandra.port $v.cassandra.keyspace }}
+{{- if $v.cassandra.consistency }}
+{{- $store = printf "%s?consistency=%s" $store $v.cassandra.consistency }}
+{{- end }}
+{{- $content := printf "hdfs://%s/%s?user=%s" $v.hdfs.namenode (trimPrefix "/" $v.hdfs.path) $v.hdfs.user }}
+{{- $robots := "" }}
+{{- if $v.memcached.host }}
+{{- $robots = printf "memcached://%s:%v" $v.memcached.host $v.memcached.port }}
+{{- end }}
+{{- $cfg := dict
+  "data_dir" $v.dataDir
+  "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url)
+  "metadata_store" $store
+  "content_store" $content
+  "robots_cache" $robots
+  "metadata_api" (dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port))
+  "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port))
+}}
+{{- $_ := mustMergeOverwrite $cfg (deepCopy $v.config) }}
+{{- toYaml $cfg }}
+{{- end }}
+
+{{/* Pod-level settings shared by every pod. */}}
+{{- define "spiderduck.podCommon" -}}
+serviceAccountName: {{ include "spiderduck.serviceAccountName" . }}
+automountServiceAccountToken: false
+enableServiceLinks: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- range . }}
+  - name: {{ . }}
+  {{- end }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end }}
+
+{{/* Volumes of every pod: the config, /tmp and the data dir. */}}
+{{- define "spiderduck.volumes" -}}
+- name: config
+  configMap:
+    name: {{ include "spiderduck.fullname" . }}-config
+- name: tmp
+  emptyDir:
+    {{- with .Values.volumes.tmpSizeLimit }}
+    sizeLimit: {{ . }}
+    {{- end }}
+- name: data
+  emptyDir:
+    {{- with .Values.volumes.dataSizeLimit }}
+    sizeLimit: {{ . }}
+    {{- end }}
+{{- end }}
+
+{{- define "spiderduck.volumeMounts" -}}
+- name: config
+  mountPath: /etc/spiderduck
+  readOnly: true
+- name: tmp
+  mountPath: /tmp
+- name: data
+  mountPath: {{ .Values.dataDir }}
+{{- end }}
+
+{{/* Container settings shared by every role: (dict "ctx" $ "role" "fetcher" "port" 50052). */}}
+{{- define "spiderduck.containerCommon" -}}
+{{- $ctx := .ctx -}}
+image: {{ include "spiderduck.image" $ctx }}
+imagePullPolicy: {{ $ctx.Values.image.pullPolicy }}
+args:
+  - {{ .role }}
+  - --config
+  - /etc/spiderduck/config.yaml
+securityContext:
+  {{- toYaml $ctx.Values.securityContext | nindent 2 }}
+volumeMounts:
+  {{- include "spiderduck.volumeMounts" $ctx | nindent 2 }}
+{{- with $ctx.Values.extraEnvFrom }}
+envFrom:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* Environment shared by every role. */}}
+{{- define "spiderduck.env" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+- name: SPIDERDUCK_DATA_DIR
+  value: {{ .Values.dataDir | quote }}
+- name: HOME
+  value: /tmp
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* Ports and gRPC probes of a role: (dict "ctx" $ "port" 50052). */}}
+{{- define "spiderduck.portsAndProbes" -}}
+{{- $p := .ctx.Values.probes -}}
+ports:
+  - name: grpc
+    containerPort: {{ .port }}
+    protocol: TCP
+  {{- if .ctx.Values.serviceMonitor.enabled }}
+  - name: metrics
+    containerPort: {{ .ctx.Values.serviceMonitor.port }}
+    protocol: TCP
+  {{- end }}
+livenessProbe:
+  grpc:
+    port: {{ .port }}
+  initialDelaySeconds: {{ $p.liveness.initialDelaySeconds }}
+  periodSeconds: {{ $p.liveness.periodSeconds }}
+  timeoutSeconds: {{ $p.liveness.timeoutSeconds }}
+  failureThreshold: {{ $p.liveness.failureThreshold }}
+readinessProbe:
+  grpc:
+    port: {{ .port }}
+  initialDelaySeconds: {{ $p.readiness.initialDelaySeconds }}
+  periodSeconds: {{ $p.readiness.periodSeconds }}
+  timeoutSeconds: {{ $p.readiness.timeoutSeconds }}
+  failureThreshold: {{ $p.readiness.failureThreshold }}
+{{- end }}
+
+{{/* Scheduling constraints of a role: the role's values. */}}
+{{- define "spiderduck.scheduling" -}}
+{{- with .nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* NetworkPolicyPeers from {cidrs, namespaceSelector, podSelector}; empty when none is set. */}}
+{{- define "spiderduck.peers" -}}
+{{- range .cidrs }}
+- ipBlock:
+    cidr: {{ . }}
+{{- end }}
+{{- if or .namespaceSelector .podSelector }}
+{{- $peer := dict }}
+{{- with .namespaceSelector }}{{ $_ := set $peer "namespaceSelector" . }}{{ end }}
+{{- with .podSelector }}{{ $_ := set $peer "podSelector" . }}{{ end }}
+{{- toYaml (list $peer) | nindent 0 }}
+{{- end }}
+{{- end }}
+
+{{/* Egress rule to the cluster DNS. */}}
+{{- define "spiderduck.dnsEgress" -}}
+- to:
+    {{- include "spiderduck.peers" .Values.networkPolicy.dns | nindent 4 }}
+  ports:
+    - protocol: UDP
+      port: 53
+    - protocol: TCP
+      port: 53
+{{- end }}
+
+{{/* Egress rule to NATS; fails when no destination is set (that would open the port to all). */}}
+{{- define "spiderduck.natsEgress" -}}
+{{- $peers := include "spiderduck.peers" .Values.networkPolicy.nats }}
+{{- if not (trim $peers) }}
+{{- fail "networkPolicy.nats: set cidrs or namespaceSelector/podSelector to where NATS runs" }}
+{{- end }}
+- to:
+    {{- $peers | nindent 4 }}
+  ports:
+    - protocol: TCP
+      port: {{ .Values.networkPolicy.nats.port }}
+{{- end }}
+
+{{/* Ingress rule letting Prometheus scrape the metrics port. */}}
+{{- define "spiderduck.metricsIngress" -}}
+{{- if .Values.serviceMonitor.enabled }}
+- from:
+    - namespaceSelector:
+        {{- toYaml .Values.serviceMonitor.prometheusNamespaceSelector | nindent 8 }}
+  ports:
+    - protocol: TCP
+      port: {{ .Values.serviceMonitor.port }}
+{{- end }}
+{{- end }}
+
+{{/* A PodDisruptionBudget spec body from a role's pdb values. */}}
+{{- define "spiderduck.pdbSpec" -}}
+{{- if and (not (kindIs "invalid" .minAvailable)) (ne (toString .minAvailable) "") (not (kindIs "invalid" .maxUnavailable)) (ne (toString .maxUnavailable) "") }}
+{{- fail "pdb: set minAvailable or maxUnavailable, not both" }}
+{{- end }}
+{{- if and (not (kindIs "invalid" .minAvailable)) (ne (toString .minAvailable) "") }}
+minAvailable: {{ .minAvailable }}
+{{- else }}
+maxUnavailable: {{ default 1 .maxUnavailable }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,124 @@
+"""What of the Cassandra store can be checked without a cluster: its URL and its schema.
+
+The store's behaviour is checked by the conformance suite (test_metadata_store.py), which runs
+against a real cluster when SPIDERDUCK_TEST_CASSANDRA names one.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from common.errors import ConfigError, StoreError
+from common.stores import cassandra_schema
+from common.stores.cassandra_metadata import CassandraOptions, build_cluster
+from common.stores.open import open_metadata_store
+
+
+def test_url_names_hosts_port_and_keyspace():
+    o = CassandraOptions.from_url("cassandra://h1,h2:9043/spiderduck")
+    assert o.hosts == ("h1", "h2") and o.port == 9043 and o.keyspace == "spiderduck"
+    assert o.consistency == "LOCAL_QUORUM" and o.serial_consistency == "LOCAL_SERIAL"
+    assert o.dc == "" and o.replication == 1 and o.retries == 2
+
+
+def test_url_default_port_and_per_host_ports():
+    assert CassandraOptions.from_url("cassandra://10.0.0.5/ks").port == 9042
+    o = CassandraOptions.from_url("cassandra://a:9100,b:9100,[::1]:9100/ks")
+    assert o.hosts == ("a", "b", "::1") and o.port == 9100
+
+
+def test_url_options_and_credentials():
+    o = CassandraOptions.from_url(
+        "cassandra://app:s%40cret@h1/ks?consistency=quorum&serial_consistency=SERIAL&dc=dc1"
+        "&replication=3&request_timeout=2.5&retries=0&concurrency=64")
+    assert (o.username, o.password) == ("app", "s@cret")
+    assert o.consistency == "QUORUM" and o.serial_consistency == "SERIAL"
+    assert o.dc == "dc1" and o.replication == 3 and o.request_timeout == 2.5
+    assert o.retries == 0 and o.concurrency == 64
+    assert "s@cret" not in repr(o)
+
+
+@pytest.mark.parametrize("url, reason", [
+    ("cassandra://h1,h2:9042/", "name a keyspace"),
+    ("cassandra://h1/bad-name", "keyspace"),
+    ("cassandra://h1/ks?consistency=MOSTLY", "consistency"),
+    ("cassandra://h1/ks?colour=red", "unknown cassandra option"),
+    ("cassandra://h1/ks?replication=0", "out of range"),
+    ("cassandra://h1/ks?retries=many", "not a valid value"),
+    ("cassandra://h1:9042,h2:9043/ks", "one port"),
+    ("cassandra://h1:port/ks", "bad port"),
+    ("cassandra://,h2/ks", "empty host"),
+])
+def test_bad_urls_say_why(url, reason):
+    with pytest.raises(ConfigError, match=reason):
+        CassandraOptions.from_url(url)
+
+
+def test_the_cluster_is_token_aware_over_the_local_dc():
+    from cassandra import ConsistencyLevel
+    from cassandra.cluster import EXEC_PROFILE_DEFAULT
+    from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+    cluster = build_cluster(CassandraOptions.from_url(
+        "cassandra://127.0.0.1:9142/ks?dc=dc1&consistency=LOCAL_ONE"))
+    profile = cluster.profile_manager.profiles[EXEC_PROFILE_DEFAULT]
+    assert isinstance(profile.load_balancing_policy, TokenAwarePolicy)
+    assert isinstance(profile.load_balancing_policy._child_policy, DCAwareRoundRobinPolicy)
+    assert profile.load_balancing_policy._child_policy.local_dc == "dc1"
+    assert profile.consistency_level == ConsistencyLevel.LOCAL_ONE
+    assert cluster.port == 9142
+
+
+async def test_an_unreachable_cluster_is_a_retryable_store_error():
+    with pytest.raises(StoreError) as caught:        # nothing listens on port 9 (discard)
+        await open_metadata_store("cassandra://127.0.0.1:9/ks?connect_timeout=2")
+    assert caught.value.retryable
+
+
+async def test_unsupported_schemes_are_refused():
+    with pytest.raises(ConfigError, match="cassandra://"):
+        await open_metadata_store("mongodb://h/db")
+
+
+_CREATE = re.compile(r"^CREATE TABLE IF NOT EXISTS \{keyspace\}\.(\w+) \((.+)\)$", re.S)
+
+
+def test_migrations_are_ordered_and_each_statement_is_idempotent_cql():
+    versions = [v for v, _ in cassandra_schema.MIGRATIONS]
+    assert versions == sorted(set(versions)) and versions[0] == 1
+    assert cassandra_schema.LATEST == versions[-1]
+    for _, statements in cassandra_schema.MIGRATIONS:
+        assert statements
+        for statement in statements:
+            assert "IF NOT EXISTS" in statement
+            match = _CREATE.match(statement)
+            assert match, statement
+            body = match.group(2)
+            assert body.count("(") == body.count(")") and "PRIMARY KEY" in body
+            assert ";" not in statement and "'" not in statement
+
+
+def test_version_one_has_the_tables_the_store_uses():
+    tables = {}
+    for statement in cassandra_schema.statements(1, "ks"):
+        name, body = re.match(r"CREATE TABLE IF NOT EXISTS ks\.(\w+) \((.+)\)", statement).groups()
+        tables[name] = " ".join(body.split())
+    assert tables == {
+        "schema_version": "id int PRIMARY KEY, version int, applied_at timestamp",
+        "records": "key text PRIMARY KEY, record text, first_seen timestamp, fetched_at timestamp",
+        "resolutions": "url text PRIMARY KEY, key text",
+        "crawl_status": "key text PRIMARY KEY, status text, fetched_at timestamp",
+        "shares": 'key text PRIMARY KEY, "count" counter',
+    }
+
+
+def test_keyspace_replication():
+    simple = cassandra_schema.keyspace_statement("ks")
+    assert simple == ("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "
+                      "{'class': 'SimpleStrategy', 'replication_factor': 1}")
+    nts = cassandra_schema.keyspace_statement("ks", replication=3, dc="dc1")
+    assert nts.endswith("{'class': 'NetworkTopologyStrategy', 'dc1': 3}")
+    with pytest.raises(ConfigError):
+        cassandra_schema.keyspace_statement("ks; DROP KEYSPACE x")
+    with pytest.raises(ConfigError):
+        cassandra_schema.keyspace_statement("ks", dc="x'y")

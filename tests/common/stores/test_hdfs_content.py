@@ -1,0 +1,87 @@
+"""The HDFS content store without a cluster: its URL and its errors.
+
+The store's behaviour runs in the conformance suite (test_content_store.py) when
+SPIDERDUCK_TEST_HDFS names a cluster. Here nothing pretends to be HDFS: the error tests
+talk to a closed local port, as a store would when its namenode is down.
+"""
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from common.errors import ConfigError, StoreError
+from common.stores.hdfs_content import HdfsContentStore, HdfsLocation
+from common.stores.open import open_content_store
+from common.stores.content import FetchedContent
+from common.stores.warc_rolling import RollPolicy
+
+
+def fetched(n: int) -> FetchedContent:
+    return FetchedContent(url=f"http://a.test/{n}", http_status=200, headers=(),
+                          body=b"<p>hi</p>", fetched_at=1_700_000_000.0 + n)
+
+
+def test_an_hdfs_url_names_namenode_port_folder_and_user():
+    loc = HdfsLocation.parse("hdfs://namenode:9870/spiderduck/content?user=crawler")
+    assert loc.namenodes == (("namenode", 9870),)
+    assert loc.root == "/spiderduck/content"
+    assert loc.user == "crawler"
+    assert loc.webhdfs_url == "http://namenode:9870"
+    assert loc.roll == RollPolicy()                      # 256 MiB / 1 h
+
+
+def test_the_port_defaults_to_webhdfs_and_options_set_rolling():
+    loc = HdfsLocation.parse("hdfs://nn/data/warc/?user=u&roll_bytes=1048576&roll_seconds=600&timeout=5")
+    assert loc.namenodes == (("nn", 9870),)
+    assert loc.root == "/data/warc"
+    assert loc.roll == RollPolicy(1 << 20, 600.0)
+    assert loc.timeout == 5.0
+
+
+def test_several_namenodes_for_high_availability():
+    loc = HdfsLocation.parse("hdfs://nn1:9870,nn2:50070/c?user=u")
+    assert loc.namenodes == (("nn1", 9870), ("nn2", 50070))
+    assert loc.webhdfs_url == "http://nn1:9870;http://nn2:50070"
+
+
+@pytest.mark.parametrize("url", [
+    "hdfs://nn:9870/c",                       # no user
+    "hdfs://nn:9870/?user=u",                 # no folder
+    "hdfs://nn:9870/a/../../b?user=u",        # leaves its folder
+    "hdfs://nn:port/c?user=u",
+    "hdfs://nn:9870/c?user=u&roll_bytes=lots",
+    "hdfs://nn:9870/c?user=u&roll_seconds=0",
+    "hdfs://nn:9870/c?user=u&replication=2",  # unknown option: say so, don't ignore it
+    "file:///c",
+])
+def test_bad_hdfs_urls_are_config_errors(url):
+    with pytest.raises(ConfigError):
+        HdfsLocation.parse(url)
+
+
+async def test_open_content_store_opens_hdfs_without_touching_the_cluster():
+    store = await open_content_store("hdfs://namenode.invalid:9870/spiderduck/content?user=u")
+    assert isinstance(store, HdfsContentStore)
+    assert "namenode.invalid:9870/spiderduck/content" in repr(store)
+    await store.close()
+
+
+@pytest.fixture
+def closed_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_an_unreachable_namenode_is_a_retryable_store_error(closed_port):
+    store = HdfsContentStore.from_url(f"hdfs://127.0.0.1:{closed_port}/c?user=u&timeout=2")
+    async with store:
+        for _ in range(2):                      # the writer thread survives a failure
+            with pytest.raises(StoreError) as err:
+                await store.append(fetched(0))
+            assert err.value.retryable
+            assert isinstance(err.value.__cause__, Exception)
+        with pytest.raises(StoreError) as err:
+            await store.read("2023/11/14/x.warc.gz@0+10")
+        assert err.value.retryable
