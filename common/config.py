@@ -96,6 +96,7 @@ class Settings:
     robots_cache: str = ""            # memcached://host:11211 ; empty = in-process only
     recrawl_after: float = 7 * 86_400.0  # seconds a record stays fresh (accepts 7d, 12h, 30m, 45s)
     log_level: str = "INFO"
+    metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
     fetcher: FetcherSettings = field(default_factory=FetcherSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)

@@ -16,7 +16,7 @@ import os
 import socket
 import time
 
-from common import urls
+from common import metrics, urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status, is_redirect
@@ -64,6 +64,7 @@ class Fetcher:
                                             store=robots_store, codec=VerdictCodec())
         self.robots_store = robots_store
         self.ownership = AllShards()       # replaced by a LeaseKeeper in the fetcher role
+        self._metrics = metrics.recorder("fetcher")
         self._clock = clock
 
     def check_owner(self, domain: str) -> None:
@@ -124,6 +125,10 @@ class Fetcher:
         self.check_owner(slot.domain)
         result = await self.http.get(url, on_sent=slot.mark_sent)
         slot.observe(result)
+        self._metrics.count("requests", status=result.status.name,
+                            http=f"{result.http_status // 100}xx" if result.http_status else "none")
+        self._metrics.observe("origin_seconds", result.origin_seconds)
+        self._metrics.observe("queued_seconds", queued)
         return dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
                                    fetcher_id=self.id)
 

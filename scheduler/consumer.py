@@ -24,12 +24,25 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STREAM
 from common.config import SchedulerSettings
+from common import metrics
 from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
 from scheduler.task import Submission
 
 log = logging.getLogger("spiderduck.scheduler")
 
 Handler = Callable[[Submission], Awaitable[Any]]
+
+
+class Stats(dict):
+    """Message outcomes, kept here (stats["acked"]) and counted as spiderduck_scheduler_messages_total."""
+
+    def __init__(self, recorder):
+        super().__init__(acked=0, nacked=0, dead_lettered=0, deferred=0)
+        self._recorder = recorder
+
+    def add(self, outcome: str) -> None:
+        self[outcome] += 1
+        self._recorder.count("messages", outcome=outcome)
 
 
 class Consumer:
@@ -42,7 +55,7 @@ class Consumer:
         self._holding: set[asyncio.Task] = set()   # tasks that count in _active
         self._stopping = asyncio.Event()
         self._room = asyncio.Condition()
-        self.stats = {"acked": 0, "nacked": 0, "dead_lettered": 0, "deferred": 0}
+        self.stats = Stats(metrics.recorder("scheduler"))
 
     async def subscribe(self):
         s = self._settings
@@ -96,7 +109,7 @@ class Consumer:
                 except DomainBusy as exc:
                     # Park it without holding a slot: others use the slot meanwhile, and
                     # waiting on a busy domain uses up none of the message's deliveries.
-                    self.stats["deferred"] += 1
+                    self.stats.add("deferred")
                     log.debug("parking a message: %s", exc)
                     await self._leave()
                     await asyncio.sleep(self._settings.busy_retry * (0.5 + random.random()))
@@ -146,11 +159,11 @@ class Consumer:
             else:
                 log.warning("message (delivery %d) failed, redelivering in %gs: %s",
                             delivery, self._settings.retry_delay, exc)
-                self.stats["nacked"] += 1
+                self.stats.add("nacked")
                 await msg.nak(delay=self._settings.retry_delay)
         else:
             await msg.ack()
-            self.stats["acked"] += 1
+            self.stats.add("acked")
 
     async def _heartbeat(self, msg) -> None:
         period = max(self._settings.ack_wait / 3, 0.5)
@@ -172,4 +185,4 @@ class Consumer:
         log.warning("dead-lettering message (delivery %d): %s", delivery, reason)
         await self._js.publish(DEAD_SUBJECT, json.dumps(entry).encode("utf-8"))
         await msg.term()
-        self.stats["dead_lettered"] += 1
+        self.stats.add("dead_lettered")

@@ -104,6 +104,8 @@ async def _watch(settings: Settings, count: int | None, timeout: float | None) -
             done.set()
 
     sub = await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_message)
+    await nc.flush()                  # the server knows the subscription: nothing is missed now
+    print(f"watching {bus.PROCESSED_SUBJECT}", file=sys.stderr, flush=True)
     try:
         await asyncio.wait_for(done.wait(), timeout)
     except asyncio.TimeoutError:

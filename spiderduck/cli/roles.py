@@ -8,7 +8,7 @@ import functools
 import os
 import signal
 
-from common import bus, logs
+from common import bus, logs, metrics
 from common.config import Settings
 from common.nats_server import EmbeddedNats, free_port, port_open
 from fetcher.main import run_fetcher
@@ -28,6 +28,7 @@ async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop.set)
+    metrics.serve(settings.metrics_listen)
     tasks = [asyncio.create_task(role(settings, stop)) for role in roles]
     try:
         done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)

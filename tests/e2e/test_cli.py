@@ -51,6 +51,8 @@ async def test_up_submit_get_watch(config_file, localweb, tmp_path):
         watch = await asyncio.create_subprocess_exec(
             *CLI, "watch", "--count", "1", "--timeout", "60", "--config", config_file,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        first = await asyncio.wait_for(watch.stderr.readline(), 60)   # subscribed from here on
+        assert b"watching spiderduck.events.processed" in first, first
         record = None
         for _ in range(600):                      # until the service answers (bounded: ~60 s)
             code, out, err = await run_cli("submit", page, "--config", config_file)

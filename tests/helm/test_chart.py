@@ -121,6 +121,11 @@ def test_servicemonitor_only_when_enabled():
     assert sorted(s["metadata"]["labels"]["app.kubernetes.io/component"] for s in selected) == \
         ["fetcher", "metadata-api", "scheduler"]
     assert all(any(p["name"] == "metrics" for p in s["spec"]["ports"]) for s in selected)
+    # ...and every role's process serves /metrics on that port (config metrics_listen).
+    for workload in (d for d in docs if d["kind"] in ("StatefulSet", "Deployment")):
+        env = {e["name"]: e.get("value") for c in workload["spec"]["template"]["spec"]["containers"]
+               for e in c.get("env", [])}
+        assert env.get("SPIDERDUCK_METRICS_LISTEN") == "0.0.0.0:9090", workload["metadata"]["name"]
 
 
 def test_pdbs_select_their_workloads(default_docs):

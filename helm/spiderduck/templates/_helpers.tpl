@@ -163,6 +163,10 @@ envFrom:
   value: {{ .Values.dataDir | quote }}
 - name: HOME
   value: /tmp
+{{- if .Values.serviceMonitor.enabled }}
+- name: SPIDERDUCK_METRICS_LISTEN
+  value: {{ printf "0.0.0.0:%v" .Values.serviceMonitor.port | quote }}
+{{- end }}
 {{- with .Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
