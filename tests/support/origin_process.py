@@ -8,7 +8,6 @@ Any host and path answers 200 with a small HTML page after DELAY_SECONDS.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 import time
 
