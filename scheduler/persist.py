@@ -1,8 +1,14 @@
-"""Stage 5: persist what the inner stages produced, and count the sighting.
+"""Stage 5, persist, in two places of the chain.
 
-Crawled and rejected outcomes are stored: one WARC record per fetch in the
-content store, then the record and one resolution row per URL of the chain in
-the metadata store. Every outcome (fresh and joined ones too) counts one share.
+CrawlRecorder sits inside the crawl decider's single-flight window: it stores what a
+crawl produced (one WARC record per fetch in the content store, then the record and
+one resolution row per URL of the chain in the metadata store) before the decider
+lets the next sighting of the URL look at the store, so a URL is never crawled twice
+because its record was not written yet.
+
+Persister sits outside the decider: it stores the decider's own answers for URLs that
+were never fetched (REJECTED) and counts every sighting, fresh and joined ones too,
+as one share.
 """
 from __future__ import annotations
 
@@ -14,22 +20,36 @@ from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 
-class Persister:
+async def _store(metadata: MetadataStore, outcome: Outcome, content_ref: str = "") -> Outcome:
+    record = dataclasses.replace(outcome.record, content_ref=content_ref)
+    aliases = {outcome.task.url, *record.chain} - {""}
+    stored = await metadata.put(outcome.key, record, aliases)
+    return dataclasses.replace(outcome, record=stored)
+
+
+class CrawlRecorder:
     def __init__(self, metadata: MetadataStore, content: ContentStore):
         self._metadata = metadata
         self._content = content
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome: Outcome = await next(task)
-        record = outcome.record
-        if outcome.resolution in (Resolution.CRAWLED, Resolution.REJECTED):
-            refs = [await self._content.append(FetchedContent(
-                        url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
-                        fetched_at=f.fetched_at, remote_address=f.remote_address))
-                    for f in outcome.fetches if f.http_status]
-            final_logged = outcome.fetches and outcome.fetches[-1].http_status
-            record = dataclasses.replace(record, content_ref=refs[-1] if final_logged else "")
-            aliases = {outcome.task.url, *record.chain} - {""}
-            record = await self._metadata.put(outcome.key, record, aliases)
+        refs = [await self._content.append(FetchedContent(
+                    url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
+                    fetched_at=f.fetched_at, remote_address=f.remote_address))
+                for f in outcome.fetches if f.http_status]
+        final_logged = bool(outcome.fetches) and bool(outcome.fetches[-1].http_status)
+        return await _store(self._metadata, outcome, refs[-1] if final_logged else "")
+
+
+class Persister:
+    def __init__(self, metadata: MetadataStore):
+        self._metadata = metadata
+
+    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+        outcome: Outcome = await next(task)
+        if outcome.resolution is Resolution.REJECTED:
+            outcome = await _store(self._metadata, outcome)
         shares = await self._metadata.add_share(outcome.key)
-        return dataclasses.replace(outcome, record=dataclasses.replace(record, share_count=shares))
+        return dataclasses.replace(
+            outcome, record=dataclasses.replace(outcome.record, share_count=shares))

@@ -1,11 +1,13 @@
 """The scheduler's pipeline, in its one fixed order.
 
-    Decoder -> Notifier -> Persister -> CrawlDecider -> RedirectFollower -> PostProcessor
+    Decoder -> Notifier -> Persister -> CrawlDecider -> CrawlRecorder -> RedirectFollower
+            -> PostProcessor
 
 Outer stages wrap inner ones: the notifier publishes after the outcome is
 persisted, so an event always describes stored state; the decider may answer
 (FRESH, JOINED, REJECTED) without fetching, and that answer is still counted,
-stored where new, and announced.
+stored where new, and announced. A crawl is recorded inside the decider's
+single-flight window, so the next sighting of the URL finds its record.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from common.stores.metadata import MetadataStore
 from scheduler.decide import CrawlDecider
 from scheduler.decode import Decoder
 from scheduler.notify import Notifier, Publish
-from scheduler.persist import Persister
+from scheduler.persist import CrawlRecorder, Persister
 from scheduler.process import PostProcessor
 from scheduler.redirects import FetchHop, RedirectFollower
 from scheduler.stage import Pipeline, compose
@@ -28,9 +30,10 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
     return compose(
         Decoder(),
         Notifier(publish),
-        Persister(metadata, content),
+        Persister(metadata),
         CrawlDecider(metadata, recrawl_after=settings.recrawl_after,
                      recrawl_failed_after=settings.scheduler.recrawl_failed_after, clock=clock),
+        CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=settings.fetcher.max_redirects),
         PostProcessor(parser=settings.scheduler.parser, clock=clock),
     )

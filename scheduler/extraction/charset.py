@@ -4,7 +4,9 @@
     2. the charset parameter of the HTTP Content-Type header
     3. a prescan of the first 1024 bytes for <meta charset> or
        <meta http-equiv=Content-Type content="...; charset=...">
-    4. UTF-8 when the bytes are valid UTF-8, else windows-1252
+    4. UTF-8 when the bytes are valid UTF-8, else windows-1252; judged on the first
+       DETECT_BYTES when they hold non-ASCII text (valid multi-byte UTF-8 there is proof
+       enough), else on the whole body
 
 One deviation from the standard: a <meta> naming a legacy encoding is overruled
 when the bytes are valid, non-ASCII UTF-8 (see `sniff`). The header and the BOM
@@ -84,6 +86,7 @@ CODECS: dict[str, str] = {name: codec for name, (codec, _) in _ENCODINGS.items()
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16be"), (codecs.BOM_UTF16_LE, "utf-16le"))
 _PRESCAN_BYTES = 1024
+DETECT_BYTES = 64 * 1024
 _COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.S)
 _META = re.compile(rb"<meta[\s/]([^>]*)", re.I)
 _ATTR = re.compile(rb"""([^\s/=>]+)\s*(?:=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
@@ -133,11 +136,20 @@ def prescan(body: bytes) -> str | None:
 
 
 def _is_utf8(body: bytes) -> bool:
+    head = body[:DETECT_BYTES]
+    if len(body) > DETECT_BYTES and not head.isascii():
+        # Non-ASCII text that is valid UTF-8 is practically never a legacy encoding, and text
+        # that is not valid UTF-8 here is not UTF-8: no need to decode the rest of a big page.
+        return _valid_utf8(head)
+    return _valid_utf8(body)
+
+
+def _valid_utf8(data: bytes) -> bool:
     try:
-        body.decode("utf-8")
+        data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        # A body cut at the size cap may end inside a character.
-        return exc.reason == "unexpected end of data" and exc.start >= len(body) - 3
+        # A body cut at the size cap (or a prefix) may end inside a character.
+        return exc.reason == "unexpected end of data" and exc.start >= len(data) - 3
     return True
 
 

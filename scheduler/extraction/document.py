@@ -1,30 +1,22 @@
 """An HTML5 page reduced to the read-only facts the extraction rules use.
 
-One parse per page. Each parser adapter walks its tree once and feeds the
-elements of interest, in document order, to the same `_Builder`, so that both
-parsers give the same `Document`:
-
-    selectolax (lexbor)   the default, fast
-    html5lib              the reference parser, slow
+`parsers` walks a parsed tree once and feeds the elements of interest, in document
+order, to a `Builder`, which makes the `Document`; `wanted` decides which elements
+matter, for every parser alike, so that all parsers give the same `Document`.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
-
-from selectolax.lexbor import LexborHTMLParser
-
-PARSERS = ("selectolax", "html5lib")
+from typing import Callable, Iterable
 
 _WS = re.compile(r"\s+")
 _JSONLD_TYPE = "application/ld+json"
 # Elements whose tag alone makes them interesting. <time> and [itemprop] are filtered on attributes.
 _TAGS = frozenset({"html", "title", "base", "meta", "link", "script", "h1", "p", "time", "img", "video"})
-# A superset of what `_wanted` accepts; `_wanted` decides, for both parsers alike.
-_SELECTOR = ("html, title, base, meta, link, script[type], h1, time[datetime], img[src], video[poster], "
-             "[itemprop*=author i], "
-             "[itemprop*=date i], a[rel~=author i], a[class*=author i]")
+# Links whose only purpose is loading resources; no rule reads them, and pages have dozens.
+HINT_RELS = frozenset({"stylesheet", "preload", "preconnect", "dns-prefetch", "modulepreload",
+                        "prefetch", "prerender"})
 _MAX_HINTS = 8   # at most this many <time>, <img>, itemprop and author-link values are kept
 
 
@@ -53,12 +45,13 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "_index")
+                 "_index", "_bylines")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
                  times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
-                 author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str):
+                 author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str,
+                 bylines: Callable[[], tuple[str, ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -78,6 +71,14 @@ class Document:
         for m in metas:
             index.setdefault(m.key, []).append(m.content)
         self._index = index
+        self._bylines: Callable[[], tuple[str, ...]] | tuple[str, ...] = bylines
+
+    def byline_links(self) -> tuple[str, ...]:
+        """Texts of the first few links inside an element whose class mentions "author", in
+        document order. Found on first use only: matching them costs as much as the rest."""
+        if callable(self._bylines):
+            self._bylines = self._bylines()
+        return self._bylines
 
     def meta(self, key: str) -> str:
         """Content of the first non-empty meta with this property / name / itemprop."""
@@ -93,15 +94,15 @@ class Document:
         return key in self._index
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Document) and all(
-            getattr(self, s) == getattr(other, s) for s in self.__slots__)
+        return isinstance(other, Document) and self.byline_links() == other.byline_links() and all(
+            getattr(self, s) == getattr(other, s) for s in self.__slots__ if s != "_bylines")
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
                 f"jsonld={len(self.jsonld)})")
 
 
-class _Builder:
+class Builder:
     """Collects facts from a stream of (tag, attributes, text-getter) in document order."""
 
     def __init__(self) -> None:
@@ -157,6 +158,8 @@ class _Builder:
         elif tag == "h1":
             if not self.h1:
                 self.h1 = fold(text())
+                if self.h1:
+                    self.satisfied.add(tag)
         elif tag == "p":
             if not self.paragraph:
                 self.paragraph = fold(text())
@@ -174,7 +177,7 @@ class _Builder:
         elif tag == "video":
             if not self.video_poster:
                 self.video_poster = attrs.get("poster", "").strip()
-        elif tag == "a" and _is_author_link(attrs):
+        elif tag == "a" and is_author_link(attrs):
             if len(self.author_links) < _MAX_HINTS:
                 value = fold(text())
                 if value:
@@ -197,106 +200,38 @@ class _Builder:
             if value:
                 self.item_dates.append(Meta(prop, value))
 
-    def build(self) -> Document:
+    def build(self, bylines: Callable[[], tuple[str, ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
-                        tuple(self.author_links), tuple(self.images), self.video_poster)
+                        tuple(self.author_links), tuple(self.images), self.video_poster, bylines)
 
 
-def _is_author_link(attrs: dict[str, str]) -> bool:
+def is_author_link(attrs: dict[str, str]) -> bool:
     return "author" in attrs.get("rel", "").lower().split() or "author" in attrs.get("class", "").lower()
 
 
-def _wanted(tag: str, attrs: dict[str, str]) -> bool:
+def wanted(tag: str, attrs: dict[str, str]) -> bool:
     if tag in _TAGS:
+        if tag == "link":
+            rel = attrs.get("rel", "").lower().split()
+            return bool(rel) and not HINT_RELS.issuperset(rel)
+        if tag == "script":
+            return attrs.get("type", "").strip().lower() == _JSONLD_TYPE
         return True
-    if tag == "a" and _is_author_link(attrs):
+    if tag == "a" and is_author_link(attrs):
         return True
     prop = attrs.get("itemprop", "").lower()
     return "author" in prop or "date" in prop
 
 
-def _from_selectolax(markup: str | bytes) -> Document:
-    builder = _Builder()
-    tree = LexborHTMLParser(markup)
-    satisfied = builder.satisfied
-
-    seen: set[int] = set()   # a node matching two selectors of the group is returned twice
-
-    def feed(nodes) -> None:
-        for node in nodes:
-            tag = node.tag
-            if tag in satisfied or node.mem_id in seen:
-                continue
-            seen.add(node.mem_id)
-            attrs = {k: v or "" for k, v in node.attributes.items()}
-            if _wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
-                builder.feed(tag, attrs, node.text)
-
-    # The builder keeps state per tag, so each tag's elements must come in document order,
-    # but different tags need not be interleaved: paragraphs are asked for separately, as
-    # usually the first one is all that is needed.
-    feed(tree.css(_SELECTOR))
-    first = tree.css_first("p")
-    if first is not None:
-        feed((first,))
-        if "p" not in satisfied:
-            feed(tree.css("p")[1:])
-    return builder.build()
-
-
-def _in_svg(node) -> bool:
-    parent = node.parent
-    while parent is not None:
-        if parent.tag in ("svg", "math"):
-            return True
-        parent = parent.parent
-    return False
-
-
-def _from_html5lib(markup: str | bytes) -> Document:
-    import html5lib  # slow to import; only the reference parser needs it
-
-    if isinstance(markup, bytes):
-        markup = markup.decode("utf-8", "replace")
-    builder = _Builder()
-    root = html5lib.parse(markup, treebuilder="etree", namespaceHTMLElements=False)
-    satisfied = builder.satisfied
-    for el in root.iter():
-        tag = el.tag
-        if not isinstance(tag, str) or tag.startswith("{") or tag in satisfied:
-            continue  # comments, SVG / MathML elements, and tags already done with
-        attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
-        if _wanted(tag, attrs):
-            builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
-    return builder.build()
-
-
-def _etree_text(el) -> Iterator[str]:
-    """The text of an element and its descendants, without comments (like DOM textContent)."""
-    if isinstance(el.tag, str) and el.text:
-        yield el.text
-    for child in el:
-        if isinstance(child.tag, str):
-            yield from _etree_text(child)
-        if child.tail:
-            yield child.tail
-
-
-_ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
-    "selectolax": _from_selectolax,
-    "html5lib": _from_html5lib,
-}
-
-
-def parse(markup: str | bytes, parser: str = "selectolax") -> Document:
-    """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
-
-    `parser` is one of PARSERS.
-    """
-    try:
-        adapter = _ADAPTERS[parser]
-    except KeyError:
-        raise ValueError(f"unknown HTML parser {parser!r}; expected one of {', '.join(PARSERS)}") from None
-    return adapter(markup)
+def texts(texts: Iterable[str]) -> tuple[str, ...]:
+    """The first few non-empty texts, folded."""
+    found: list[str] = []
+    for text in texts:
+        text = fold(text)
+        if text:
+            found.append(text)
+            if len(found) == _MAX_HINTS:
+                break
+    return tuple(found)

@@ -13,12 +13,22 @@ from typing import Any
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
 from scheduler.extraction import charset, jsonld, rules, values
-from scheduler.extraction.document import parse
+from scheduler.extraction.parsers import parse
+
+
+# Bytes of a page that are decoded, sniffed and parsed; the rest is ignored, so a huge page costs
+# no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
+# about itself is at its top, and no real page needs more.
+MAX_HTML_BYTES = 2 * 1024 * 1024
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,
                  parser: str = "selectolax") -> PageMetadata:
-    """The metadata of one fetched HTML page. `url` is the page's (final) URL."""
+    """The metadata of one fetched HTML page. `url` is the page's (final) URL.
+
+    Only the first MAX_HTML_BYTES of `body` are read.
+    """
+    body = body[:MAX_HTML_BYTES]
     encoding = charset.sniff(body, content_type)
     # UTF-8 bytes go to the parser as they are: decoding them here only to re-encode is wasted work.
     markup = charset.strip_bom(body, encoding) if encoding == "utf-8" else charset.decode_as(body, encoding)

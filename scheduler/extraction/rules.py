@@ -91,10 +91,11 @@ def author(s: Sources) -> str:
         name = _author_name(value)
         if name:
             return name
-    for value in s.doc.author_links:   # a link's text is a name only if it has two words or more
-        name = _author_name(value)
-        if " " in name:
-            return name
+    for links in (s.doc.author_links, s.doc.byline_links()):
+        for value in links:   # a link's text is a name only if it has two words or more
+            name = _author_name(value)
+            if " " in name:
+                return name
     return _author_name(_meta(s, "twitter:creator"))
 
 
@@ -177,7 +178,7 @@ def published_time(s: Sources) -> str:
     order = (_modified_dates, _published_dates) if PREFER_MODIFIED else (_published_dates, _modified_dates)
     for dates in order:
         for value in dates(s):
-            date = values.rfc3339(value)
+            date = values.rfc3339(value) if value else ""
             if date:
                 return date
     return ""
@@ -186,12 +187,17 @@ def published_time(s: Sources) -> str:
 # --- URLs -------------------------------------------------------------------------------------
 
 def canonical_url(s: Sources) -> str:
+    """og:url first, as for every shared field: it is the URL the page asks to be shared as,
+    while <link rel=canonical> is often left pointing at a syndication source or an old scheme."""
+    url = values.absolute_url(s.doc.meta("og:url"), s.base)
+    if url:
+        return url
     for link in s.doc.links:
         if "canonical" in link.rel:
             url = values.absolute_url(link.href, s.base)
             if url:
                 return url
-    return values.absolute_url(s.doc.meta("og:url"), s.base)
+    return ""
 
 
 def favicon(s: Sources) -> str:
@@ -255,7 +261,7 @@ def _og_media(s: Sources, prefix: str) -> list[_Media]:
     groups: list[dict[str, str]] = []
     starts = (prefix, prefix + ":url")
     sub = prefix + ":"
-    for m in s.doc.metas:
+    for m in [m for m in s.doc.metas if m.key.startswith(prefix)]:   # usually none for og:video
         key = m.key
         if key in starts:
             if not groups or "url" in groups[-1]:

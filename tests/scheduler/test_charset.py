@@ -101,3 +101,16 @@ def test_never_raises_on_garbage():
     for body in (b"", b"\xff\xfe\x00", bytes(range(256)), b"<meta charset=", b"<meta content='charset="):
         text, name = charset.decode(body, "text/html; charset=")
         assert isinstance(text, str) and name
+
+
+def test_detection_reads_a_bounded_prefix_when_it_holds_non_ascii_text():
+    padding = b" " * charset.DETECT_BYTES
+    # Non-ASCII UTF-8 in the prefix decides, whatever lies beyond it; so does invalid UTF-8.
+    assert charset.sniff("<p>café".encode("utf-8") + padding + b"\xe9") == "utf-8"
+    assert charset.sniff("<p>café".encode("cp1252") + padding + "é".encode("utf-8")) == "windows-1252"
+    # A prefix cut inside a character is still UTF-8.
+    cut = b"x" * (charset.DETECT_BYTES - 1) + "é".encode("utf-8") + padding
+    assert charset.sniff(cut) == "utf-8"
+    # An ASCII prefix proves nothing: the whole body is read.
+    assert charset.sniff(padding + "café</p>".encode("cp1252")) == "windows-1252"
+    assert charset.sniff(padding + "café".encode("utf-8")) == "utf-8"

@@ -3,7 +3,7 @@ import pytest
 
 from common.record import Image, PageMetadata, Video
 from scheduler.extraction import extract_page
-from scheduler.extraction.document import parse
+from scheduler.extraction.parsers import parse
 from scheduler.extraction.values import rfc3339
 
 URL = "https://example.test/news/story.html"
@@ -148,10 +148,13 @@ def test_rfc3339(value, expected):
 # --- URLs ------------------------------------------------------------------------------------
 
 def test_canonical_url_precedence_and_resolution(parser):
+    # og:url first, like every field a page shows when shared; then <link rel=canonical>.
     head = '<meta property="og:url" content="https://example.test/og"><link rel="canonical" href="/canon?x=1">'
-    assert page(head, parser=parser).canonical_url == "https://example.test/canon?x=1"
-    assert page('<meta property="og:url" content="https://example.test/og">',
-                parser=parser).canonical_url == "https://example.test/og"
+    assert page(head, parser=parser).canonical_url == "https://example.test/og"
+    assert page('<link rel="canonical" href="/canon?x=1">',
+                parser=parser).canonical_url == "https://example.test/canon?x=1"
+    assert page('<meta property="og:url" content="javascript:x"><link rel="canonical" href="/c">',
+                parser=parser).canonical_url == "https://example.test/c"
     assert page("", parser=parser).canonical_url == ""
 
 

@@ -202,7 +202,7 @@ def test_the_pipeline_prints_its_chain(tmp_path):
         return None
     pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing)
     assert repr(pipeline) == ("Decoder -> Notifier -> Persister -> CrawlDecider -> "
-                              "RedirectFollower -> PostProcessor")
+                              "CrawlRecorder -> RedirectFollower -> PostProcessor")
 
 
 async def test_unexpected_exceptions_become_retryable_stage_failures():
@@ -212,3 +212,44 @@ async def test_unexpected_exceptions_become_retryable_stage_failures():
     with pytest.raises(StageFailed, match="Broken: KeyError") as info:
         await compose(Broken())("x")
     assert info.value.retryable
+
+
+async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store, tmp_path):
+    from common.stores.open import open_content_store
+    from scheduler.persist import CrawlRecorder, Persister
+    real_content = await open_content_store(f"file://{tmp_path}/content")
+
+    class SlowContent:           # logging the crawl takes a while, as it may on HDFS
+        async def append(self, item):
+            await asyncio.sleep(0.1)
+            return await real_content.append(item)
+    content = SlowContent()
+    gate = asyncio.Event()
+    seen_when_joined = []
+
+    class Probe:                 # right outside the decider: what a joined sighting finds stored
+        async def __call__(self, task, next):
+            outcome = await next(task)
+            if outcome.resolution is Resolution.JOINED:
+                seen_when_joined.append(await store.get(outcome.task.url))
+            return outcome
+
+    class Crawl:
+        async def __call__(self, task, next):
+            await gate.wait()
+            return dataclasses.replace(crawled(task), fetches=(
+                FetchResult(task.url, Status.OK, 200, body=b"<title>T</title>"),))
+
+    chain = compose(Persister(store), Probe(),
+                    CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock()),
+                    CrawlRecorder(store, content), Crawl())
+    first = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
+    joiner = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
+    await asyncio.sleep(0)
+    gate.set()
+    assert (await joiner).resolution is Resolution.JOINED
+    assert seen_when_joined and seen_when_joined[0] is not None    # stored before the join ended
+    await first
+    later = await chain(CrawlTask("http://viral.test/", 0.0))
+    assert later.resolution is Resolution.FRESH and later.record.share_count == 3
+    await real_content.close()

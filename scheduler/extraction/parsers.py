@@ -1,0 +1,131 @@
+"""HTML5 parsers, each adapted to feed a `Builder` (see document.py). One parse per page:
+
+    selectolax (lexbor)   the default, fast
+    html5lib              the reference parser, slow
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from selectolax.lexbor import LexborHTMLParser
+
+from scheduler.extraction.document import HINT_RELS, Builder, Document, texts, wanted
+
+PARSERS = ("selectolax", "html5lib")
+
+# A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it
+# is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.
+_SELECTOR = ("html, title, base, meta, "
+             + "link[href]" + "".join(f":not([rel=\"{r}\" i])" for r in sorted(HINT_RELS)) + ", "
+             "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], "
+             "[itemprop*=author i], "
+             "[itemprop*=date i], a[rel~=author i], a[class*=author i]")
+# Links inside a byline block (`<div class="author-info"><a>Name</a>`). Costly to match (a
+# descendant selector), and only needed when nothing better names the author: found on demand.
+_BYLINE_SELECTOR = "[class*=author i] a"
+
+
+def _from_selectolax(markup: str | bytes) -> Document:
+    builder = Builder()
+    tree = LexborHTMLParser(markup)
+    satisfied = builder.satisfied
+
+    seen: set[int] = set()   # a node matching two selectors of the group is returned twice
+
+    def feed(nodes) -> None:
+        add, builder_feed = seen.add, builder.feed
+        for node in nodes:
+            node_id = node.mem_id
+            if node_id in seen:
+                continue
+            add(node_id)
+            tag = node.tag
+            if tag in satisfied and "itemprop" not in node.attrs:
+                continue   # a tag already done with, unless it carries microdata
+            attrs = node.attributes
+            if None in attrs.values():     # a bare attribute (`<script async>`)
+                attrs = {k: v or "" for k, v in attrs.items()}
+            if wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
+                builder_feed(tag, attrs, node.text)
+
+    # The builder keeps state per tag, so each tag's elements must come in document order,
+    # but different tags need not be interleaved: paragraphs are asked for separately, as
+    # usually the first one is all that is needed.
+    feed(tree.css(_SELECTOR))
+    first = tree.css_first("p")
+    if first is not None:
+        feed((first,))
+        if "p" not in satisfied:
+            feed(tree.css("p")[1:])
+    return builder.build(lambda: texts(node.text() for node in tree.css(_BYLINE_SELECTOR)))
+
+
+def _in_svg(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in ("svg", "math"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _from_html5lib(markup: str | bytes) -> Document:
+    import html5lib  # slow to import; only the reference parser needs it
+
+    if isinstance(markup, bytes):
+        markup = markup.decode("utf-8", "replace")
+    builder = Builder()
+    root = html5lib.parse(markup, treebuilder="etree", namespaceHTMLElements=False)
+    satisfied = builder.satisfied
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str) or tag.startswith("{"):
+            continue  # comments, SVG / MathML elements
+        if tag in satisfied and "itemprop" not in el.attrib:
+            continue  # a tag already done with, unless it carries microdata
+        attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
+        if wanted(tag, attrs):
+            builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
+    return builder.build(lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
+                                        if in_byline and el.tag == "a"))
+
+
+def _walk(root) -> Iterator[tuple[object, bool]]:
+    """Elements in document order, each with whether an ancestor's class mentions "author"
+    (iterative: hostile pages nest deeper than Python's recursion limit)."""
+    stack = [(root, False)]
+    while stack:
+        el, in_byline = stack.pop()
+        yield el, in_byline
+        if not in_byline and isinstance(el.tag, str):
+            in_byline = "author" in str(el.attrib.get("class", "")).lower()
+        stack.extend((child, in_byline) for child in reversed(el))
+
+
+def _etree_text(el) -> Iterator[str]:
+    """The text of an element and its descendants, without comments (like DOM textContent)."""
+    if isinstance(el.tag, str) and el.text:
+        yield el.text
+    for child in el:
+        if isinstance(child.tag, str):
+            yield from _etree_text(child)
+        if child.tail:
+            yield child.tail
+
+
+_ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
+    "selectolax": _from_selectolax,
+    "html5lib": _from_html5lib,
+}
+
+
+def parse(markup: str | bytes, parser: str = "selectolax") -> Document:
+    """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
+
+    `parser` is one of PARSERS.
+    """
+    try:
+        adapter = _ADAPTERS[parser]
+    except KeyError:
+        raise ValueError(f"unknown HTML parser {parser!r}; expected one of {', '.join(PARSERS)}") from None
+    return adapter(markup)
