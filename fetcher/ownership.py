@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from nats.js.errors import KeyWrongLastSequenceError, NoKeysError
+from nats.js.errors import KeyWrongLastSequenceError
 
 from common.shards import SHARD_KEY, member_key, shard_number, shard_of
 
@@ -146,7 +146,7 @@ class LeaseKeeper:
 
     async def tick(self) -> None:
         await self._kv.put(member_key(self.member_id), self._value)
-        members, others = await self._survey()
+        members, others = self._survey()
         fair = math.ceil(self._shards / max(1, members))
         if len(self._leases) < fair:          # takeovers first: a dead member's domains wait
             await self._acquire(fair - len(self._leases), others)
@@ -154,16 +154,10 @@ class LeaseKeeper:
         if len(self._leases) > fair:
             await self._release(sorted(self._leases)[fair:])
 
-    async def _survey(self) -> tuple[int, dict[int, int | None]]:
-        """Live members, and the shards held by others: shard -> its stale revision, or None."""
-        if self._watcher is None:                 # tick() called without run(): ask the server
-            try:
-                keys = await self._kv.keys()
-            except NoKeysError:
-                keys = []
-            members = sum(1 for k in keys if k.startswith("member."))
-            return members, {n: None for n in map(shard_number, keys)
-                             if n is not None and n not in self._leases}
+    def _survey(self) -> tuple[int, dict[int, int | None]]:
+        """Live members, and the shards held by others: shard -> its stale revision, or None.
+
+        Read from what the watch has seen (run() starts it before the first tick)."""
         members = 1 + sum(1 for k in list(self._seen) if k.startswith("member.")
                           and k != member_key(self.member_id) and not self._stale(k))
         others: dict[int, int | None] = {}

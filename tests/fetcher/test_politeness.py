@@ -6,18 +6,7 @@ import asyncio
 import pytest
 
 from fetcher.politeness import Politeness, QueueFull
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        await asyncio.sleep(0)
+from support.clock import FakeClock
 
 
 def polite(clock, **kw) -> Politeness:

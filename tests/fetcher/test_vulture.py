@@ -11,18 +11,7 @@ from fetcher.domain_health import HealthPolicy
 from fetcher.fetcher import Fetcher
 from fetcher.politeness import Politeness
 from fetcher.vulture import Vulture
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.now += seconds
-        await asyncio.sleep(0)
+from support.clock import FakeClock
 
 
 def polite(clock) -> Politeness:
@@ -31,7 +20,7 @@ def polite(clock) -> Politeness:
 
 
 async def test_a_sweep_evicts_idle_queues_and_host_entries_and_logs_them(caplog):
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     p = polite(clock)
     for domain in ("old.test", "paused.test", "halted.test", "busy.test", "kept.test"):
         await p.slot(domain).turn()
@@ -64,7 +53,7 @@ async def test_a_sweep_evicts_idle_queues_and_host_entries_and_logs_them(caplog)
 
 
 async def test_the_task_sweeps_every_interval():
-    clock = FakeClock()
+    clock = FakeClock(1000.0)
     p = polite(clock)
     await p.slot("a.test").turn()
     async with Vulture(p, interval=60, idle_after=300, sleep=clock.sleep) as vulture:
