@@ -84,7 +84,23 @@ class SchedulerSettings:
     hop_timeout: float = 120.0        # seconds one hop may take, queueing and re-routing included
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
+
+
+@dataclass(frozen=True)
+class ProcessSettings:
+    """The Post Processor: how a fetched page becomes the record."""
     parser: str = "selectolax"        # HTML parser: selectolax (lexbor) or html5lib (the reference)
+    prefer_dates: str = "modified"    # published_time when a page states both: modified | published
+    related_fetches: bool = True      # fetch the page's image (first bytes) and oEmbed, via the fetchers
+    image_probe_bytes: int = 65_536   # bytes of the representative image read for its size and type
+    oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
+    related_timeout: float = 15.0     # seconds all related fetches of one page may take together
+
+    def __post_init__(self) -> None:
+        if self.parser not in ("selectolax", "html5lib"):
+            raise ConfigError(f"process.parser: {self.parser!r} is not one of selectolax, html5lib")
+        if self.prefer_dates not in ("modified", "published"):
+            raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of modified, published")
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,7 @@ class Settings:
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
     fetcher: FetcherSettings = field(default_factory=FetcherSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    process: ProcessSettings = field(default_factory=ProcessSettings)
 
     @property
     def metadata_store_url(self) -> str:
@@ -121,7 +138,7 @@ _DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_t
                   "pause_for", "vulture_interval", "domain_idle_after",
                   "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
                   "recrawl_failed_after", "events_max_age", "lease_ttl", "lease_margin",
-                  "busy_retry"}
+                  "busy_retry", "related_timeout"}
 
 
 def parse_duration(value: Any) -> float:

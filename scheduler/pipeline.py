@@ -35,5 +35,6 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                      recrawl_failed_after=settings.scheduler.recrawl_failed_after, clock=clock),
         CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=settings.fetcher.max_redirects),
-        PostProcessor(parser=settings.scheduler.parser, clock=clock),
+        PostProcessor(parser=settings.process.parser, prefer_dates=settings.process.prefer_dates,
+                      clock=clock),
     )

@@ -27,8 +27,9 @@ def media_type(result: FetchResult) -> str:
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str = "selectolax", clock=time.time):
+    def __init__(self, *, parser: str = "selectolax", prefer_dates: str = "modified", clock=time.time):
         self._parser = parser
+        self._prefer_dates = prefer_dates
         self._clock = clock
 
     async def __call__(self, task: CrawlTask, next: Next | None = None) -> Outcome:
@@ -56,5 +57,6 @@ class PostProcessor:
                 return {"status": Status.TOO_LARGE, "error": "body larger than fetcher.max_body_bytes"}
             return {"status": Status.UNSUPPORTED_CONTENT,
                     "error": f"content type {record.content_type or 'unknown'} is not HTML"}
-        page = extract_page(final.body, final.url, final.header("content-type"), parser=self._parser)
+        page = extract_page(final.body, final.url, final.header("content-type"),
+                            self._parser, self._prefer_dates)
         return {"status": Status.OK, **with_page(record, page)}

@@ -45,13 +45,14 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "_index", "_bylines")
+                 "_index", "_bylines", "_dated")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
                  times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
                  author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str,
-                 bylines: Callable[[], tuple[str, ...]] = tuple):
+                 bylines: Callable[[], tuple[str, ...]] = tuple,
+                 dated: Callable[[], tuple[str, ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -72,6 +73,7 @@ class Document:
             index.setdefault(m.key, []).append(m.content)
         self._index = index
         self._bylines: Callable[[], tuple[str, ...]] | tuple[str, ...] = bylines
+        self._dated: Callable[[], tuple[str, ...]] | tuple[str, ...] = dated
 
     def byline_links(self) -> tuple[str, ...]:
         """Texts of the first few links inside an element whose class mentions "author", in
@@ -79,6 +81,14 @@ class Document:
         if callable(self._bylines):
             self._bylines = self._bylines()
         return self._bylines
+
+    def dated_texts(self) -> tuple[str, ...]:
+        """Short texts of the first few elements that show a date: <time> without a datetime
+        attribute, and elements whose class mentions "date" or "time" (`<p class="date">Aug 14,
+        2020</p>`). Found on first use only, like `byline_links`."""
+        if callable(self._dated):
+            self._dated = self._dated()
+        return self._dated
 
     def meta(self, key: str) -> str:
         """Content of the first non-empty meta with this property / name / itemprop."""
@@ -94,8 +104,10 @@ class Document:
         return key in self._index
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Document) and self.byline_links() == other.byline_links() and all(
-            getattr(self, s) == getattr(other, s) for s in self.__slots__ if s != "_bylines")
+        return (isinstance(other, Document) and self.byline_links() == other.byline_links()
+                and self.dated_texts() == other.dated_texts()
+                and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
+                        if s not in ("_bylines", "_dated")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -200,11 +212,12 @@ class Builder:
             if value:
                 self.item_dates.append(Meta(prop, value))
 
-    def build(self, bylines: Callable[[], tuple[str, ...]] = tuple) -> Document:
+    def build(self, bylines: Callable[[], tuple[str, ...]] = tuple,
+              dated: Callable[[], tuple[str, ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
-                        tuple(self.author_links), tuple(self.images), self.video_poster, bylines)
+                        tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -225,12 +238,23 @@ def wanted(tag: str, attrs: dict[str, str]) -> bool:
     return "author" in prop or "date" in prop
 
 
-def texts(texts: Iterable[str]) -> tuple[str, ...]:
-    """The first few non-empty texts, folded."""
+DATED_TEXT_MAX = 80   # characters; a longer text is a paragraph that happens to hold a date
+
+
+def shows_date(tag: str, attrs: dict[str, str]) -> bool:
+    """Whether an element is one that shows a date as text (see `Document.dated_texts`)."""
+    if tag == "time":
+        return "datetime" not in attrs
+    cls = attrs.get("class", "").lower()
+    return "date" in cls or "time" in cls
+
+
+def texts(texts: Iterable[str], max_length: int = 0) -> tuple[str, ...]:
+    """The first few non-empty texts, folded (and at most `max_length` long, when given)."""
     found: list[str] = []
     for text in texts:
         text = fold(text)
-        if text:
+        if text and not (max_length and len(text) > max_length):
             found.append(text)
             if len(found) == _MAX_HINTS:
                 break

@@ -23,10 +23,11 @@ MAX_HTML_BYTES = 2 * 1024 * 1024
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,
-                 parser: str = "selectolax") -> PageMetadata:
+                 parser: str = "selectolax", prefer_dates: str = "modified") -> PageMetadata:
     """The metadata of one fetched HTML page. `url` is the page's (final) URL.
 
-    Only the first MAX_HTML_BYTES of `body` are read.
+    Only the first MAX_HTML_BYTES of `body` are read. `parser` and `prefer_dates` are the
+    settings `process.parser` and `process.prefer_dates`.
     """
     body = body[:MAX_HTML_BYTES]
     encoding = charset.sniff(body, content_type)
@@ -41,7 +42,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         description=rules.description(s),
         site_name=rules.site_name(s),
         author=rules.author(s),
-        published_time=rules.published_time(s),
+        published_time=rules.published_time(s, prefer_dates),
         lang=rules.lang(s),
         canonical_url=rules.canonical_url(s),
         image=rules.image(s),
@@ -58,12 +59,13 @@ def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
 
 
-def extract_cases(cases_json_path: str | Path, parser: str = "selectolax") -> dict[str, dict[str, Any]]:
+def extract_cases(cases_json_path: str | Path, parser: str = "selectolax",
+                  prefer_dates: str = "modified") -> dict[str, dict[str, Any]]:
     """{case name: the page's record as JSON} for every case of a corpus cases file."""
     folder = Path(cases_json_path).parent
     out: dict[str, dict[str, Any]] = {}
     for case in load_cases(cases_json_path):
         body = (folder / case["html"]).read_bytes()
-        page = extract_page(body, case["url"], case.get("content_type"), parser=parser)
+        page = extract_page(body, case["url"], case.get("content_type"), parser, prefer_dates)
         out[case["name"]] = page_to_dict(case["url"], page)
     return out

@@ -9,7 +9,8 @@ from typing import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser
 
-from scheduler.extraction.document import HINT_RELS, Builder, Document, texts, wanted
+from scheduler.extraction.document import (DATED_TEXT_MAX, HINT_RELS, Builder, Document, shows_date,
+                                           texts, wanted)
 
 PARSERS = ("selectolax", "html5lib")
 
@@ -23,6 +24,8 @@ _SELECTOR = ("html, title, base, meta, "
 # Links inside a byline block (`<div class="author-info"><a>Name</a>`). Costly to match (a
 # descendant selector), and only needed when nothing better names the author: found on demand.
 _BYLINE_SELECTOR = "[class*=author i] a"
+# Elements showing a date as text (see `shows_date`); the last resort for a date, found on demand.
+_DATED_SELECTOR = "time:not([datetime]), [class*=date i], [class*=time i]"
 
 
 def _from_selectolax(markup: str | bytes) -> Document:
@@ -57,7 +60,9 @@ def _from_selectolax(markup: str | bytes) -> Document:
         feed((first,))
         if "p" not in satisfied:
             feed(tree.css("p")[1:])
-    return builder.build(lambda: texts(node.text() for node in tree.css(_BYLINE_SELECTOR)))
+    return builder.build(lambda: texts(node.text() for node in tree.css(_BYLINE_SELECTOR)),
+                         lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
+                                       DATED_TEXT_MAX))
 
 
 def _in_svg(node) -> bool:
@@ -86,8 +91,13 @@ def _from_html5lib(markup: str | bytes) -> Document:
         attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
         if wanted(tag, attrs):
             builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
-    return builder.build(lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
-                                        if in_byline and el.tag == "a"))
+    return builder.build(
+        lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
+                      if in_byline and el.tag == "a"),
+        lambda: texts(("".join(_etree_text(el)) for el, _ in _walk(root)
+                       if isinstance(el.tag, str) and not el.tag.startswith("{")
+                       and shows_date(el.tag, {k: str(v) for k, v in el.attrib.items()})),
+                      DATED_TEXT_MAX))
 
 
 def _walk(root) -> Iterator[tuple[object, bool]]:

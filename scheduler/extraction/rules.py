@@ -86,7 +86,8 @@ _AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author",
 
 
 def author(s: Sources) -> str:
-    for value in (_ld_names(s, "author"), _ld_names(s, "creator"),
+    # A product's JSON-LD names no author; its brand is who made it.
+    for value in (_ld_names(s, "author"), _ld_names(s, "creator"), _ld_names(s, "brand"),
                   *(_meta(s, key) for key in _AUTHOR_META), *s.doc.item_authors):
         name = _author_name(value)
         if name:
@@ -136,10 +137,10 @@ def type_(s: Sources) -> str:
 
 # --- dates ------------------------------------------------------------------------------------
 
-# The corpus's reference extractor (metascraper) reports the *last modified* date where a page
-# gives one; our field is the publication time, so published sources come first. Flip this to
-# report the newest date instead.
-PREFER_MODIFIED = False
+# Which date a page's `published_time` reports when it states both (config `process.prefer_dates`):
+# "modified", the newest stated date, like the corpus's reference extractor (metascraper) and the
+# previews that show when an article was last updated; or "published", its first publication.
+DATE_PREFERENCES = ("modified", "published")
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
                    "published_time", "datepublished", "dc.date.issued", "dcterms.issued",
@@ -173,14 +174,19 @@ def _modified_dates(s: Sources) -> Iterator[Any]:
             yield m.content
 
 
-def published_time(s: Sources) -> str:
-    """When the page was published (else last modified), RFC 3339 in UTC."""
-    order = (_modified_dates, _published_dates) if PREFER_MODIFIED else (_published_dates, _modified_dates)
+def published_time(s: Sources, prefer: str = "modified") -> str:
+    """The page's date, RFC 3339 in UTC: its last modification or its publication, whichever
+    `prefer` names, else the other; else a date shown as text (`<p class="date">`)."""
+    order = (_published_dates, _modified_dates) if prefer == "published" else (_modified_dates, _published_dates)
     for dates in order:
         for value in dates(s):
             date = values.rfc3339(value) if value else ""
             if date:
                 return date
+    for value in s.doc.dated_texts():
+        date = values.rfc3339(value, text=True)
+        if date:
+            return date
     return ""
 
 

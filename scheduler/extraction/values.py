@@ -63,14 +63,20 @@ _ZONES = {"z": 0, "ut": 0, "utc": 0, "gmt": 0, "est": -5, "edt": -4, "cst": -6, 
           "mdt": -6, "pst": -8, "pdt": -7, "bst": 1, "cet": 1, "cest": 2, "eet": 2, "eest": 3,
           "ist": 5.5, "jst": 9, "aest": 10, "aedt": 11}
 _MIN_YEAR, _MAX_YEAR = 1970, 2100
+TEXT_DATE_HOUR = 12
 
 
-def rfc3339(value: Any) -> str:
+def rfc3339(value: Any, text: bool = False) -> str:
     """A date or time as RFC 3339 in UTC (`2016-05-24T18:00:03Z`); '' when it is not one.
 
-    A value without an offset is taken as UTC; a date without a time as midnight UTC.
+    A value without an offset is taken as UTC. A machine-readable date without a time
+    (ISO 8601 `2017-06-29`) is midnight UTC, as ECMAScript and XML Schema read it. A date
+    written for people without a time (`June 29, 2017`) has no such convention and is taken
+    as noon UTC (`TEXT_DATE_HOUR`): the instant that falls on that calendar day in every time
+    zone from UTC-12 to UTC+11, so a preview shows the day the page states wherever it is read.
+    `text=True` is for prose (`Aug 14, 2020 · 54 min`): it must name a day, not only a year.
     """
-    dt = _parse_date(value)
+    dt = _parse_date(value, text)
     if dt is None or not _MIN_YEAR <= dt.year <= _MAX_YEAR:
         return ""
     if dt.tzinfo is None:
@@ -80,7 +86,7 @@ def rfc3339(value: Any) -> str:
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + millis + "Z"
 
 
-def _parse_date(value: Any) -> datetime | None:
+def _parse_date(value: Any, text: bool = False) -> datetime | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -93,6 +99,9 @@ def _parse_date(value: Any) -> datetime | None:
     try:
         if m := _ISO.match(value):
             return _from_iso(m)
+        if text:
+            m = _TEXT_DATE.search(value)
+            return _from_text(m) if m else None
         if _YEAR.match(value):
             return datetime(int(value), 1, 1)
         if _EPOCH.match(value):
@@ -134,6 +143,8 @@ def _from_text(m: re.Match[str]) -> datetime | None:
     if month is None:
         return None
     day, year = int(m["d1"] or m["d2"]), int(m["y1"] or m["y2"])
+    if m["h"] is None:
+        return datetime(year, month, day, TEXT_DATE_HOUR, tzinfo=timezone.utc)
     hour, minute, second = int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0)
     if m["ap"]:
         hour = hour % 12 + (12 if m["ap"][0].lower() == "p" else 0)

@@ -11,10 +11,10 @@ from common.config import Settings
 
 def cmd_extract(settings: Settings, args) -> int:
     from scheduler.extraction import extract_cases, extract_page
-    parser = settings.scheduler.parser
+    parser, prefer_dates = settings.process.parser, settings.process.prefer_dates
     if args.cases:
         try:
-            result = extract_cases(args.cases, parser=parser)
+            result = extract_cases(args.cases, parser, prefer_dates)
         except OSError as exc:
             raise SpiderDuckError(f"cannot read {args.cases}: {exc.strerror or exc}") from exc
         print(json.dumps(result, ensure_ascii=False, indent=1))
@@ -26,7 +26,7 @@ def cmd_extract(settings: Settings, args) -> int:
             body = fh.read()
     except OSError as exc:
         raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
-    page = extract_page(body, args.url, args.content_type, parser=parser)
+    page = extract_page(body, args.url, args.content_type, parser, prefer_dates)
     print(json.dumps(page_to_dict(args.url, page), ensure_ascii=False))
     return 0
 

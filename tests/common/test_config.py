@@ -39,7 +39,17 @@ def test_durations(text, seconds):
     ({"fetcher.nope": 1}, "unknown config key: fetcher.nope"),
     ({"fetcher.default_rate": "fast"}, "fetcher.default_rate"),
     ({"recrawl_after": "soon"}, "not a duration"),
+    ({"process.parser": "lxml"}, "process.parser: 'lxml' is not one of selectolax, html5lib"),
+    ({"process.prefer_dates": "newest"}, "process.prefer_dates"),
 ])
 def test_bad_values_name_the_key(overrides, message):
     with pytest.raises(ConfigError, match=message):
         config.load(env={}, overrides=overrides)
+
+
+def test_process_settings_select_parser_and_dates():
+    settings = config.load(env={"SPIDERDUCK_PROCESS__PARSER": "html5lib"},
+                           overrides={"process.prefer_dates": "published", "process.related_timeout": "30s"})
+    assert settings.process.parser == "html5lib"
+    assert settings.process.prefer_dates == "published"
+    assert settings.process.related_timeout == 30.0

@@ -95,6 +95,13 @@ def test_author_precedence(parser):
     assert page('<meta name="twitter:creator" content="@handle">', parser=parser).author == "handle"
 
 
+def test_a_products_brand_is_its_author(parser):
+    product = ld('{"@type": "Product", "name": "Model S", "brand": {"@type": "Brand", "name": "Tesla"}}')
+    assert page(product, parser=parser).author == "Tesla"
+    assert page(ld('{"@type": "Product", "brand": {"name": "Tesla"}, "author": {"name": "Jane Doe"}}'),
+                parser=parser).author == "Jane Doe"
+
+
 def test_several_json_ld_authors_make_a_byline(parser):
     head = ld('{"@type": "NewsArticle", "author": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}')
     assert page(head, parser=parser).author == "A, B and C"
@@ -119,14 +126,48 @@ def test_type_and_charset(parser):
 def test_published_time_precedence(parser):
     both = ('<meta property="article:published_time" content="2020-01-02T03:04:05+01:00">'
             '<meta property="article:modified_time" content="2021-01-01T00:00:00Z">')
-    assert page(both, parser=parser).published_time == "2020-01-02T02:04:05Z"
-    assert page(both + ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2019-05-06T00:00:00Z"
+    # By default the newest stated date: the last modification (process.prefer_dates: modified).
+    assert page(both, parser=parser).published_time == "2021-01-01T00:00:00Z"
+    assert page(both + ld('{"dateModified": "2022-05-06T07:08:09Z"}'),
+                parser=parser).published_time == "2022-05-06T07:08:09Z"
+    assert page(both + ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2021-01-01T00:00:00Z"
+    assert page(ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2019-05-06T00:00:00Z"
     assert page('<meta name="dcterms.created" content="2018-02-03T10:00:00">',
                 parser=parser).published_time == "2018-02-03T10:00:00Z"
     assert page("", '<time datetime="2017-07-08T09:10:11-04:00">July 8</time>',
                 parser=parser).published_time == "2017-07-08T13:10:11Z"
     assert page('<meta property="article:modified_time" content="2021-01-01T00:00:00Z">',
                 parser=parser).published_time == "2021-01-01T00:00:00Z"
+
+
+def test_prefer_published_reports_the_first_publication(parser):
+    both = ('<meta property="article:published_time" content="2020-01-02T03:04:05+01:00">'
+            '<meta property="article:modified_time" content="2021-01-01T00:00:00Z">')
+    html = f"<html><head>{both}</head></html>".encode()
+    assert extract_page(html, URL, parser=parser, prefer_dates="published").published_time == "2020-01-02T02:04:05Z"
+    only_modified = b'<meta property="article:modified_time" content="2021-01-01T00:00:00Z">'
+    assert extract_page(only_modified, URL, parser=parser, prefer_dates="published").published_time \
+        == "2021-01-01T00:00:00Z"
+
+
+def test_date_shown_only_as_text_is_the_last_resort(parser):
+    # <p class="date">, <span class="post-timestamp">, <time> without datetime: a written date
+    # without a time is noon UTC, so it is the same calendar day in (almost) every zone.
+    assert page("", '<p class="date mb-1">Aug 14, 2020</p>', parser=parser).published_time == "2020-08-14T12:00:00Z"
+    assert page("", '<div class="time"><h2> July 05, 2017 </h2></div>',
+                parser=parser).published_time == "2017-07-05T12:00:00Z"
+    assert page("", '<span class="post-timestamp">2016-04-08T20:30:39+00:00</span>',
+                parser=parser).published_time == "2016-04-08T20:30:39Z"
+    assert page("", '<time class="x"><strong>October 11, 2017</strong> \u2022 Episode 32</time>',
+                parser=parser).published_time == "2017-10-11T12:00:00Z"
+    # Structured dates win over text; text that is not a date, or only a year, or a whole
+    # paragraph that happens to hold a date, gives nothing.
+    assert page('<meta name="date" content="2019-01-01T10:00:00Z">', '<p class="date">Aug 14, 2020</p>',
+                parser=parser).published_time == "2019-01-01T10:00:00Z"
+    assert page("", '<span class="date">2017</span><div class="timeline">soon</div>',
+                parser=parser).published_time == ""
+    long_text = "We wrote this on Aug 14, 2020 and have been updating it ever since, as news comes in."
+    assert page("", f'<div class="update">{long_text}</div>', parser=parser).published_time == ""
 
 
 @pytest.mark.parametrize("value, expected", [
@@ -136,7 +177,7 @@ def test_published_time_precedence(parser):
     ("2016-05-24", "2016-05-24T00:00:00Z"),
     ("Tue, 24 May 2016 18:00:03 GMT", "2016-05-24T18:00:03Z"),
     ("Thu, May 13 2021 14:01:31 EDT", "2021-05-13T18:01:31Z"),
-    ("May 24, 2016", "2016-05-24T00:00:00Z"),
+    ("May 24, 2016", "2016-05-24T12:00:00Z"),                 # written for people, no time: noon UTC
     (1464112803, "2016-05-24T18:00:03Z"),
     ("not a date", ""),
     ("", ""),
