@@ -94,7 +94,8 @@ class ProcessSettings:
     related_fetches: bool = True      # fetch the page's image (first bytes) and oEmbed, via the fetchers
     image_probe_bytes: int = 65_536   # bytes of the representative image read for its size and type
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
-    related_timeout: float = 15.0     # seconds all related fetches of one page may take together
+    related_timeout: float = 5.0      # seconds all related fetches of one page may take together
+    related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
 
     def __post_init__(self) -> None:
         if self.parser not in ("selectolax", "html5lib"):

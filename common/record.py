@@ -49,6 +49,7 @@ class PageMetadata:
     video: Video | None = None
     structured_data: dict[str, Any] | None = None
     charset: str = ""
+    oembed_url: str = ""              # not part of the record: the page's oEmbed, for related fetches
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,7 @@ class UrlRecord:
     fetched_at: float = 0.0           # epoch seconds
     content_ref: str = ""
     error: str = ""
+    content_length: int = 0           # body bytes of the final hop; 0 = unknown
 
     @property
     def ok(self) -> bool:
@@ -89,7 +91,7 @@ class UrlRecord:
         return urls + ((self.final_url,) if self.final_url else ())
 
 
-PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__ if f != "canonical_url")
+PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__ if f not in ("canonical_url", "oembed_url"))
 
 
 def with_page(record: UrlRecord, page: PageMetadata) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from spiderduck.v1 import metadata_pb2 as pb
 
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
-            "content_ref", "error")
+            "content_ref", "error", "content_length")
 
 
 def _ts_from_epoch(seconds: float) -> Timestamp:

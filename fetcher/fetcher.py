@@ -91,8 +91,11 @@ class Fetcher:
         if self.robots_store is not None:
             await self.robots_store.close()
 
-    async def fetch(self, url: str) -> FetchResult:
-        """One hop. Raises politeness.QueueFull when the domain's queue is full."""
+    async def fetch(self, url: str, *, max_body_bytes: int = 0) -> FetchResult:
+        """One hop. Raises politeness.QueueFull when the domain's queue is full.
+
+        `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never
+        raises it above fetcher.max_body_bytes."""
         try:
             url = urls.canonicalize(url)
         except urls.InvalidUrl as exc:
@@ -123,7 +126,9 @@ class Fetcher:
         except DomainHalted:
             return self._halted(url, slot)
         self.check_owner(slot.domain)
-        result = await self.http.get(url, on_sent=slot.mark_sent)
+        cap = self.settings.max_body_bytes
+        result = await self.http.get(url, on_sent=slot.mark_sent,
+                                     max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap)
         slot.observe(result)
         self._metrics.count("requests", status=result.status.name,
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")

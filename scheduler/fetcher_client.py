@@ -81,12 +81,15 @@ class FetcherClient:
             stub = self._stubs[address] = fetcher_pb2_grpc.FetcherServiceStub(channel)
         return stub
 
-    async def fetch(self, url: str) -> FetchResult:
+    async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0) -> FetchResult:
+        """One hop through the fetcher owning the URL's domain. `purpose` names it in the
+        fetcher's logs; `max_body_bytes` > 0 reads at most that much of the body."""
         domain = urls.registrable_domain(urls.host_of(url))
         async with self._per_domain.hold(domain):
-            return await self._fetch(url, domain)
+            return await self._fetch(url, domain, fetcher_pb2.FetchRequest(
+                url=url, purpose=purpose, max_body_bytes=max_body_bytes))
 
-    async def _fetch(self, url: str, domain: str) -> FetchResult:
+    async def _fetch(self, url: str, domain: str, request: fetcher_pb2.FetchRequest) -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + self._hop_timeout
         delay = self._backoff
@@ -98,9 +101,8 @@ class FetcherClient:
                 delay = min(delay * 2, self._max_backoff)
                 continue
             try:
-                response = await self._stub(address).Fetch(
-                    fetcher_pb2.FetchRequest(url=url, purpose="page", deadline_seconds=remaining),
-                    timeout=remaining)
+                request.deadline_seconds = remaining
+                response = await self._stub(address).Fetch(request, timeout=remaining)
                 return fetch_proto.from_proto(url, response)
             except grpc.aio.AioRpcError as exc:
                 code = exc.code()

@@ -1,13 +1,14 @@
 """The scheduler's pipeline, in its one fixed order.
 
     Decoder -> Notifier -> Persister -> CrawlDecider -> CrawlRecorder -> RedirectFollower
-            -> PostProcessor
+            -> RelatedFetcher -> PostProcessor
 
 Outer stages wrap inner ones: the notifier publishes after the outcome is
 persisted, so an event always describes stored state; the decider may answer
 (FRESH, JOINED, REJECTED) without fetching, and that answer is still counted,
 stored where new, and announced. A crawl is recorded inside the decider's
-single-flight window, so the next sighting of the URL finds its record.
+single-flight window, so the next sighting of the URL finds its record. The related
+fetches (a page's image and oEmbed) complete the record the Post Processor made.
 """
 from __future__ import annotations
 
@@ -22,11 +23,13 @@ from scheduler.notify import Notifier, Publish
 from scheduler.persist import CrawlRecorder, Persister
 from scheduler.process import PostProcessor
 from scheduler.redirects import FetchHop, RedirectFollower
+from scheduler.related import RelatedFetcher
 from scheduler.stage import Pipeline, compose
 
 
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
                    fetch_hop: FetchHop, publish: Publish, clock=time.time) -> Pipeline:
+    p = settings.process
     return compose(
         Decoder(),
         Notifier(publish),
@@ -35,6 +38,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                      recrawl_failed_after=settings.scheduler.recrawl_failed_after, clock=clock),
         CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=settings.fetcher.max_redirects),
-        PostProcessor(parser=settings.process.parser, prefer_dates=settings.process.prefer_dates,
-                      clock=clock),
+        RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=settings.fetcher.max_redirects,
+                       image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
+                       timeout=p.related_timeout, cache_size=p.related_cache_size),
+        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, clock=clock),
     )

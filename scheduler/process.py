@@ -1,13 +1,17 @@
-"""Stage 4, the Post Processor: the final hop's response becomes the record."""
+"""Stage 4, the Post Processor: the final hop's response becomes the record.
+
+An HTML page is extracted; a URL that is itself an image gets a record with the image's width,
+height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT).
+"""
 from __future__ import annotations
 
 import dataclasses
 import time
 
 from common.fetch import FetchResult
-from common.record import Redirect, UrlRecord, with_page
+from common.record import Image, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
-from scheduler.extraction import extract_page
+from scheduler.extraction import extract_page, images
 from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
@@ -22,6 +26,15 @@ def media_type(result: FetchResult) -> str:
         if head.startswith((b"<!doctype html", b"<html")) or b"<head" in head:
             return "text/html"
     return kind
+
+
+def content_length(result: FetchResult) -> int:
+    """The body's length: Content-Length when the origin sent one, else the bytes read when
+    they are the whole body; 0 when unknown."""
+    value = (result.header("content-length") or "").strip()
+    if value.isdigit():
+        return int(value)
+    return 0 if result.truncated else len(result.body)
 
 
 class PostProcessor:
@@ -40,8 +53,10 @@ class PostProcessor:
             redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
             content_type=media_type(final) if final.http_status else "",
             fetched_at=final.fetched_at or self._clock())
-        record = dataclasses.replace(record, **self._classify(task, final, record))
-        return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops)
+        fields = self._classify(task, final, record)
+        page = fields.pop("page", None)
+        record = dataclasses.replace(record, **fields)
+        return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
 
     def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
         if task.failure is not None:
@@ -53,10 +68,14 @@ class PostProcessor:
         if status is not Status.OK:
             return {"status": status, "error": f"HTTP {final.http_status}"}
         if record.content_type not in HTML_TYPES:
-            if final.truncated:
-                return {"status": Status.TOO_LARGE, "error": "body larger than fetcher.max_body_bytes"}
-            return {"status": Status.UNSUPPORTED_CONTENT,
+            length = content_length(final)
+            if record.content_type.startswith("image/"):     # SVG and unreadable headers: no size
+                info = images.probe(final.body) or images.ImageInfo(0, 0, "")
+                image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
+                return {"status": Status.OK, "image": image, "content_length": length}
+            return {"status": Status.UNSUPPORTED_CONTENT, "content_length": length,
                     "error": f"content type {record.content_type or 'unknown'} is not HTML"}
         page = extract_page(final.body, final.url, final.header("content-type"),
                             self._parser, self._prefer_dates)
-        return {"status": Status.OK, **with_page(record, page)}
+        return {"status": Status.OK, "content_length": content_length(final),
+                **with_page(record, page), "page": page}

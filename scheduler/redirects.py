@@ -15,7 +15,8 @@ from common.status import Status, is_redirect
 from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome
 
-FetchHop = Callable[[str], Awaitable[FetchResult]]
+# fetch(url, *, purpose="page", max_body_bytes=0) -> the hop's result (FetcherClient.fetch)
+FetchHop = Callable[..., Awaitable[FetchResult]]
 
 
 def next_hop(result: FetchResult) -> str | None:

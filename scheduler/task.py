@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from common.fetch import FetchResult
-from common.record import UrlRecord
+from common.record import PageMetadata, UrlRecord
 from common.status import Status
 
 
@@ -45,3 +45,4 @@ class Outcome:
     resolution: Resolution
     key: str                        # the store key of the record (canonical final URL)
     fetches: tuple[FetchResult, ...] = ()  # what this crawl fetched (for the content log)
+    page: PageMetadata | None = None       # what the page said of itself, when it was HTML

@@ -12,7 +12,7 @@ from typing import Any
 
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, rules, values
+from scheduler.extraction import charset, jsonld, oembed, rules, values
 from scheduler.extraction.parsers import parse
 
 
@@ -51,6 +51,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         video=rules.video(s),
         structured_data=rules.structured_data(s),
         charset=encoding,
+        oembed_url=oembed.discover(doc, base),
     )
 
 

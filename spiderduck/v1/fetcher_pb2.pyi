@@ -28,14 +28,16 @@ class Header(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("url", "purpose", "deadline_seconds")
+    __slots__ = ("url", "purpose", "deadline_seconds", "max_body_bytes")
     URL_FIELD_NUMBER: _ClassVar[int]
     PURPOSE_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    MAX_BODY_BYTES_FIELD_NUMBER: _ClassVar[int]
     url: str
     purpose: str
     deadline_seconds: float
-    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    max_body_bytes: int
+    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ..., max_body_bytes: _Optional[int] = ...) -> None: ...
 
 class FetchTiming(_message.Message):
     __slots__ = ("queued_seconds", "robots_seconds", "origin_seconds")

@@ -184,7 +184,7 @@ async def test_a_304_or_a_3xx_without_location_is_final():
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "application/pdf"),), b"%PDF"),
      Status.UNSUPPORTED_CONTENT),
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "video/mp4"),), b"x", truncated=True),
-     Status.TOO_LARGE),
+     Status.UNSUPPORTED_CONTENT),
     (FetchResult("http://a.test/", Status.OK, 200, (), b"<!doctype html><title>Sniffed</title>"),
      Status.OK),
 ])
@@ -202,7 +202,7 @@ def test_the_pipeline_prints_its_chain(tmp_path):
         return None
     pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing)
     assert repr(pipeline) == ("Decoder -> Notifier -> Persister -> CrawlDecider -> "
-                              "CrawlRecorder -> RedirectFollower -> PostProcessor")
+                              "CrawlRecorder -> RedirectFollower -> RelatedFetcher -> PostProcessor")
 
 
 async def test_unexpected_exceptions_become_retryable_stage_failures():

@@ -1,0 +1,63 @@
+"""oEmbed (https://oembed.com): where a page's JSON oEmbed document is, and what it says.
+
+A page names its document with `<link rel="alternate" type="application/json+oembed" href>`;
+the related fetches read it and fill the title, author, site name and thumbnail the page lacks.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, NamedTuple
+
+from common.record import Image
+from scheduler.extraction import values
+from scheduler.extraction.document import Document
+from scheduler.extraction.typography import typeset
+
+JSON_TYPE = "application/json+oembed"
+
+
+class OEmbed(NamedTuple):
+    title: str
+    author: str
+    site_name: str
+    thumbnail: Image | None
+
+
+def discover(doc: Document, base: str) -> str:
+    """The absolute URL of the page's JSON oEmbed document, or ''."""
+    for link in doc.links:
+        if link.type == JSON_TYPE:
+            url = values.absolute_url(link.href, base)
+            if url:
+                return url
+    return ""
+
+
+def parse(body: bytes, base: str) -> OEmbed | None:
+    """An oEmbed JSON document's useful fields; None when it is not one (bad JSON included)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    thumbnail = _image(data, "thumbnail_url", "thumbnail_width", "thumbnail_height", base)
+    if thumbnail is None and data.get("type") == "photo":     # a photo's `url` is the photo
+        thumbnail = _image(data, "url", "width", "height", base)
+    return OEmbed(title=typeset(values.text(data.get("title"))),
+                  author=values.text(data.get("author_name")),
+                  site_name=values.text(data.get("provider_name")),
+                  thumbnail=thumbnail)
+
+
+def _image(data: dict[str, Any], url_key: str, width_key: str, height_key: str, base: str) -> Image | None:
+    url = values.absolute_url(data.get(url_key), base)
+    if not url:
+        return None
+    return Image(url, _dimension(data.get(width_key)), _dimension(data.get(height_key)))
+
+
+def _dimension(value: Any) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return values.integer(value)

@@ -1,0 +1,159 @@
+"""Stage 3b, the related fetches: what a page's record needs from other URLs.
+
+After the Post Processor has made a page's record, two more documents may be read, each through
+the fetcher owning its domain (robots.txt, rate and the address guard apply, as to every fetch):
+
+- the page's oEmbed document, when the page lacks a title, author, site name or image, fills
+  those it lacks (`<link type="application/json+oembed">`);
+- the representative image's first `process.image_probe_bytes`, when its width, height or type
+  is unknown, give them.
+
+All of one page's related fetches share `process.related_timeout`; whatever they have not found
+by then is left out, and nothing they do can fail the page. Answers are remembered per URL
+(`process.related_cache_size`), so a site's logo is probed once, not once per article.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections import OrderedDict
+from typing import Any, Awaitable, Callable
+from common import urls
+from common.errors import SpiderDuckError
+from common.fetch import FetchResult
+from common.record import Image, UrlRecord
+from common.status import Status
+from scheduler.extraction import images, oembed
+from scheduler.redirects import FetchHop, next_hop
+from scheduler.stage import Next
+from scheduler.task import CrawlTask, Outcome
+
+log = logging.getLogger("spiderduck.scheduler")
+
+class _Answers:
+    """Answers per URL: one read at a time per URL (pages sharing a logo wait for the same
+    read), and a bounded LRU of the lasting answers."""
+
+    def __init__(self, size: int):
+        self._size = size
+        self._done: OrderedDict[str, Any] = OrderedDict()
+        self._reading: dict[str, asyncio.Future] = {}
+
+    async def once(self, url: str, read: Callable[[], Awaitable[tuple[Any, bool]]]) -> Any:
+        if url in self._done:
+            self._done.move_to_end(url)
+            return self._done[url]
+        if url in self._reading:
+            return await asyncio.shield(self._reading[url])
+        future = self._reading[url] = asyncio.get_running_loop().create_future()
+        try:
+            answer, lasting = await read()
+        except BaseException:           # failed or cancelled (timeout): those waiting go without
+            future.set_result(None)
+            raise
+        finally:
+            del self._reading[url]
+        future.set_result(answer)
+        if lasting and self._size > 0:
+            self._done[url] = answer
+            while len(self._done) > self._size:
+                self._done.popitem(last=False)
+        return answer
+
+
+class RelatedFetcher:
+    def __init__(self, fetch: FetchHop, *, enabled: bool = True, max_redirects: int = 10,
+                 image_probe_bytes: int = 65_536, oembed_max_bytes: int = 65_536,
+                 timeout: float = 5.0, cache_size: int = 10_000):
+        self._fetch = fetch
+        self._enabled = enabled
+        self._max_redirects = max_redirects
+        self._image_bytes = image_probe_bytes
+        self._oembed_bytes = oembed_max_bytes
+        self._timeout = timeout
+        self._images = _Answers(cache_size)
+        self._oembeds = _Answers(cache_size)
+
+    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+        outcome = await next(task)
+        if not self._enabled or outcome.page is None or not outcome.record.ok:
+            return outcome
+        found = {"record": outcome.record}       # kept as it grows: a timeout keeps what was found
+        try:
+            async with asyncio.timeout(self._timeout):
+                await self._complete(found, outcome.page.oembed_url)
+        except TimeoutError:
+            log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
+        except Exception:   # noqa: BLE001 -- the page's record stands whatever happens here
+            log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
+        return dataclasses.replace(outcome, record=found["record"])
+
+    async def _complete(self, found: dict[str, UrlRecord], oembed_url: str) -> None:
+        record = found["record"]
+        if oembed_url and not (record.title and record.author and record.site_name and record.image):
+            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url))
+        image = record.image
+        if image is not None and not (image.width and image.height and image.content_type):
+            info = await self._image(image.url)
+            if info is not None:
+                found["record"] = dataclasses.replace(record, image=Image(
+                    image.url, image.width or info.width, image.height or info.height,
+                    image.content_type or info.content_type))
+
+    async def _oembed(self, url: str) -> oembed.OEmbed | None:
+        async def read() -> tuple[oembed.OEmbed | None, bool]:
+            result = await self._get(url, "oembed", self._oembed_bytes)
+            if result is None:
+                return None, False
+            ok = _is_ok(result) and not result.truncated
+            return (oembed.parse(result.body, result.url) if ok else None), True
+        return await self._oembeds.once(url, read)
+
+    async def _image(self, url: str) -> images.ImageInfo | None:
+        async def read() -> tuple[images.ImageInfo | None, bool]:
+            result = await self._get(url, "image", self._image_bytes)
+            if result is None:
+                return None, False
+            info = images.probe(result.body) if _is_ok(result) else None
+            if info is not None and not info.content_type:
+                kind = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
+                info = info._replace(content_type=kind if kind.startswith("image/") else "")
+            return info, True
+        return await self._images.once(url, read)
+
+    async def _get(self, url: str, purpose: str, max_bytes: int) -> FetchResult | None:
+        """The URL's final answer, redirects followed, when it is a lasting one (an HTTP answer,
+        robots.txt, the address guard); None when it may differ on a later try (no fetcher,
+        a busy domain, a timeout, a connection or DNS error), so nothing is remembered."""
+        try:
+            for _ in range(self._max_redirects + 1):
+                result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes)
+                if result.status in _TRANSIENT:
+                    return None
+                target = next_hop(result)
+                if target is None:
+                    return result
+                url = urls.canonicalize(target)
+        except urls.InvalidUrl:
+            return FetchResult(url, Status.INVALID_URL)
+        except SpiderDuckError as exc:
+            log.info("related %s fetch of %s: %s", purpose, url, exc)
+            return None
+        return FetchResult(url, Status.TOO_MANY_REDIRECTS)
+
+
+_TRANSIENT = frozenset({Status.TIMEOUT, Status.CONNECTION_ERROR, Status.DNS_ERROR})
+
+
+def _is_ok(result: FetchResult) -> bool:
+    return result.status is Status.OK and 200 <= result.http_status < 300
+
+
+def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
+    """The record with what the oEmbed document says in the fields the page left empty."""
+    if found is None:
+        return record
+    fill = {"title": found.title, "author": found.author, "site_name": found.site_name,
+            "image": found.thumbnail}
+    return dataclasses.replace(record, **{k: v for k, v in fill.items() if v and not getattr(record, k)})

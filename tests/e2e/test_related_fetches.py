@@ -1,0 +1,137 @@
+"""Related fetches over real sockets: the page's image and oEmbed document are fetched through
+the fetchers (robots.txt and the address guard apply), fill the record, and are remembered."""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+from aiohttp import web as aio_web
+from PIL import Image as PILImage
+
+from support.service import Client, RunningService, service_settings
+
+
+def png(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", (width, height)).save(out, "PNG")
+    return out.getvalue()
+
+
+def jpeg(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", (width, height)).save(out, "JPEG")
+    return out.getvalue()
+
+
+async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, localweb):
+    web = localweb
+    logo = web.page("cdn.test", "/logo.png", png(1200, 630), content_type="image/png")
+    moved = web.redirect("cdn.test", "/old.jpg", web.url("cdn.test", "/new.jpg"))
+    web.page("cdn.test", "/new.jpg", jpeg(640, 360), content_type="image/jpeg")
+    web.page("cdn.test", "/thumb.png", png(480, 360), content_type="image/png")
+    oembed_doc = {"type": "video", "version": "1.0", "title": "From oEmbed", "author_name": "Olga Embed",
+                  "provider_name": "Video Test", "thumbnail_url": web.url("cdn.test", "/thumb.png"),
+                  "thumbnail_width": 480, "thumbnail_height": 360}
+    web.page("video.test", "/oembed", json.dumps(oembed_doc), content_type="application/json")
+    web.robots("private.test", "User-agent: *\nDisallow: /secret\n")
+    web.page("private.test", "/secret/pic.png", png(10, 10), content_type="image/png")
+
+    pages = {
+        # og:image without size: probed. Two pages share it: probed once.
+        "a": web.page("news.test", "/a", f'<title>A</title><meta property="og:image" content="{logo}">'),
+        "b": web.page("news.test", "/b", f'<title>B</title><meta property="og:image" content="{logo}">'),
+        # An image URL that redirects; the probe follows it.
+        "moved": web.page("blog.test", "/p", f'<title>P</title><meta name="twitter:image" content="{moved}">'),
+        # No title, author or image: oEmbed fills them, and its thumbnail is probed for its type.
+        "video": web.page("video.test", "/watch", '<link rel="alternate" type="application/json+oembed" '
+                          'href="/oembed"><meta name="description" content="d">'),
+        # The page's own title wins over oEmbed's.
+        "titled": web.page("video.test", "/titled", '<title>Own title</title><link rel="alternate" '
+                           'type="application/json+oembed" href="/oembed">'),
+        # Sizes the page gives are kept, and nothing is fetched for them.
+        "sized": web.page("news.test", "/sized", '<meta property="og:image" content="/never.png">'
+                          '<meta property="og:image:width" content="100"><meta property="og:image:height" '
+                          'content="50"><meta property="og:image:type" content="image/png">'),
+        # robots.txt forbids the image: it is not fetched, and the page is still OK.
+        "robots": web.page("news.test", "/r", '<title>R</title><meta property="og:image" '
+                           f'content="{web.url("private.test", "/secret/pic.png")}">'),
+        # An image on a private address is refused by the fetcher's guard.
+        "guarded": web.page("news.test", "/g", '<title>G</title>'
+                            '<meta property="og:image" content="http://10.1.2.3/x.png">'),
+        # A URL that is itself an image.
+        "image": logo,
+    }
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
+        "fetcher.rate_overrides": {"news.test": 20.0, "cdn.test": 20.0, "video.test": 20.0}})
+    async with RunningService(settings), Client(settings) as client:
+        for url in pages.values():
+            await client.submit_url(url)
+        await client.events.wait_for(len(pages), timeout=60)
+        got = dict(zip(pages, await client.get(list(pages.values()))))
+
+    image = {"url": logo, "width": 1200, "height": 630, "content_type": "image/png"}
+    assert got["a"]["image"] == image and got["b"]["image"] == image
+    assert len(web.hits_for("cdn.test", "/logo.png")) == 2       # once for page a and b, once as a URL
+
+    assert got["moved"]["image"] == {"url": moved, "width": 640, "height": 360, "content_type": "image/jpeg"}
+
+    video = got["video"]
+    assert (video["title"], video["author"], video["site_name"]) == ("From oEmbed", "Olga Embed", "Video Test")
+    assert video["image"] == {"url": web.url("cdn.test", "/thumb.png"), "width": 480, "height": 360,
+                              "content_type": "image/png"}
+    assert got["titled"]["title"] == "Own title" and got["titled"]["author"] == "Olga Embed"
+    assert len(web.hits_for("video.test", "/oembed")) == 1       # remembered for the second page
+
+    assert got["sized"]["image"] == {"url": web.url("news.test", "/never.png"), "width": 100, "height": 50,
+                                     "content_type": "image/png"}
+    assert web.hits_for("news.test", "/never.png") == []
+
+    assert got["robots"]["status"] == "OK" and got["robots"]["image"] == {
+        "url": web.url("private.test", "/secret/pic.png")}
+    assert web.hits_for("private.test", "/secret/pic.png") == []
+
+    assert got["guarded"]["status"] == "OK" and got["guarded"]["image"] == {"url": "http://10.1.2.3/x.png"}
+
+    assert got["image"]["status"] == "OK" and got["image"]["image"] == image
+    assert got["image"]["content_length"] == str(len(png(1200, 630)))   # int64: a string in JSON
+
+
+async def test_related_fetches_can_be_turned_off(tmp_path, nats_server, localweb):
+    web = localweb
+    logo = web.page("cdn.test", "/logo.png", png(30, 20), content_type="image/png")
+    page = web.page("news.test", "/a", f'<title>A</title><meta property="og:image" content="{logo}">')
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "process.related_fetches": False})
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(page)
+        await client.events.wait_for(1, timeout=30)
+        (record,) = await client.get([page])
+    assert record["image"] == {"url": logo}
+    assert web.hits_for("cdn.test") == []
+
+
+async def test_a_slow_image_does_not_hold_the_page_past_related_timeout(tmp_path, nats_server, localweb):
+    web = localweb
+    release = asyncio.Event()
+
+    async def never_answers(request):
+        await release.wait()
+        return aio_web.Response(body=png(5, 5), content_type="image/png")
+
+    slow = web.route("cdn.test", "/slow.png", never_answers)
+    page = web.page("news.test", "/a", f'<title>A</title><meta property="og:image" content="{slow}">')
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "process.related_timeout": "0.5s",
+        "fetcher.total_timeout": "120s"})    # only related_timeout can end the wait within the test
+    try:
+        async with RunningService(settings), Client(settings) as client:
+            await client.submit_url(page)
+            await client.events.wait_for(1, timeout=15)
+            (record,) = await client.get([page])
+            assert web.hits_for("cdn.test", "/slow.png")      # it was asked for ...
+    finally:
+        release.set()
+    assert record["status"] == "OK" and record["title"] == "A"
+    assert record["image"] == {"url": slow}                   # ... and given up on

@@ -1,0 +1,98 @@
+"""The Post Processor on what is not HTML: an image URL gets its size and type, anything else
+its content type and length; and the image probe itself, on real encoder output."""
+import io
+
+import pytest
+from PIL import Image as PILImage
+
+from common.fetch import FetchResult
+from common.record import Image
+from common.status import Status
+from scheduler.extraction.images import ImageInfo, probe
+from scheduler.process import PostProcessor
+from scheduler.task import CrawlTask
+
+
+def encoded(fmt: str, size=(321, 123), **save) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("RGB", size, (200, 30, 30)).save(out, fmt, **save)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fmt, mime", [("PNG", "image/png"), ("JPEG", "image/jpeg"),
+                                        ("GIF", "image/gif"), ("WEBP", "image/webp"),
+                                        ("BMP", "image/bmp"), ("TIFF", "image/tiff")])
+def test_probe_reads_size_and_type_from_the_header(fmt, mime):
+    assert probe(encoded(fmt)) == ImageInfo(321, 123, mime)
+
+
+def test_probe_needs_only_the_first_bytes():
+    png = encoded("PNG", (4000, 3000))
+    assert probe(png[:64]) == ImageInfo(4000, 3000, "image/png")
+    # A JPEG whose frame header comes before its Huffman tables: Pillow alone wants them too.
+    jpeg = encoded("JPEG", (640, 480))
+    assert probe(jpeg[:300]) == ImageInfo(640, 480, "image/jpeg")
+    # ... and a big EXIF block before the frame header needs a probe long enough to pass it.
+    exif = PILImage.Exif()
+    exif[0x010E] = "x" * 60_000
+    with_exif = encoded("JPEG", (640, 480), exif=exif)
+    assert probe(with_exif[:65_536]) == ImageInfo(640, 480, "image/jpeg")
+    assert probe(with_exif[:30_000]) is None
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage" * 100, b"<svg width='10' height='10'/>",
+                                  b"\xff\xd8\xff\xe0\x00\x10JFIF", b"\x89PNG\r\n\x1a\n"])
+def test_probe_says_nothing_of_what_it_cannot_read(data):
+    assert probe(data) is None
+
+
+async def process(result: FetchResult):
+    task = CrawlTask(result.url, 0.0, url=result.url, hops=(result,))
+    return (await PostProcessor()(task)).record
+
+
+async def test_an_image_url_gets_a_record_with_its_dimensions():
+    png = encoded("PNG", (800, 600))
+    record = await process(FetchResult("http://a.test/i.png", Status.OK, 200,
+                                       (("Content-Type", "image/png"),), png))
+    assert record.status is Status.OK
+    assert record.image == Image("http://a.test/i.png", 800, 600, "image/png")
+    assert record.content_type == "image/png" and record.content_length == len(png)
+
+
+async def test_an_image_too_large_to_read_whole_still_gets_its_size():
+    jpeg = encoded("JPEG", (1024, 768))
+    record = await process(FetchResult("http://a.test/big.jpg", Status.OK, 200,
+                                       (("Content-Type", "image/jpeg"), ("Content-Length", "52428800")),
+                                       jpeg[:400], truncated=True))
+    assert record.status is Status.OK
+    assert record.image == Image("http://a.test/big.jpg", 1024, 768, "image/jpeg")
+    assert record.content_length == 52_428_800
+
+
+async def test_an_svg_is_an_image_of_unknown_size():
+    record = await process(FetchResult("http://a.test/logo.svg", Status.OK, 200,
+                                       (("Content-Type", "image/svg+xml"),), b"<svg/>"))
+    assert record.status is Status.OK
+    assert record.image == Image("http://a.test/logo.svg", 0, 0, "image/svg+xml")
+
+
+async def test_other_types_get_content_type_and_length():
+    pdf = await process(FetchResult("http://a.test/f.pdf", Status.OK, 200,
+                                    (("Content-Type", "application/pdf"), ("Content-Length", "12345")),
+                                    b"%PDF-1.7"))
+    assert pdf.status is Status.UNSUPPORTED_CONTENT and "application/pdf" in pdf.error
+    assert (pdf.content_type, pdf.content_length) == ("application/pdf", 12345)
+    whole = await process(FetchResult("http://a.test/d.json", Status.OK, 200,
+                                      (("Content-Type", "application/json"),), b'{"a": 1}'))
+    assert whole.content_length == 8                      # no header: the body, read whole
+    cut = await process(FetchResult("http://a.test/v.mp4", Status.OK, 200,
+                                    (("Content-Type", "video/mp4"),), b"x" * 10, truncated=True))
+    assert cut.content_length == 0                        # no header and cut off: unknown
+
+
+async def test_a_page_records_its_length():
+    html = b"<!doctype html><title>T</title>"
+    record = await process(FetchResult("http://a.test/", Status.OK, 200,
+                                       (("Content-Type", "text/html"),), html))
+    assert record.title == "T" and record.content_length == len(html)

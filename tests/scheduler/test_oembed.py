@@ -1,0 +1,37 @@
+"""oEmbed discovery and parsing (the related fetch itself is in tests/e2e/test_related_fetches.py)."""
+import json
+
+from common.record import Image
+from scheduler.extraction import extract_page
+from scheduler.extraction.oembed import OEmbed, parse
+
+URL = "https://video.test/watch/1"
+
+
+def test_discovery_finds_the_json_oembed_link_and_makes_it_absolute():
+    html = (b'<html><head><link rel="alternate" type="text/xml+oembed" href="/oembed.xml">'
+            b'<link rel="alternate" type="application/json+oembed" href="/oembed?url=1&amp;format=json">'
+            b'</head></html>')
+    assert extract_page(html, URL).oembed_url == "https://video.test/oembed?url=1&format=json"
+    assert extract_page(b"<title>none</title>", URL).oembed_url == ""
+
+
+def test_parse_reads_title_author_provider_and_thumbnail():
+    doc = {"type": "video", "version": "1.0", "title": "A \"quoted\" talk", "author_name": "Jane Doe",
+           "provider_name": "VideoSite", "thumbnail_url": "/t/1.jpg", "thumbnail_width": 480,
+           "thumbnail_height": 360.0}
+    assert parse(json.dumps(doc).encode(), URL) == OEmbed(
+        "A “quoted” talk", "Jane Doe", "VideoSite", Image("https://video.test/t/1.jpg", 480, 360))
+
+
+def test_a_photo_is_its_own_thumbnail():
+    doc = {"type": "photo", "url": "https://img.test/p.png", "width": "640", "height": 480}
+    assert parse(json.dumps(doc).encode(), URL).thumbnail == Image("https://img.test/p.png", 640, 480)
+
+
+def test_broken_documents_give_nothing_or_empty_fields():
+    assert parse(b"{not json", URL) is None
+    assert parse(b"[1, 2]", URL) is None
+    assert parse(b"\xff\xfe", URL) is None
+    assert parse(b'{"title": 5, "author_name": {"name": "x"}, "thumbnail_url": "javascript:alert(1)"}', URL) == \
+        OEmbed("", "", "", None)
