@@ -45,14 +45,14 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "_index", "_bylines", "_dated")
+                 "has_items", "_index", "_bylines", "_dated")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
                  times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
                  author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str,
                  bylines: Callable[[], tuple[str, ...]] = tuple,
-                 dated: Callable[[], tuple[str, ...]] = tuple):
+                 dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -68,6 +68,7 @@ class Document:
         self.author_links = author_links  # text of <a rel=author> and <a class="...author...">
         self.images = images          # src of the first few <img> (not aria-hidden)
         self.video_poster = video_poster  # poster of the first <video poster>
+        self.has_items = has_items    # an element declares a microdata item (itemscope)
         index: dict[str, list[str]] = {}
         for m in metas:
             index.setdefault(m.key, []).append(m.content)
@@ -132,6 +133,7 @@ class Builder:
         self.author_links: list[str] = []
         self.images: list[str] = []
         self.video_poster = ""
+        self.has_items = False
         self.satisfied: set[str] = set()   # tags whose facts are complete: later ones can be skipped
 
     def feed(self, tag: str, attrs: dict[str, str], text: Callable[[], str]) -> None:
@@ -194,6 +196,8 @@ class Builder:
                 value = fold(text())
                 if value:
                     self.author_links.append(value)
+        if "itemscope" in attrs:
+            self.has_items = True
         if "itemprop" in attrs and tag != "meta":
             self._itemprop(attrs, text)
 
@@ -217,7 +221,8 @@ class Builder:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
-                        tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated)
+                        tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
+                        self.has_items)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -233,6 +238,8 @@ def wanted(tag: str, attrs: dict[str, str]) -> bool:
             return attrs.get("type", "").strip().lower() == _JSONLD_TYPE
         return True
     if tag == "a" and is_author_link(attrs):
+        return True
+    if "itemscope" in attrs:
         return True
     prop = attrs.get("itemprop", "").lower()
     return "author" in prop or "date" in prop

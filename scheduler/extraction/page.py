@@ -12,7 +12,7 @@ from typing import Any
 
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, oembed, rules, values
+from scheduler.extraction import charset, jsonld, microdata, oembed, rules, values
 from scheduler.extraction.parsers import parse
 
 
@@ -36,7 +36,8 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     doc = parse(markup, parser)
     blocks = jsonld.load(doc.jsonld)
     base = (values.join(url, doc.base_href) if doc.base_href else None) or url
-    s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks)
+    s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
+                      microdata=microdata.extract(markup, base) if doc.has_items else [])
     return PageMetadata(
         title=rules.title(s),
         description=rules.description(s),

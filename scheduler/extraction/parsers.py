@@ -20,7 +20,7 @@ _SELECTOR = ("html, title, base, meta, "
              + "link[href]" + "".join(f":not([rel=\"{r}\" i])" for r in sorted(HINT_RELS)) + ", "
              "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], "
              "[itemprop*=author i], "
-             "[itemprop*=date i], a[rel~=author i], a[class*=author i]")
+             "[itemprop*=date i], a[rel~=author i], a[class*=author i], [itemscope]")
 # Links inside a byline block (`<div class="author-info"><a>Name</a>`). Costly to match (a
 # descendant selector), and only needed when nothing better names the author: found on demand.
 _BYLINE_SELECTOR = "[class*=author i] a"
@@ -43,7 +43,7 @@ def _from_selectolax(markup: str | bytes) -> Document:
                 continue
             add(node_id)
             tag = node.tag
-            if tag in satisfied and "itemprop" not in node.attrs:
+            if tag in satisfied and "itemprop" not in node.attrs and "itemscope" not in node.attrs:
                 continue   # a tag already done with, unless it carries microdata
             attrs = node.attributes
             if None in attrs.values():     # a bare attribute (`<script async>`)
@@ -86,7 +86,7 @@ def _from_html5lib(markup: str | bytes) -> Document:
         tag = el.tag
         if not isinstance(tag, str) or tag.startswith("{"):
             continue  # comments, SVG / MathML elements
-        if tag in satisfied and "itemprop" not in el.attrib:
+        if tag in satisfied and "itemprop" not in el.attrib and "itemscope" not in el.attrib:
             continue  # a tag already done with, unless it carries microdata
         attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
         if wanted(tag, attrs):

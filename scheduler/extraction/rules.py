@@ -36,6 +36,7 @@ class Sources:
     url: str                   # the page's URL
     base: str                  # <base href> resolved against url, else url
     blocks: list[Any] = field(default_factory=list)   # JSON-LD blocks as parsed
+    microdata: list[Any] = field(default_factory=list)  # microdata items (extruct)
 
 
 def _meta(s: Sources, *keys: str) -> str:
@@ -289,7 +290,8 @@ def _og_media(s: Sources, prefix: str) -> list[_Media]:
 # --- structured data --------------------------------------------------------------------------
 
 def structured_data(s: Sources) -> dict[str, Any] | None:
-    """The page's JSON-LD blocks as parsed, and its OpenGraph properties (first value each)."""
+    """The page's JSON-LD blocks as parsed, its microdata items, and its OpenGraph properties
+    (first value each)."""
     opengraph: dict[str, str] = {}
     for m in s.doc.metas:
         if m.key.startswith(("og:", "article:")) and m.content and m.key not in opengraph:
@@ -297,6 +299,8 @@ def structured_data(s: Sources) -> dict[str, Any] | None:
     data: dict[str, Any] = {}
     if s.blocks:
         data["json-ld"] = s.blocks
+    if s.microdata:
+        data["microdata"] = s.microdata
     if opengraph:
         data["opengraph"] = opengraph
     return data or None

@@ -281,6 +281,21 @@ def test_structured_data_keeps_opengraph(parser):
     assert page("", parser=parser).structured_data is None
 
 
+def test_structured_data_keeps_microdata(parser):
+    body = ('<div itemscope itemtype="https://schema.org/Product"><span itemprop="name">Kettle</span>'
+            '<img itemprop="image" src="/k.jpg"><div itemprop="offers" itemscope '
+            'itemtype="https://schema.org/Offer"><meta itemprop="price" content="19.99"></div></div>')
+    data = page("", body, parser=parser).structured_data
+    assert data["microdata"] == [{"type": "https://schema.org/Product", "properties": {
+        "name": "Kettle", "image": "https://example.test/k.jpg",
+        "offers": {"type": "https://schema.org/Offer", "properties": {"price": "19.99"}}}}]
+    # The word in a script, or an attribute-less page, costs no second parse and adds nothing.
+    assert page("<script>var itemscope = 1;</script>", parser=parser).structured_data is None
+    # Broken nesting and an itemref to nowhere still give what can be read.
+    broken = '<div itemscope itemref="nowhere"><b itemprop="name">N</div></b>'
+    assert page("", broken, parser=parser).structured_data["microdata"][0]["properties"] == {"name": "N"}
+
+
 def test_parsers_give_the_same_document():
     html = ('<html lang=en><head><title>T</title><meta name=a content=1><link rel=icon href=/i>'
             '<svg><title>not me</title></svg></head><body><h1>H <!-- c --> 1</h1><p>p</p>'
