@@ -68,6 +68,8 @@ async def main() -> None:
     ap.add_argument("--in-flight", type=int, default=256, help="scheduler.max_in_flight")
     ap.add_argument("--submit-rate", type=float, default=0.0,
                     help="URLs per second offered (0: all at once, which measures throughput)")
+    ap.add_argument("--no-related", action="store_true",
+                    help="process.related_fetches off (no image probe or oEmbed per page)")
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args()
 
@@ -79,8 +81,12 @@ async def main() -> None:
         "data_dir": os.path.join(work, "var"), "log_level": "WARNING",
         "metadata_api": {"listen": f"127.0.0.1:{api_port}"},
         "fetcher": {"listen": f"127.0.0.1:{fetcher_port}", "default_rate": args.rate,
-                    "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
+                    "allowed_networks": ["127.0.0.0/8"],
+                    # Every other name too: the pages' images are on real hosts, which must not be
+                    # reached; their related fetches find nothing listening on 127.0.0.1:80/443.
+                    "dns_overrides": {"*.test": "127.0.0.1", "*": "127.0.0.1"}},
         "scheduler": {"max_in_flight": args.in_flight},
+        "process": {"related_fetches": not args.no_related},
     }
     config_path = os.path.join(work, "spiderduck.yaml")
     with open(config_path, "w") as fh:
@@ -141,7 +147,8 @@ async def main() -> None:
         statuses[name] = statuses.get(name, 0) + 1
     offered = f"{args.submit_rate:g}/s" if args.submit_rate > 0 else "all at once"
     print(f"urls {len(events)}/{args.urls} over {args.hosts} hosts (offered {offered}), rate "
-          f"{args.rate:g}/s per domain, max_in_flight {args.in_flight}; statuses {statuses}")
+          f"{args.rate:g}/s per domain, max_in_flight {args.in_flight}, related fetches "
+          f"{'off' if args.no_related else 'on'}; statuses {statuses}")
     print(f"submitted in {submitted - started:.2f}s; all events after {finished - started:.2f}s")
     print(f"throughput {len(events) / (finished - started):.1f} URLs/s")
     if added:
