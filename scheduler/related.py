@@ -19,6 +19,7 @@ import dataclasses
 import logging
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable
+
 from common import urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
@@ -30,6 +31,7 @@ from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome
 
 log = logging.getLogger("spiderduck.scheduler")
+
 
 class _Answers:
     """Answers per URL: one read at a time per URL (pages sharing a logo wait for the same
@@ -107,7 +109,7 @@ class RelatedFetcher:
             if result is None:
                 return None, False
             ok = _is_ok(result) and not result.truncated
-            return (oembed.parse(result.body, result.url) if ok else None), True
+            return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
         return await self._oembeds.once(url, read)
 
     async def _image(self, url: str) -> images.ImageInfo | None:
@@ -119,13 +121,13 @@ class RelatedFetcher:
             if info is not None and not info.content_type:
                 kind = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
                 info = info._replace(content_type=kind if kind.startswith("image/") else "")
-            return info, True
+            return info, _lasting(result)
         return await self._images.once(url, read)
 
     async def _get(self, url: str, purpose: str, max_bytes: int) -> FetchResult | None:
-        """The URL's final answer, redirects followed, when it is a lasting one (an HTTP answer,
-        robots.txt, the address guard); None when it may differ on a later try (no fetcher,
-        a busy domain, a timeout, a connection or DNS error), so nothing is remembered."""
+        """The URL's final answer, redirects followed: an HTTP answer, or a refusal (robots.txt,
+        the address guard); None when no origin answered (no fetcher, a busy domain, a timeout,
+        a connection or DNS error), which a later try may change, so nothing is remembered."""
         try:
             for _ in range(self._max_redirects + 1):
                 result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes)
@@ -144,6 +146,11 @@ class RelatedFetcher:
 
 
 _TRANSIENT = frozenset({Status.TIMEOUT, Status.CONNECTION_ERROR, Status.DNS_ERROR})
+
+
+def _lasting(result: FetchResult) -> bool:
+    """Whether an answer is worth remembering: not a server error or a 429, which may pass."""
+    return not (result.http_status >= 500 or result.http_status == 429)
 
 
 def _is_ok(result: FetchResult) -> bool:

@@ -135,3 +135,27 @@ async def test_a_slow_image_does_not_hold_the_page_past_related_timeout(tmp_path
         release.set()
     assert record["status"] == "OK" and record["title"] == "A"
     assert record["image"] == {"url": slow}                   # ... and given up on
+
+
+async def test_an_image_that_failed_for_a_while_is_tried_again(tmp_path, nats_server, localweb):
+    web = localweb
+    answers = [aio_web.Response(status=503, text="busy"),
+               aio_web.Response(body=png(64, 32), content_type="image/png")]
+
+    async def flaky(request):
+        return answers.pop(0)
+
+    image = web.route("cdn.test", "/flaky.png", flaky)
+    first = web.page("news.test", "/1", f'<title>1</title><meta property="og:image" content="{image}">')
+    second = web.page("news.test", "/2", f'<title>2</title><meta property="og:image" content="{image}">')
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
+        "fetcher.rate_overrides": {"news.test": 20.0, "cdn.test": 20.0}, "fetcher.backoff_base": "0.05s"})
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(first)
+        await client.events.wait_for(1, timeout=30)
+        await client.submit_url(second)
+        await client.events.wait_for(2, timeout=30)
+        one, two = await client.get([first, second])
+    assert one["image"] == {"url": image}                     # the 503: no size, and not remembered
+    assert two["image"] == {"url": image, "width": 64, "height": 32, "content_type": "image/png"}
