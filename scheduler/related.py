@@ -20,7 +20,7 @@ import logging
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable
 
-from common import urls
+from common import metrics, urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
 from common.record import Image, UrlRecord
@@ -76,6 +76,7 @@ class RelatedFetcher:
         self._timeout = timeout
         self._images = _Answers(cache_size)
         self._oembeds = _Answers(cache_size)
+        self._metrics = metrics.recorder("scheduler")
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome = await next(task)
@@ -86,6 +87,7 @@ class RelatedFetcher:
             async with asyncio.timeout(self._timeout):
                 await self._complete(found, outcome.page.oembed_url)
         except TimeoutError:
+            self._metrics.count("related_timeouts")
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
         except Exception:   # noqa: BLE001 -- the page's record stands whatever happens here
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
@@ -110,7 +112,7 @@ class RelatedFetcher:
                 return None, False
             ok = _is_ok(result) and not result.truncated
             return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
-        return await self._oembeds.once(url, read)
+        return self._counted("oembed", await self._oembeds.once(url, read))
 
     async def _image(self, url: str) -> images.ImageInfo | None:
         async def read() -> tuple[images.ImageInfo | None, bool]:
@@ -122,7 +124,12 @@ class RelatedFetcher:
                 kind = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
                 info = info._replace(content_type=kind if kind.startswith("image/") else "")
             return info, _lasting(result)
-        return await self._images.once(url, read)
+        return self._counted("image", await self._images.once(url, read))
+
+    def _counted(self, kind: str, answer: Any) -> Any:
+        """spiderduck_scheduler_related_total{kind, outcome}: found, or nothing (cached or not)."""
+        self._metrics.count("related", kind=kind, outcome="nothing" if answer is None else "found")
+        return answer
 
     async def _get(self, url: str, purpose: str, max_bytes: int) -> FetchResult | None:
         """The URL's final answer, redirects followed: an HTTP answer, or a refusal (robots.txt,

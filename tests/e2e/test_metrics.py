@@ -8,7 +8,10 @@ from support.service import Client, RunningService, service_settings
 
 
 async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, localweb):
-    url = localweb.page("counted.test", "/", "<title>x</title>")
+    gif = (b"GIF87a\x02\x00\x01\x00\x80\x00\x00" + b"\x00" * 6 +                 # 2 x 1, as Pillow
+           b",\x00\x00\x00\x00\x02\x00\x01\x00\x00\x08\x05\x00\x01\x00\x08\x08\x00;")  # writes it
+    image = localweb.page("counted.test", "/i.gif", gif, content_type="image/gif")
+    url = localweb.page("counted.test", "/", f'<title>x</title><meta property="og:image" content="{image}">')
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, metrics_listen=listen)
     async with RunningService(settings), Client(settings) as client:
@@ -23,3 +26,5 @@ async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, loc
     assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",status="OK"}') for line in lines)
     assert any(line.startswith('spiderduck_scheduler_messages_total{outcome="acked"}') for line in lines)
     assert any(line.startswith("spiderduck_scheduler_latency_seconds_count") for line in lines)
+    assert any(line.startswith('spiderduck_scheduler_related_total{kind="image",outcome="found"}')
+               for line in lines), [line for line in lines if "related" in line]
