@@ -30,14 +30,15 @@ RATE = 5.0            # requests per second per domain
 LEASE_TTL = 4.0
 DOMAINS = 12
 PAGES = 8
-ARRIVAL_NOISE = 0.015  # seconds
+ARRIVAL_NOISE = 0.03   # seconds; see the spacing assertion
 
 
 def start_fetcher(config_path, name: str, port: int, log_path) -> subprocess.Popen:
     with open(log_path, "ab") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "spiderduck.cli.main", "fetcher", "--config", str(config_path),
-             "--set", f"fetcher.id={name}", "--set", f"fetcher.listen=127.0.0.1:{port}"],
+             "--set", f"fetcher.id={name}", "--set", f"fetcher.listen=127.0.0.1:{port}",
+             "--set", f"fetcher.user_agent=SpiderDuck-test-{name}"],
             stdout=subprocess.DEVNULL, stderr=log)
 
 
@@ -125,15 +126,20 @@ async def test_a_killed_fetcher_loses_no_url_and_its_shards_move(tmp_path, nats_
     # Leases expire LEASE_TTL after their last renewal (renewed every TTL/4); survivors look every TTL/4.
     assert failover <= LEASE_TTL + LEASE_TTL / 2 + 1.0, failover
     by_domain: dict[str, list] = {}
-    for at, host, path in hits:
-        by_domain.setdefault(host, []).append((at, path))
+    for at, host, path, agent in hits:
+        by_domain.setdefault(host, []).append((at, path, agent.rsplit("-", 1)[-1]))
     pairs = [(host, a, b) for host, seen in by_domain.items()
              for a, b in zip(sorted(seen), sorted(seen)[1:])]
-    closest = min(b[0] - a[0] for _, a, b in pairs)
+    closest, near = min((b[0] - a[0], (host, a[1:], b[1:])) for host, a, b in pairs)
     # Spacing is enforced when a request leaves the fetcher; arrival times at the origin add
-    # the origin process's own wake-up noise, a few ms on a loaded 2-core machine.
-    too_close = [(host, a[1], b[1], round(b[0] - a[0], 3), round(b[0] - killed_at, 3))
+    # the origin process's own noise. It is largest for the first request on a new connection
+    # (robots.txt, after a takeover: the origin must accept the connection before it sees the
+    # request, while the next one reuses it): usually 1-5 ms, once 15 ms on a loaded CI run.
+    # Each hit names its sender (the fetcher's user agent), so two owners of one domain at
+    # once would show.
+    too_close = [(host, f"{a[1]} by {a[2]}", f"{b[1]} by {b[2]}", round(b[0] - a[0], 3),
+                  round(b[0] - killed_at, 3))
                  for host, a, b in pairs if b[0] - a[0] < 1 / RATE - ARRIVAL_NOISE]
     assert not too_close, too_close         # (host, path, next path, gap, seconds after the kill)
     print(f"\nfailover: shards of {victim} moved {failover:.2f}s after SIGKILL (lease TTL {LEASE_TTL:g}s); "
-          f"closest same-domain request gap {closest * 1000:.0f} ms (rate {RATE:g}/s = {1000 / RATE:.0f} ms)")
+          f"closest same-domain request gap {closest * 1000:.0f} ms (rate {RATE:g}/s = {1000 / RATE:.0f} ms): {near}")

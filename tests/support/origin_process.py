@@ -1,6 +1,7 @@
 """A web origin in its own process, so the times it records are not skewed by the test's
 own event loop: every request's arrival (CLOCK_MONOTONIC, comparable across processes)
-is kept and served back as JSON at /__hits__ (that request itself is not recorded).
+is kept, with its User-Agent, and served back as JSON at /__hits__ (that request itself is
+not recorded).
 
     python tests/support/origin_process.py PORT DELAY_SECONDS
 Any host and path answers 200 with a small HTML page after DELAY_SECONDS.
@@ -16,14 +17,14 @@ from aiohttp import web
 
 def main() -> None:
     port, delay = int(sys.argv[1]), float(sys.argv[2])
-    hits: list[tuple[float, str, str]] = []
+    hits: list[tuple[float, str, str, str]] = []
 
     async def handle(request: web.Request) -> web.Response:
         arrived = time.monotonic()
         if request.path == "/__hits__":
             return web.json_response(hits)
         host = (request.host or "").rsplit(":", 1)[0].lower()
-        hits.append((arrived, host, request.path_qs))
+        hits.append((arrived, host, request.path_qs, request.headers.get("User-Agent", "")))
         if request.path == "/robots.txt":
             return web.Response(status=404)
         await asyncio.sleep(delay)
