@@ -42,6 +42,10 @@ class NotOwner(Exception):
     """This fetcher does not hold the lease of the domain's shard (FAILED_PRECONDITION)."""
 
 
+# Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
+_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed"}
+
+
 class Fetcher:
     def __init__(self, settings: FetcherSettings, *, http: HttpClient | None = None,
                  politeness: Politeness | None = None, robots: RobotsCache | None = None,
@@ -91,11 +95,12 @@ class Fetcher:
         if self.robots_store is not None:
             await self.robots_store.close()
 
-    async def fetch(self, url: str, *, max_body_bytes: int = 0) -> FetchResult:
+    async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "") -> FetchResult:
         """One hop. Raises politeness.QueueFull when the domain's queue is full.
 
         `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never
-        raises it above fetcher.max_body_bytes."""
+        raises it above fetcher.max_body_bytes. `purpose` ("page", "image", "oembed") labels
+        the request's metrics."""
         try:
             url = urls.canonicalize(url)
         except urls.InvalidUrl as exc:
@@ -130,7 +135,7 @@ class Fetcher:
         result = await self.http.get(url, on_sent=slot.mark_sent,
                                      max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap)
         slot.observe(result)
-        self._metrics.count("requests", status=result.status.name,
+        self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
         self._metrics.observe("origin_seconds", result.origin_seconds)
         self._metrics.observe("queued_seconds", queued)

@@ -22,7 +22,8 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
         if not request.url:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
         try:
-            result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes)
+            result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
+                                               purpose=request.purpose)
         except QueueFull as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except NotOwner as exc:

@@ -23,7 +23,10 @@ async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, loc
     lines = [line for line in text.splitlines() if not line.startswith("#")]
     assert any(line.startswith('spiderduck_scheduler_processed_total{resolution="CRAWLED",status="OK"}')
                for line in lines), text[:2000]
-    assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",status="OK"}') for line in lines)
+    assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",purpose="page",status="OK"}')
+               for line in lines)
+    assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",purpose="image",status="OK"}')
+               for line in lines)
     assert any(line.startswith('spiderduck_scheduler_messages_total{outcome="acked"}') for line in lines)
     assert any(line.startswith("spiderduck_scheduler_latency_seconds_count") for line in lines)
     assert any(line.startswith('spiderduck_scheduler_related_total{kind="image",outcome="found"}')
