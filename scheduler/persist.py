@@ -1,7 +1,8 @@
 """Stage 5, persist, in two places of the chain.
 
 CrawlRecorder sits inside the crawl decider's single-flight window: it stores what a
-crawl produced (one WARC record per fetch in the content store, then the record and
+crawl produced (one WARC record per fetch in the content store, the chain's hops first and
+then the related fetches, then the record and
 one resolution row per URL of the chain in the metadata store) before the decider
 lets the next sighting of the URL look at the store, so a URL is never crawled twice
 because its record was not written yet.
@@ -34,12 +35,17 @@ class CrawlRecorder:
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome: Outcome = await next(task)
-        refs = [await self._content.append(FetchedContent(
-                    url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
-                    fetched_at=f.fetched_at, remote_address=f.remote_address))
-                for f in outcome.fetches if f.http_status]
+        refs = [await self._log(f) for f in outcome.fetches if f.http_status]
         final_logged = bool(outcome.fetches) and bool(outcome.fetches[-1].http_status)
+        for f in outcome.related:       # after the chain: content_ref names the page's record
+            if f.http_status:
+                await self._log(f)
         return await _store(self._metadata, outcome, refs[-1] if final_logged else "")
+
+    async def _log(self, f) -> str:
+        return await self._content.append(FetchedContent(
+            url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
+            fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated))
 
 
 class Persister:

@@ -9,7 +9,8 @@ the fetcher owning its domain (robots.txt, rate and the address guard apply, as 
   is unknown, give them.
 
 All of one page's related fetches share `process.related_timeout`; whatever they have not found
-by then is left out, and nothing they do can fail the page. Answers are remembered per URL
+by then is left out, and nothing they do can fail the page. Their responses go to the content
+log after the page's (`Outcome.related`), a probe's marked `WARC-Truncated: length`. Answers are remembered per URL
 (`process.related_cache_size`), so a site's logo is probed once, not once per article.
 """
 from __future__ import annotations
@@ -82,7 +83,8 @@ class RelatedFetcher:
         outcome = await next(task)
         if not self._enabled or outcome.page is None or not outcome.record.ok:
             return outcome
-        found = {"record": outcome.record}       # kept as it grows: a timeout keeps what was found
+        # Kept as it grows: a timeout keeps what was found, and what was fetched is logged.
+        found: dict[str, Any] = {"record": outcome.record, "fetched": []}
         try:
             async with asyncio.timeout(self._timeout):
                 await self._complete(found, outcome.page.oembed_url)
@@ -91,32 +93,32 @@ class RelatedFetcher:
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
         except Exception:   # noqa: BLE001 -- the page's record stands whatever happens here
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
-        return dataclasses.replace(outcome, record=found["record"])
+        return dataclasses.replace(outcome, record=found["record"], related=tuple(found["fetched"]))
 
-    async def _complete(self, found: dict[str, UrlRecord], oembed_url: str) -> None:
-        record = found["record"]
+    async def _complete(self, found: dict[str, Any], oembed_url: str) -> None:
+        record, fetched = found["record"], found["fetched"]
         if oembed_url and not (record.title and record.author and record.site_name and record.image):
-            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url))
+            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url, fetched))
         image = record.image
         if image is not None and not (image.width and image.height and image.content_type):
-            info = await self._image(image.url)
+            info = await self._image(image.url, fetched)
             if info is not None:
                 found["record"] = dataclasses.replace(record, image=Image(
                     image.url, image.width or info.width, image.height or info.height,
                     image.content_type or info.content_type))
 
-    async def _oembed(self, url: str) -> oembed.OEmbed | None:
+    async def _oembed(self, url: str, fetched: list[FetchResult]) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:
-            result = await self._get(url, "oembed", self._oembed_bytes)
+            result = await self._get(url, "oembed", self._oembed_bytes, fetched)
             if result is None:
                 return None, False
             ok = _is_ok(result) and not result.truncated
             return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
         return self._counted("oembed", await self._oembeds.once(url, read))
 
-    async def _image(self, url: str) -> images.ImageInfo | None:
+    async def _image(self, url: str, fetched: list[FetchResult]) -> images.ImageInfo | None:
         async def read() -> tuple[images.ImageInfo | None, bool]:
-            result = await self._get(url, "image", self._image_bytes)
+            result = await self._get(url, "image", self._image_bytes, fetched)
             if result is None:
                 return None, False
             info = images.probe(result.body) if _is_ok(result) else None
@@ -131,13 +133,16 @@ class RelatedFetcher:
         self._metrics.count("related", kind=kind, outcome="nothing" if answer is None else "found")
         return answer
 
-    async def _get(self, url: str, purpose: str, max_bytes: int) -> FetchResult | None:
+    async def _get(self, url: str, purpose: str, max_bytes: int,
+                   fetched: list[FetchResult]) -> FetchResult | None:
         """The URL's final answer, redirects followed: an HTTP answer, or a refusal (robots.txt,
         the address guard); None when no origin answered (no fetcher, a busy domain, a timeout,
-        a connection or DNS error), which a later try may change, so nothing is remembered."""
+        a connection or DNS error), which a later try may change, so nothing is remembered.
+        Every response is added to `fetched`, for the content log."""
         try:
             for _ in range(self._max_redirects + 1):
                 result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes)
+                fetched.append(result)
                 if result.status in _TRANSIENT:
                     return None
                 target = next_hop(result)

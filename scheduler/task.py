@@ -46,3 +46,4 @@ class Outcome:
     key: str                        # the store key of the record (canonical final URL)
     fetches: tuple[FetchResult, ...] = ()  # what this crawl fetched (for the content log)
     page: PageMetadata | None = None       # what the page said of itself, when it was HTML
+    related: tuple[FetchResult, ...] = ()  # the related fetches' requests (for the content log)

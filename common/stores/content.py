@@ -21,6 +21,7 @@ class FetchedContent:
     body: bytes
     fetched_at: float                   # epoch seconds
     remote_address: str = ""
+    truncated: bool = False             # the body was cut at the fetcher's cap (or a probe's)
 
 
 def warc_record(item: FetchedContent) -> bytes:
@@ -39,6 +40,8 @@ def warc_record(item: FetchedContent) -> bytes:
     ]
     if item.remote_address:
         fields.append(f"WARC-IP-Address: {item.remote_address}")
+    if item.truncated:
+        fields.append("WARC-Truncated: length")
     fields += ["Content-Type: application/http;msgtype=response",
                f"Content-Length: {len(http_block)}"]
     raw = ("\r\n".join(fields) + "\r\n\r\n").encode("utf-8", "replace") + http_block + b"\r\n\r\n"

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import zlib
 
 from aiohttp import web
 
 from common.stores.warc_files import WarcFileStore
 
 from support.service import Client, RunningService, service_settings
+from support.warc import gzip_members
 
 STORY = """<!doctype html><html lang="en"><head><title>The Story</title>
 <link rel="canonical" href="/story">
@@ -76,7 +76,7 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     # One WARC record per fetch (3 hops of the chain, the 404, the charset page, the tweeted
     # page, 4 x more; robots.txt is the fetcher's own business), and content_ref finds the final one.
     content = tmp_path / "var" / "content"
-    members = [m for f in content.glob("*.warc.gz") for m in _gzip_members(f.read_bytes())]
+    members = [m for f in content.glob("*.warc.gz") for m in gzip_members(f.read_bytes())]
     assert len(members) == 10
     store = WarcFileStore(str(content))
     headers, block = await store.read(short_rec["content_ref"])
@@ -87,17 +87,6 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     assert len(news_hits) >= 6                       # robots, story, missing, 4 x more
     gaps = [b - a for a, b in zip(news_hits, news_hits[1:])]
     assert min(gaps) >= 1 / 4.0 - 0.02, gaps         # never closer than news.test's rate allows
-
-
-def _gzip_members(data: bytes) -> list[bytes]:
-    members = []
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        d.decompress(data)
-        used = len(data) - len(d.unused_data)
-        members.append(data[:used])
-        data = d.unused_data
-    return members
 
 
 async def test_many_urls_are_in_flight_at_once_bounded_by_config(tmp_path, nats_server, localweb):

@@ -5,16 +5,25 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 
 from aiohttp import web as aio_web
 from PIL import Image as PILImage
 
 from support.service import Client, RunningService, service_settings
+from support.warc import warc_records
 
 
 def png(width: int, height: int) -> bytes:
     out = io.BytesIO()
     PILImage.new("RGB", (width, height)).save(out, "PNG")
+    return out.getvalue()
+
+
+def noise_png(width: int, height: int) -> bytes:
+    """A PNG that does not compress: bigger than the probe reads."""
+    out = io.BytesIO()
+    PILImage.frombytes("RGB", (width, height), os.urandom(width * height * 3)).save(out, "PNG")
     return out.getvalue()
 
 
@@ -30,6 +39,7 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
     moved = web.redirect("cdn.test", "/old.jpg", web.url("cdn.test", "/new.jpg"))
     web.page("cdn.test", "/new.jpg", jpeg(640, 360), content_type="image/jpeg")
     web.page("cdn.test", "/thumb.png", png(480, 360), content_type="image/png")
+    big = web.page("cdn.test", "/big.png", noise_png(300, 300), content_type="image/png")
     oembed_doc = {"type": "video", "version": "1.0", "title": "From oEmbed", "author_name": "Olga Embed",
                   "provider_name": "Video Test", "thumbnail_url": web.url("cdn.test", "/thumb.png"),
                   "thumbnail_width": 480, "thumbnail_height": 360}
@@ -59,6 +69,8 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
         # An image on a private address is refused by the fetcher's guard.
         "guarded": web.page("news.test", "/g", '<title>G</title>'
                             '<meta property="og:image" content="http://10.1.2.3/x.png">'),
+        # An image bigger than the probe: its first 64 KiB say its size.
+        "big": web.page("news.test", "/big", f'<title>Big</title><meta property="og:image" content="{big}">'),
         # A URL that is itself an image.
         "image": logo,
     }
@@ -93,6 +105,14 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
     assert web.hits_for("private.test", "/secret/pic.png") == []
 
     assert got["guarded"]["status"] == "OK" and got["guarded"]["image"] == {"url": "http://10.1.2.3/x.png"}
+
+    assert got["big"]["image"] == {"url": big, "width": 300, "height": 300, "content_type": "image/png"}
+    # The related fetches are in the content log, after their page; a probe is marked truncated.
+    logged = {headers["WARC-Target-URI"]: (headers, block) for headers, block in
+              warc_records(tmp_path / "var" / "content")}
+    headers, block = logged[big]
+    assert headers.get("WARC-Truncated") == "length" and len(block) < 66_000
+    assert web.url("video.test", "/oembed") in logged and "WARC-Truncated" not in logged[logo][0]
 
     assert got["image"]["status"] == "OK" and got["image"]["image"] == image
     assert got["image"]["content_length"] == str(len(png(1200, 630)))   # int64: a string in JSON

@@ -150,6 +150,13 @@ async def test_each_fetch_is_one_readable_warc_record(store):
         assert block.endswith(f"<p>{n}</p>".encode())
 
 
+async def test_a_body_cut_at_the_cap_is_marked_truncated(store):
+    whole = await store.append(fetched(1))
+    cut = await store.append(dataclasses.replace(fetched(2), truncated=True))
+    assert "WARC-Truncated" not in (await store.read(whole))[0]
+    assert (await store.read(cut))[0]["WARC-Truncated"] == "length"     # WARC 1.1, section 5.13
+
+
 async def test_the_file_is_a_valid_multi_member_gzip(backend, store):
     for n in range(2):
         await store.append(fetched(n))
