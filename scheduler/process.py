@@ -6,6 +6,7 @@ height and type; any other type gets its content type and length (UNSUPPORTED_CO
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 
 from common.fetch import FetchResult
@@ -28,11 +29,14 @@ def media_type(result: FetchResult) -> str:
     return kind
 
 
+_LENGTH = re.compile(r"[0-9]{1,18}")     # fits the record's int64
+
+
 def content_length(result: FetchResult) -> int:
-    """The body's length: Content-Length when the origin sent one, else the bytes read when
-    they are the whole body; 0 when unknown."""
+    """The body's length: Content-Length when the origin sent a usable one, else the bytes read
+    when they are the whole body; 0 when unknown."""
     value = (result.header("content-length") or "").strip()
-    if value.isdigit():
+    if _LENGTH.fullmatch(value):
         return int(value)
     return 0 if result.truncated else len(result.body)
 

@@ -5,6 +5,7 @@ import io
 import pytest
 from PIL import Image as PILImage
 
+from common import record_proto
 from common.fetch import FetchResult
 from common.record import Image
 from common.status import Status
@@ -96,3 +97,12 @@ async def test_a_page_records_its_length():
     record = await process(FetchResult("http://a.test/", Status.OK, 200,
                                        (("Content-Type", "text/html"),), html))
     assert record.title == "T" and record.content_length == len(html)
+
+
+@pytest.mark.parametrize("header", ["99999999999999999999999", "\u00b2", "12, 12", "-5", "1e3"])
+async def test_a_content_length_that_is_not_a_length_is_not_believed(header):
+    record = await process(FetchResult("http://a.test/f.pdf", Status.OK, 200,
+                                       (("Content-Type", "application/pdf"), ("Content-Length", header)),
+                                       b"%PDF", truncated=True))
+    assert record.content_length == 0
+    assert record_proto.to_dict(record)["status"] == "UNSUPPORTED_CONTENT"    # and it serializes
