@@ -82,8 +82,8 @@ class FetcherClient:
         return stub
 
     async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0) -> FetchResult:
-        """One hop through the fetcher owning the URL's domain. `purpose` names it in the
-        fetcher's logs; `max_body_bytes` > 0 reads at most that much of the body."""
+        """One hop through the fetcher owning the URL's domain. `purpose` ("page", "image",
+        "oembed") labels it in the fetcher's metrics; `max_body_bytes` > 0 reads at most that much of the body."""
         domain = urls.registrable_domain(urls.host_of(url))
         async with self._per_domain.hold(domain):
             return await self._fetch(url, domain, fetcher_pb2.FetchRequest(
