@@ -39,12 +39,20 @@ def corpus_pages() -> list[bytes]:
     return [(CORPUS / c["html"]).read_bytes() for c in cases]
 
 
+# A 1x1 PNG: what the pages' own-host images (relative og:image URLs) and anything else
+# that is not a numbered page get, so their related fetches find an image to probe.
+PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                      "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4520000000049454e44ae426082")
+
+
 async def serve(pages: list[bytes]) -> tuple[web.AppRunner, int]:
     async def page(request: web.Request) -> web.Response:
         if request.path == "/robots.txt":
             return web.Response(text="User-agent: *\nAllow: /\n")
-        n = int(request.path.rsplit("/", 1)[-1] or 0)
-        return web.Response(body=pages[n % len(pages)], content_type="text/html", charset="utf-8")
+        last = request.path.rsplit("/", 1)[-1] or "0"
+        if not last.isdigit():
+            return web.Response(body=PIXEL, content_type="image/png")
+        return web.Response(body=pages[int(last) % len(pages)], content_type="text/html", charset="utf-8")
 
     app = web.Application()
     app.router.add_get("/{tail:.*}", page)

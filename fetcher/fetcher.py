@@ -95,8 +95,10 @@ class Fetcher:
         if self.robots_store is not None:
             await self.robots_store.close()
 
-    async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "") -> FetchResult:
-        """One hop. Raises politeness.QueueFull when the domain's queue is full.
+    async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
+                    max_wait: float = 0.0) -> FetchResult:
+        """One hop. Raises politeness.QueueFull when the domain's queue is full, or when its
+        turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
         `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never
         raises it above fetcher.max_body_bytes. `purpose` ("page", "image", "oembed") labels
@@ -111,6 +113,7 @@ class Fetcher:
         slot = self.politeness.slot(domain)
         if slot.halted:
             return self._halted(url, slot)
+        slot.check_wait(max_wait)
         started = self._clock()
         try:
             verdict = await self.robots.rules_for(urls.origin_of(url),

@@ -11,7 +11,8 @@ two policies, each testable alone:
 Waiters are served in arrival order (asyncio.Lock is FIFO); the one at the head sleeps
 until the start time and re-plans whenever the slot changes (an answer set a hold, an
 operator paused it or changed its rate). A slot with `queue_size` waiters refuses more
-with QueueFull (RESOURCE_EXHAUSTED over gRPC); the caller backs off and retries.
+with QueueFull (RESOURCE_EXHAUSTED over gRPC); the caller backs off and retries. So is a
+request that could not start before its caller's deadline (`check_wait`).
 
 While a domain is paused its requests wait in the queue (a pause is short, and waiting
 keeps every URL's answer); they still count against `queue_size`, and a caller's
@@ -38,8 +39,8 @@ log = logging.getLogger("spiderduck.fetcher.politeness")
 
 
 class QueueFull(Exception):
-    def __init__(self, domain: str, size: int):
-        super().__init__(f"request queue of {domain} is full ({size} waiting)")
+    def __init__(self, domain: str, size: int, why: str = ""):
+        super().__init__(why or f"request queue of {domain} is full ({size} waiting)")
         self.domain = domain
 
 
@@ -105,6 +106,21 @@ class DomainSlot:
     def next_start(self) -> float:
         """The earliest clock time the next request may start (a halt aside)."""
         return max(self.pacing.earliest(self.last_start), self.health.paused_until)
+
+    def expected_wait(self) -> float:
+        """Seconds a request queued now would wait for its turn: until the domain's next start
+        (spacing, a hold or a pause), then one interval per request already waiting."""
+        return max(0.0, self.next_start() - self._clock()) + self.waiting * self.interval
+
+    def check_wait(self, max_wait: float) -> None:
+        """Raise QueueFull when a request could not start within `max_wait` seconds (a caller's
+        deadline; 0 = no limit): better refused now than dropped from the queue later."""
+        if max_wait > 0:
+            wait = self.expected_wait()
+            if wait > max_wait:
+                raise QueueFull(self.domain, self.waiting,
+                                f"{self.domain}: the next turn is {wait:.1f}s away ({self.waiting} waiting), "
+                                f"past the caller's deadline of {max_wait:.1f}s")
 
     async def turn(self) -> float:
         """Wait for this domain's next start time; returns the seconds waited.

@@ -23,7 +23,7 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
         try:
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
-                                               purpose=request.purpose)
+                                               purpose=request.purpose, max_wait=request.deadline_seconds)
         except QueueFull as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except NotOwner as exc:

@@ -81,17 +81,25 @@ class FetcherClient:
             stub = self._stubs[address] = fetcher_pb2_grpc.FetcherServiceStub(channel)
         return stub
 
-    async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0) -> FetchResult:
-        """One hop through the fetcher owning the URL's domain. `purpose` ("page", "image",
-        "oembed") labels it in the fetcher's metrics; `max_body_bytes` > 0 reads at most that much of the body."""
+    async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0,
+                    timeout: float = 0.0, wait_if_busy: bool = True) -> FetchResult:
+        """One hop through the fetcher owning the URL's domain.
+
+        `purpose` ("page", "image", "oembed") labels it in the fetcher's metrics;
+        `max_body_bytes` > 0 reads at most that much of the body; `timeout` > 0 shortens the
+        hop's deadline (scheduler.hop_timeout). With `wait_if_busy` False a busy domain (its
+        queue full, or its turn past the deadline) raises DomainBusy at once instead of
+        backing off and trying again: for fetches that are worth little late."""
         domain = urls.registrable_domain(urls.host_of(url))
+        limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
         async with self._per_domain.hold(domain):
             return await self._fetch(url, domain, fetcher_pb2.FetchRequest(
-                url=url, purpose=purpose, max_body_bytes=max_body_bytes))
+                url=url, purpose=purpose, max_body_bytes=max_body_bytes), limit, wait_if_busy)
 
-    async def _fetch(self, url: str, domain: str, request: fetcher_pb2.FetchRequest) -> FetchResult:
+    async def _fetch(self, url: str, domain: str, request: fetcher_pb2.FetchRequest,
+                     limit: float, wait_if_busy: bool) -> FetchResult:
         shard = self._router.shard(domain)
-        deadline = self._clock() + self._hop_timeout
+        deadline = self._clock() + limit
         delay = self._backoff
         last = "no fetcher owns the domain's shard"
         while (remaining := deadline - self._clock()) > 0:
@@ -112,6 +120,8 @@ class FetcherClient:
                     log.info("fetch %s: %s; re-routing", url, last)
                     await self._router.changed(shard, min(deadline - self._clock(), delay))
                 elif code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                    if not wait_if_busy:
+                        raise DomainBusy(f"fetch {url}: {last}") from exc
                     await asyncio.sleep(min(max(0.0, deadline - self._clock()),
                                             delay * (0.5 + random.random())))
                 elif code is grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -119,7 +129,7 @@ class FetcherClient:
                 else:
                     raise FetcherUnavailable(f"fetch {url}: {last}") from exc
             delay = min(delay * 2, self._max_backoff)
-        raise FetcherUnavailable(f"fetch {url}: no answer within {self._hop_timeout:g}s ({last})")
+        raise FetcherUnavailable(f"fetch {url}: no answer within {limit:g}s ({last})")
 
     async def close(self) -> None:
         for channel in self._channels:

@@ -84,7 +84,8 @@ class RelatedFetcher:
         if not self._enabled or outcome.page is None or not outcome.record.ok:
             return outcome
         # Kept as it grows: a timeout keeps what was found, and what was fetched is logged.
-        found: dict[str, Any] = {"record": outcome.record, "fetched": []}
+        found: dict[str, Any] = {"record": outcome.record, "fetched": [],
+                                 "deadline": asyncio.get_running_loop().time() + self._timeout}
         try:
             async with asyncio.timeout(self._timeout):
                 await self._complete(found, outcome.page.oembed_url)
@@ -96,29 +97,29 @@ class RelatedFetcher:
         return dataclasses.replace(outcome, record=found["record"], related=tuple(found["fetched"]))
 
     async def _complete(self, found: dict[str, Any], oembed_url: str) -> None:
-        record, fetched = found["record"], found["fetched"]
+        record, fetched, deadline = found["record"], found["fetched"], found["deadline"]
         if oembed_url and not (record.title and record.author and record.site_name and record.image):
-            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url, fetched))
+            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url, fetched, deadline))
         image = record.image
         if image is not None and not (image.width and image.height and image.content_type):
-            info = await self._image(image.url, fetched)
+            info = await self._image(image.url, fetched, deadline)
             if info is not None:
                 found["record"] = dataclasses.replace(record, image=Image(
                     image.url, image.width or info.width, image.height or info.height,
                     image.content_type or info.content_type))
 
-    async def _oembed(self, url: str, fetched: list[FetchResult]) -> oembed.OEmbed | None:
+    async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:
-            result = await self._get(url, "oembed", self._oembed_bytes, fetched)
+            result = await self._get(url, "oembed", self._oembed_bytes, fetched, deadline)
             if result is None:
                 return None, False
             ok = _is_ok(result) and not result.truncated
             return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
         return self._counted("oembed", await self._oembeds.once(url, read))
 
-    async def _image(self, url: str, fetched: list[FetchResult]) -> images.ImageInfo | None:
+    async def _image(self, url: str, fetched: list[FetchResult], deadline: float) -> images.ImageInfo | None:
         async def read() -> tuple[images.ImageInfo | None, bool]:
-            result = await self._get(url, "image", self._image_bytes, fetched)
+            result = await self._get(url, "image", self._image_bytes, fetched, deadline)
             if result is None:
                 return None, False
             info = images.probe(result.body) if _is_ok(result) else None
@@ -133,15 +134,18 @@ class RelatedFetcher:
         self._metrics.count("related", kind=kind, outcome="nothing" if answer is None else "found")
         return answer
 
-    async def _get(self, url: str, purpose: str, max_bytes: int,
-                   fetched: list[FetchResult]) -> FetchResult | None:
+    async def _get(self, url: str, purpose: str, max_bytes: int, fetched: list[FetchResult],
+                   deadline: float) -> FetchResult | None:
         """The URL's final answer, redirects followed: an HTTP answer, or a refusal (robots.txt,
         the address guard); None when no origin answered (no fetcher, a busy domain, a timeout,
         a connection or DNS error), which a later try may change, so nothing is remembered.
-        Every response is added to `fetched`, for the content log."""
+        Every response is added to `fetched`, for the content log. A domain that cannot serve
+        the request before `deadline` (busy, backing off, paused) says so at once (DomainBusy)."""
+        loop = asyncio.get_running_loop()
         try:
             for _ in range(self._max_redirects + 1):
-                result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes)
+                result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes,
+                                           timeout=max(deadline - loop.time(), 0.001), wait_if_busy=False)
                 fetched.append(result)
                 if result.status in _TRANSIENT:
                     return None

@@ -179,3 +179,28 @@ async def test_an_image_that_failed_for_a_while_is_tried_again(tmp_path, nats_se
         one, two = await client.get([first, second])
     assert one["image"] == {"url": image}                     # the 503: no size, and not remembered
     assert two["image"] == {"url": image, "width": 64, "height": 32, "content_type": "image/png"}
+
+
+async def test_an_image_domain_holding_back_is_skipped_not_waited_for(tmp_path, nats_server, localweb):
+    # The first image answers 503 with Retry-After: 60, so cdn.test may not be asked again for
+    # a minute. The second page's image, on the same domain, is then refused by the fetcher at
+    # once (its turn is past the related fetches' deadline) instead of holding the page.
+    web = localweb
+    web.page("cdn.test", "/1.png", "busy", status=503, headers={"Retry-After": "60"})
+    web.page("cdn.test", "/2.png", png(8, 8), content_type="image/png")
+    first = web.page("news.test", "/1", f'<title>1</title><meta property="og:image" '
+                     f'content="{web.url("cdn.test", "/1.png")}">')
+    second = web.page("news.test", "/2", f'<title>2</title><meta property="og:image" '
+                      f'content="{web.url("cdn.test", "/2.png")}">')
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "fetcher.rate_overrides": {"news.test": 20.0},
+        "process.related_timeout": "30s"})
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(first)
+        await client.events.wait_for(1, timeout=20)
+        await client.submit_url(second)
+        await client.events.wait_for(2, timeout=10)     # well before the 30 s related_timeout
+        one, two = await client.get([first, second])
+    assert one["title"] == "1" and two["title"] == "2"
+    assert two["image"] == {"url": web.url("cdn.test", "/2.png")}
+    assert web.hits_for("cdn.test", "/2.png") == []

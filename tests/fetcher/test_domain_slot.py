@@ -171,3 +171,21 @@ async def test_infos_describe_each_domain():
         p.set_rate("d.test", 0)
     with pytest.raises(ValueError):
         p.pause("d.test", -1)
+
+
+async def test_a_request_that_could_not_start_before_its_deadline_is_refused_at_once():
+    clock = ManualClock()
+    slot = polite(clock).slot("d.test")
+    slot.check_wait(0.5)                               # an idle domain: the turn is now
+    await slot.turn()
+    waiter = asyncio.create_task(slot.turn())          # one waiting: the next turn is 1 s away,
+    await settle()                                     # the one after 2 s
+    assert slot.expected_wait() == pytest.approx(2.0)
+    slot.check_wait(2.5)
+    with pytest.raises(QueueFull, match="2.0s away .* deadline of 1.5s"):
+        slot.check_wait(1.5)
+    slot.observe(answer(503, retry_after="30"))        # a hold: nothing starts for 30 s
+    with pytest.raises(QueueFull):
+        slot.check_wait(10.0)
+    slot.check_wait(0)                                 # no deadline: no limit
+    waiter.cancel()
