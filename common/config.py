@@ -86,6 +86,10 @@ class SchedulerSettings:
     busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
 
 
+HTML_PARSERS = ("selectolax", "html5lib")      # process.parser: lexbor (fast), the reference
+DATE_PREFERENCES = ("modified", "published")   # process.prefer_dates
+
+
 @dataclass(frozen=True)
 class ProcessSettings:
     """The Post Processor: how a fetched page becomes the record."""
@@ -98,10 +102,11 @@ class ProcessSettings:
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
 
     def __post_init__(self) -> None:
-        if self.parser not in ("selectolax", "html5lib"):
-            raise ConfigError(f"process.parser: {self.parser!r} is not one of selectolax, html5lib")
-        if self.prefer_dates not in ("modified", "published"):
-            raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of modified, published")
+        if self.parser not in HTML_PARSERS:
+            raise ConfigError(f"process.parser: {self.parser!r} is not one of {', '.join(HTML_PARSERS)}")
+        if self.prefer_dates not in DATE_PREFERENCES:
+            raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of "
+                              f"{', '.join(DATE_PREFERENCES)}")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from common.fetch import FetchResult
 from common.stores.content import ContentStore, FetchedContent
 from common.stores.metadata import MetadataStore
 from scheduler.stage import Next
@@ -42,7 +43,7 @@ class CrawlRecorder:
                 await self._log(f)
         return await _store(self._metadata, outcome, refs[-1] if final_logged else "")
 
-    async def _log(self, f) -> str:
+    async def _log(self, f: FetchResult) -> str:
         return await self._content.append(FetchedContent(
             url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
             fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated))

@@ -84,11 +84,10 @@ class RelatedFetcher:
         if not self._enabled or outcome.page is None or not outcome.record.ok:
             return outcome
         # Kept as it grows: a timeout keeps what was found, and what was fetched is logged.
-        found: dict[str, Any] = {"record": outcome.record, "fetched": [],
-                                 "deadline": asyncio.get_running_loop().time() + self._timeout}
+        found: dict[str, Any] = {"record": outcome.record, "fetched": []}
         try:
-            async with asyncio.timeout(self._timeout):
-                await self._complete(found, outcome.page.oembed_url)
+            async with asyncio.timeout(self._timeout) as budget:
+                await self._complete(found, outcome.page.oembed_url, budget.when())
         except TimeoutError:
             self._metrics.count("related_timeouts")
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
@@ -96,8 +95,8 @@ class RelatedFetcher:
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
         return dataclasses.replace(outcome, record=found["record"], related=tuple(found["fetched"]))
 
-    async def _complete(self, found: dict[str, Any], oembed_url: str) -> None:
-        record, fetched, deadline = found["record"], found["fetched"], found["deadline"]
+    async def _complete(self, found: dict[str, Any], oembed_url: str, deadline: float) -> None:
+        record, fetched = found["record"], found["fetched"]
         if oembed_url and not (record.title and record.author and record.site_name and record.image):
             found["record"] = record = _with_oembed(record, await self._oembed(oembed_url, fetched, deadline))
         image = record.image

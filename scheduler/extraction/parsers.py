@@ -9,10 +9,9 @@ from typing import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser
 
+from common.config import HTML_PARSERS as PARSERS
 from scheduler.extraction.document import (DATED_TEXT_MAX, HINT_RELS, Builder, Document, shows_date,
                                            texts, wanted)
-
-PARSERS = ("selectolax", "html5lib")
 
 # A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it
 # is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.

@@ -141,7 +141,6 @@ def type_(s: Sources) -> str:
 # Which date a page's `published_time` reports when it states both (config `process.prefer_dates`):
 # "modified", the newest stated date, like the corpus's reference extractor (metascraper) and the
 # previews that show when an article was last updated; or "published", its first publication.
-DATE_PREFERENCES = ("modified", "published")
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
                    "published_time", "datepublished", "dc.date.issued", "dcterms.issued",
