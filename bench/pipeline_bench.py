@@ -1,10 +1,18 @@
 """bench/pipeline: corpus pages over many local host names, through NATS into a running service.
 
-Serves the pages of ../shared/corpus/metascraper (cycled) as HOSTS sites on loopback, starts
-`spiderduck up` in its own process (embedded nats-server, SQLite, WARC files), publishes URLS
-URLs to spiderduck.urls.submit at once, and waits for one UrlProcessed per URL. Prints URLs per
-second (first submit to last event) and the latency the service adds per URL (submit to event,
-minus the time its fetches spent at the origin) at p50 and p99.
+Serves the pages of ../shared/corpus/metascraper (cycled) as HOSTS sites on loopback and measures,
+in one run:
+
+1. bare: a bare aiohttp fetch-and-parse of the burst's URLs (bench/bare_fetch.py: 64 GETs at a
+   time, selectolax for title and metas), in its own process, before and after the service runs;
+2. burst: `spiderduck up` in its own process (embedded nats-server, SQLite, WARC files) is sent
+   URLS URLs at once; URLs per second from first submit to last event, and the ratio to bare;
+3. steady: then STEADY_RATE new URLs per second for STEADY_SECONDS; the latency the service
+   adds per URL (submit to event, minus the time its fetches spent at the origin), p50 and p99.
+
+It also samples the RSS of `up` and all its processes (nats-server and workers included) and
+prints the peak. `--py-spy FILE` records a py-spy profile (raw format; see
+bench/profile_summary.py) of the service during the burst.
 """
 from __future__ import annotations
 
@@ -30,6 +38,11 @@ from spiderduck.v1 import events_pb2
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
 
+# A 1x1 PNG: what the pages' own-host images (relative og:image URLs) and anything else
+# that is not a numbered page get, so their related fetches find an image to probe.
+PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+                      "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4520000000049454e44ae426082")
+
 
 def corpus_pages() -> list[bytes]:
     cases_path = CORPUS / "cases.json"
@@ -37,12 +50,6 @@ def corpus_pages() -> list[bytes]:
         sys.exit(f"{CORPUS} not found: the benchmark reads ../shared/corpus beside the repo")
     cases = json.loads(cases_path.read_text("utf-8"))
     return [(CORPUS / c["html"]).read_bytes() for c in cases]
-
-
-# A 1x1 PNG: what the pages' own-host images (relative og:image URLs) and anything else
-# that is not a numbered page get, so their related fetches find an image to probe.
-PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                      "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4520000000049454e44ae426082")
 
 
 async def serve(pages: list[bytes]) -> tuple[web.AppRunner, int]:
@@ -68,100 +75,227 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
+def tree_rss(root: int) -> int:
+    """Bytes of RSS of `root` and every process below it (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    page = os.sysconf("SC_PAGE_SIZE")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(entry), int(stat[1])
+        children.setdefault(ppid, []).append(pid)
+        rss[pid] = int(stat[21]) * page
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, ()))
+    return total
+
+
+class RssSampler:
+    def __init__(self, pid: int, every: float = 0.1):
+        self.pid, self.every, self.peak = pid, every, 0
+        self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, tree_rss(self.pid))
+            await asyncio.sleep(self.every)
+
+    async def stop(self) -> int:
+        self._task.cancel()
+        return self.peak
+
+
+async def bare(urls: list[str], work: str) -> float:
+    """URLs per second of bench/bare_fetch.py over `urls`, in its own process."""
+    path = os.path.join(work, "bare-urls.txt")
+    with open(path, "w") as fh:
+        fh.write("\n".join(urls))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "bench" / "bare_fetch.py"), path,
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out, _ = await proc.communicate()
+    result = json.loads(out)
+    return result["urls"] / result["seconds"]
+
+
+class Events:
+    """UrlProcessed events as they arrive, by URL."""
+
+    def __init__(self):
+        self.by_url: dict[str, events_pb2.UrlProcessed] = {}
+        self._waiting: tuple[set[str], asyncio.Event] | None = None
+
+    async def on_message(self, msg) -> None:
+        event = events_pb2.UrlProcessed()
+        event.ParseFromString(msg.data)
+        self.by_url[event.url] = event
+        if self._waiting is not None:
+            wanted, done = self._waiting
+            wanted.discard(event.url)
+            if not wanted:
+                done.set()
+
+    async def wait_for(self, urls: list[str], timeout: float) -> list[events_pb2.UrlProcessed]:
+        wanted = set(urls) - set(self.by_url)
+        done = asyncio.Event()
+        self._waiting = (wanted, done)
+        if wanted:
+            try:
+                await asyncio.wait_for(done.wait(), timeout)
+            except asyncio.TimeoutError:
+                print(f"timed out: {len(urls) - len(wanted)} of {len(urls)} events", file=sys.stderr)
+        self._waiting = None
+        return [self.by_url[u] for u in urls if u in self.by_url]
+
+
+def statuses(events: list[events_pb2.UrlProcessed]) -> dict[str, int]:
+    names = events_pb2.UrlProcessed.DESCRIPTOR.fields_by_name["status"].enum_type.values_by_number
+    out: dict[str, int] = {}
+    for e in events:
+        out[names[e.status].name] = out.get(names[e.status].name, 0) + 1
+    return out
+
+
+def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[subprocess.Popen, dict]:
+    config = {
+        "data_dir": os.path.join(work, "var"), "log_level": "WARNING",
+        "metadata_api": {"listen": f"127.0.0.1:{port_api}"},
+        "fetcher": {"listen": f"127.0.0.1:{port_fetcher}", "default_rate": args.rate,
+                    "allowed_networks": ["127.0.0.0/8"],
+                    # Every other name too: the pages' images are on real hosts, which must not be
+                    # reached; their related fetches find nothing listening on 127.0.0.1:80/443.
+                    "dns_overrides": {"*.test": "127.0.0.1", "*": "127.0.0.1"}},
+        "scheduler": {"max_in_flight": args.in_flight},
+        "process": {"related_fetches": args.related},
+    }
+    for item in args.set:
+        key, _, value = item.partition("=")
+        node = config
+        for part in key.split(".")[:-1]:
+            node = node.setdefault(part, {})
+        node[key.split(".")[-1]] = yaml.safe_load(value)
+    config_path = os.path.join(work, "spiderduck.yaml")
+    with open(config_path, "w") as fh:
+        yaml.safe_dump(config, fh)
+    service = subprocess.Popen(
+        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), "-m", "spiderduck.cli.main",
+         "up", "--config", config_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return service, config
+
+
+async def publish_all(js, urls: list[str]) -> None:
+    for i in range(0, len(urls), 500):
+        await asyncio.gather(*(js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
+                               for u in urls[i:i + 500]))
+
+
+async def publish_steady(js, urls: list[str], rate: float) -> None:
+    started = time.monotonic()
+    for i, u in enumerate(urls):
+        await asyncio.sleep(max(0.0, started + i / rate - time.monotonic()))
+        await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--urls", type=int, default=3000)
+    ap.add_argument("--urls", type=int, default=3000, help="URLs of the burst")
     ap.add_argument("--hosts", type=int, default=300)
     ap.add_argument("--rate", type=float, default=50.0, help="fetcher.default_rate per domain")
     ap.add_argument("--in-flight", type=int, default=256, help="scheduler.max_in_flight")
-    ap.add_argument("--submit-rate", type=float, default=0.0,
-                    help="URLs per second offered (0: all at once, which measures throughput)")
-    ap.add_argument("--no-related", action="store_true",
-                    help="process.related_fetches off (no image probe or oEmbed per page)")
+    ap.add_argument("--steady-rate", type=float, default=200.0, help="URLs per second offered after the burst")
+    ap.add_argument("--steady-seconds", type=float, default=10.0, help="0: no steady phase")
+    ap.add_argument("--related", action="store_true",
+                    help="process.related_fetches on (an image probe and oEmbed per page)")
+    ap.add_argument("--no-bare", action="store_true", help="skip the bare baseline")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="any other config key of the service, e.g. process.workers=1")
+    ap.add_argument("--py-spy", metavar="FILE", help="record a py-spy profile of the service during the burst")
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args()
 
     pages = corpus_pages()
     runner, port = await serve(pages)
     work = tempfile.mkdtemp(prefix="spiderduck-bench-")
-    api_port, fetcher_port = free_port(), free_port()
-    config = {
-        "data_dir": os.path.join(work, "var"), "log_level": "WARNING",
-        "metadata_api": {"listen": f"127.0.0.1:{api_port}"},
-        "fetcher": {"listen": f"127.0.0.1:{fetcher_port}", "default_rate": args.rate,
-                    "allowed_networks": ["127.0.0.0/8"],
-                    # Every other name too: the pages' images are on real hosts, which must not be
-                    # reached; their related fetches find nothing listening on 127.0.0.1:80/443.
-                    "dns_overrides": {"*.test": "127.0.0.1", "*": "127.0.0.1"}},
-        "scheduler": {"max_in_flight": args.in_flight},
-        "process": {"related_fetches": not args.no_related},
-    }
-    config_path = os.path.join(work, "spiderduck.yaml")
-    with open(config_path, "w") as fh:
-        yaml.safe_dump(config, fh)
-    service = subprocess.Popen([sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), "-m", "spiderduck.cli.main", "up", "--config", config_path],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    burst = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
+    steady_n = int(args.steady_rate * args.steady_seconds)
+    steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
+    bare_rates = [] if args.no_bare else [await bare(burst, work)]
+
+    service, config = start_service(args, free_port(), free_port(), work)
+    profiler = None
     try:
         url_file = os.path.join(config["data_dir"], bus.EMBEDDED_URL_FILE)
+        fetcher_port = int(config["fetcher"]["listen"].rsplit(":", 1)[1])
         deadline = time.monotonic() + 60
         while not (os.path.exists(url_file) and port_open("127.0.0.1", fetcher_port)):
             if service.poll() is not None or time.monotonic() > deadline:
                 sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
             await asyncio.sleep(0.1)
+        rss = RssSampler(service.pid)
         nats_url = open(url_file).read().strip()
         nc = await nats.connect(nats_url)
         js = nc.jetstream()
         await bus.ensure_streams(js)
-        done = asyncio.Event()
-        events: list[events_pb2.UrlProcessed] = []
+        events = Events()
+        await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.on_message)
+        await nc.flush()
 
-        async def on_event(msg):
-            event = events_pb2.UrlProcessed()
-            event.ParseFromString(msg.data)
-            events.append(event)
-            if len(events) >= args.urls:
-                done.set()
+        if args.py_spy:
+            profiler = subprocess.Popen(
+                ["py-spy", "record", "--pid", str(service.pid), "--subprocesses", "--rate", "200",
+                 "--format", "raw", "-o", args.py_spy, "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        started = time.monotonic()
+        await publish_all(js, burst)
+        got = await events.wait_for(burst, args.timeout)
+        burst_seconds = time.monotonic() - started
+        if profiler is not None:
+            profiler.send_signal(signal.SIGINT)
+            profiler.wait(60)
 
-        await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_event)
-        urls = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
-        started = time.time()
-        if args.submit_rate > 0:        # a steady offered load: latency below saturation
-            for i, u in enumerate(urls):
-                await asyncio.sleep(max(0.0, started + i / args.submit_rate - time.time()))
-                await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
-        else:
-            for i in range(0, len(urls), 500):
-                await asyncio.gather(*(js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
-                                       for u in urls[i:i + 500]))
-        submitted = time.time()
-        try:
-            await asyncio.wait_for(done.wait(), args.timeout)
-        except asyncio.TimeoutError:
-            print(f"timed out: {len(events)} of {args.urls} events", file=sys.stderr)
-        finished = time.time()
+        steady_got: list[events_pb2.UrlProcessed] = []
+        if steady:
+            await publish_steady(js, steady, args.steady_rate)
+            steady_got = await events.wait_for(steady, args.timeout)
         await nc.close()
+        peak = await rss.stop()
     finally:
         service.send_signal(signal.SIGINT)
         try:
-            service.wait(30)
+            service.wait(60)
         except subprocess.TimeoutExpired:
             service.kill()
-        await runner.cleanup()
+            print("service did not stop within 60 s of SIGINT: killed", file=sys.stderr)
+    if not args.no_bare:
+        bare_rates.append(await bare(burst, work))
+    await runner.cleanup()
 
-    added = [e.latency_seconds - e.origin_seconds for e in events]
-    statuses: dict[str, int] = {}
-    for e in events:
-        name = events_pb2.UrlProcessed.DESCRIPTOR.fields_by_name["status"].enum_type.values_by_number[e.status].name
-        statuses[name] = statuses.get(name, 0) + 1
-    offered = f"{args.submit_rate:g}/s" if args.submit_rate > 0 else "all at once"
-    print(f"urls {len(events)}/{args.urls} over {args.hosts} hosts (offered {offered}), rate "
-          f"{args.rate:g}/s per domain, max_in_flight {args.in_flight}, related fetches "
-          f"{'off' if args.no_related else 'on'}; statuses {statuses}")
-    print(f"submitted in {submitted - started:.2f}s; all events after {finished - started:.2f}s")
-    print(f"throughput {len(events) / (finished - started):.1f} URLs/s")
-    if added:
-        print(f"latency added by the service: p50 {percentile(added, 50) * 1000:.0f} ms, "
-              f"p99 {percentile(added, 99) * 1000:.0f} ms")
+    ours = len(got) / burst_seconds
+    print(f"burst: {len(got)}/{args.urls} URLs over {args.hosts} hosts at once, rate {args.rate:g}/s "
+          f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
+          f"statuses {statuses(got)}")
+    print(f"  ours  {ours:7.1f} URLs/s")
+    if bare_rates:
+        mean = sum(bare_rates) / len(bare_rates)
+        print(f"  bare  {mean:7.1f} URLs/s (aiohttp + selectolax title/metas; runs: "
+              f"{', '.join(f'{r:.1f}' for r in bare_rates)})")
+        print(f"  ratio {ours / mean:7.2f} x bare")
+    if steady_got:
+        added = [e.latency_seconds - e.origin_seconds for e in steady_got]
+        print(f"steady: {len(steady_got)}/{steady_n} URLs at {args.steady_rate:g}/s for "
+              f"{args.steady_seconds:g} s; statuses {statuses(steady_got)}")
+        print(f"  latency added by the service: p50 {percentile(added, 50) * 1000:.1f} ms, "
+              f"p99 {percentile(added, 99) * 1000:.1f} ms, max {max(added) * 1000:.1f} ms")
+    print(f"peak RSS of up (all its processes): {peak / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":

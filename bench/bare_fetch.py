@@ -1,0 +1,74 @@
+"""The bare baseline of bench/pipeline: aiohttp GETs of the same URLs, 64 at a time, each page
+parsed with selectolax (lexbor) for its title and metas. Nothing else: no NATS, no stores, no
+politeness, no extraction rules. Run in its own process, as the service is.
+
+    python bench/bare_fetch.py URL_FILE [--concurrency 64]
+
+Prints one JSON line: {"urls": N, "seconds": S, "ok": K}.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+
+import aiohttp
+import aiohttp.abc
+from selectolax.lexbor import LexborHTMLParser
+
+
+class Loopback(aiohttp.abc.AbstractResolver):
+    """Every host name is 127.0.0.1, as `fetcher.dns_overrides: {"*": 127.0.0.1}` makes it for ours."""
+
+    async def resolve(self, host, port=0, family=0):
+        return [{"hostname": host, "host": "127.0.0.1", "port": port, "family": 2, "proto": 0,
+                 "flags": 0}]
+
+    async def close(self) -> None:
+        pass
+
+
+def title_and_metas(body: bytes) -> tuple[str, list[dict]]:
+    tree = LexborHTMLParser(body)
+    title = tree.css_first("title")
+    return (title.text() if title is not None else ""), [m.attributes for m in tree.css("meta")]
+
+
+async def run(urls: list[str], concurrency: int) -> dict:
+    queue: asyncio.Queue[str] = asyncio.Queue()
+    for url in urls:
+        queue.put_nowait(url)
+    ok = 0
+
+    async def worker(session: aiohttp.ClientSession) -> None:
+        nonlocal ok
+        while not queue.empty():
+            url = queue.get_nowait()
+            async with session.get(url) as resp:
+                body = await resp.read()
+            title, _ = title_and_metas(body)
+            ok += bool(title)
+
+    connector = aiohttp.TCPConnector(limit=concurrency, resolver=Loopback())
+    async with aiohttp.ClientSession(connector=connector) as session:
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(session) for _ in range(concurrency)))
+        seconds = time.perf_counter() - started
+    return {"urls": len(urls), "seconds": seconds, "ok": ok}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("url_file")
+    ap.add_argument("--concurrency", type=int, default=64)
+    args = ap.parse_args()
+    with open(args.url_file, encoding="utf-8") as fh:
+        urls = [line.strip() for line in fh if line.strip()]
+    print(json.dumps(asyncio.run(run(urls, args.concurrency))))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
