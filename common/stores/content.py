@@ -2,15 +2,23 @@
 
 One WARC `response` record per fetch (redirect hops included), gzip-compressed
 per record and appended to rolling files; `content_ref` locates a record.
+
+Compression is ISA-L's igzip (python-isal) at level 1: standard gzip members that any reader
+(gzip, warcio) opens, made about 9x faster than zlib's level 6 on the corpus pages (0.65 against
+5.96 ms for a 280 KB page; 4.5:1 against 5.3:1), so the content log no longer holds the pipeline
+back (bench/pipeline's profile had 36% of its samples in zlib). igzip releases the GIL.
 """
 from __future__ import annotations
 
 import abc
-import gzip
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from http import HTTPStatus
+
+from isal import igzip
+
+COMPRESSION_LEVEL = 1   # igzip's 0-3; 1 measured best: 2 gains 1% of size for 11% more time
 
 
 @dataclass(frozen=True)
@@ -45,12 +53,12 @@ def warc_record(item: FetchedContent) -> bytes:
     fields += ["Content-Type: application/http;msgtype=response",
                f"Content-Length: {len(http_block)}"]
     raw = ("\r\n".join(fields) + "\r\n\r\n").encode("utf-8", "replace") + http_block + b"\r\n\r\n"
-    return gzip.compress(raw, compresslevel=6)
+    return igzip.compress(raw, compresslevel=COMPRESSION_LEVEL)
 
 
 def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:
     """(WARC headers, HTTP block) of one gzip member written by warc_record."""
-    raw = gzip.decompress(member)
+    raw = igzip.decompress(member)
     head, _, rest = raw.partition(b"\r\n\r\n")
     lines = head.decode("utf-8", "replace").split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)

@@ -19,6 +19,8 @@ import time
 import zlib
 from dataclasses import dataclass
 
+from isal import igzip_lib, isal_zlib
+
 from common.errors import StoreError
 from common.stores.content import read_warc_record
 
@@ -55,7 +57,7 @@ def decode_record(ref: ContentRef, member: bytes) -> tuple[dict[str, str], bytes
         raise StoreError(f"content_ref {ref} reaches past the end of its file", retryable=False)
     try:
         return read_warc_record(member)
-    except (OSError, EOFError, zlib.error, ValueError) as exc:
+    except (OSError, EOFError, zlib.error, isal_zlib.error, igzip_lib.IsalError, ValueError) as exc:
         raise StoreError(f"content_ref {ref} does not locate a WARC record: {exc}",
                          retryable=False) from exc
 

@@ -250,3 +250,41 @@ async def test_a_malformed_ref_is_not_retryable(store, ref):
     with pytest.raises(StoreError) as err:
         await store.read(ref)
     assert not err.value.retryable
+
+
+async def test_warcio_reads_every_record_of_the_files_and_of_each_ref(backend, store):
+    """A standard reader (warcio) reads our WARC 1.1 back: whole files and each ref's member."""
+    import io
+
+    from warcio.archiveiterator import ArchiveIterator
+
+    big = bytes(range(256)) * 4096                      # 1 MiB of binary, not text
+    items = [fetched(0),
+             dataclasses.replace(fetched(1), truncated=True),
+             FetchedContent(url="http://a.test/moved", http_status=301,
+                            headers=(("Location", "http://a.test/0"), ("X-Ünïcode", "välue")),
+                            body=b"", fetched_at=1_700_000_000.0),
+             FetchedContent(url="http://a.test/blob", http_status=200,
+                            headers=(("Content-Type", "application/octet-stream"),),
+                            body=big, fetched_at=1_700_000_000.0),
+             FetchedContent(url="http://a.test/teapot", http_status=799, headers=(), body=b"?",
+                            fetched_at=1_700_000_000.0)]
+    refs = [await store.append(item) for item in items]
+
+    def read(data: bytes) -> list[tuple[str, str, int, bytes, str | None]]:
+        return [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"),
+                 int(r.http_headers.get_statuscode()), r.content_stream().read(),
+                 r.rec_headers.get_header("WARC-Truncated"))
+                for r in ArchiveIterator(io.BytesIO(data), check_digests=True)]
+
+    expected = [("response", i.url, i.http_status, i.body, "length" if i.truncated else None)
+                for i in items]
+    for ref, want in zip(refs, expected):
+        place = ContentRef.parse(ref)
+        member = backend.files()[place.path][place.offset:place.offset + place.length]
+        assert read(member) == [want]
+    await store.close()
+    assert [r for data in backend.files().values() for r in read(data)] == expected
+    for r in ArchiveIterator(io.BytesIO(b"".join(backend.files().values()))):
+        assert r.rec_headers.protocol == "WARC/1.1"
+        assert r.rec_headers.get_header("WARC-Date").endswith("Z")

@@ -83,3 +83,19 @@ def test_malformed_refs_are_store_errors_not_worth_retrying(ref):
     with pytest.raises(StoreError) as err:
         ContentRef.parse(ref)
     assert not err.value.retryable
+
+
+@pytest.mark.parametrize("damage", ["deflate", "cut", "header"])
+def test_a_damaged_member_is_a_store_error_not_a_crash(damage):
+    from common.errors import StoreError
+    from common.stores.content import FetchedContent, warc_record
+    from common.stores.warc_rolling import ContentRef, decode_record
+
+    member = warc_record(FetchedContent(url="http://a.test/", http_status=200, headers=(),
+                                        body=bytes(range(256)) * 64, fetched_at=1_700_000_000.0))
+    damaged = {"deflate": member[:12] + bytes(40) + member[52:],
+               "cut": member[:-9] + bytes(9),
+               "header": b"XX" + member[2:]}[damage]
+    with pytest.raises(StoreError) as err:
+        decode_record(ContentRef("a.warc.gz", 0, len(damaged)), damaged)
+    assert not err.value.retryable
