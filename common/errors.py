@@ -6,6 +6,10 @@
      ├── StoreError             a metadata or content store failed (retryable)
      ├── BusError               NATS failed (retryable)
      ├── FetcherUnavailable     no fetcher answered (retryable)
+     ├── FetcherBusy            a fetcher refused a hop for now: the domain's queue is full or
+     │                          its turn would come after the caller's deadline (RESOURCE_EXHAUSTED)
+     ├── WrongFetcher           the fetcher asked does not own the domain's shard, or is gone
+     │                          (FAILED_PRECONDITION, UNAVAILABLE): route the hop again
      └── DomainBusy             this scheduler already has its share of hops waiting on the
                                 URL's domain; the message is deferred (re-queued), not failed
 
@@ -41,6 +45,14 @@ class BusError(SpiderDuckError):
 
 
 class FetcherUnavailable(SpiderDuckError):
+    retryable = True
+
+
+class FetcherBusy(SpiderDuckError):
+    retryable = True
+
+
+class WrongFetcher(SpiderDuckError):
     retryable = True
 
 

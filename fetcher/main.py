@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Callable
 
 from common import bus
 from common.config import Settings
@@ -15,12 +16,14 @@ from fetcher.robots_store import open_robots_store
 log = logging.getLogger("spiderduck.fetcher")
 
 
-async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shards: bool = False) -> None:
+async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shards: bool = False,
+                      on_ready: Callable[[Fetcher], None] | None = None) -> None:
     """Serve FetcherService until `stop`.
 
     With leases (the default for the `fetcher` role), the fetcher serves only the shards
     whose leases it holds, and on stop hands them back before the server closes.
-    `spiderduck up` passes hold_all_shards: one process simply holds every shard.
+    `spiderduck up` passes hold_all_shards: one process simply holds every shard, and
+    `on_ready`, which is given the open Fetcher for the scheduler in the same process.
     """
     s = settings.fetcher
     robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
@@ -31,6 +34,8 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
         async with grpc_server:
             if hold_all_shards:
                 fetcher.ownership = AllShards()
+                if on_ready is not None:
+                    on_ready(fetcher)
                 log.info("fetcher %s serving every shard on %s", fetcher.id, grpc_server.address)
                 await stop.wait()
                 return

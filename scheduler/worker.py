@@ -39,8 +39,11 @@ async def open_router(settings: Settings, js, static: bool):
     return await LeaseRouter(kv, settings.fetcher.shards).start()
 
 
-async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False) -> None:
-    """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse."""
+async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
+                        transport=None) -> None:
+    """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse.
+
+    `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one)."""
     async with contextlib.AsyncExitStack() as stack:
         nc = await bus.connect(bus.nats_url(settings), name="spiderduck-scheduler")
         stack.push_async_callback(nc.close)
@@ -53,7 +56,8 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         router = await open_router(settings, js, static_routing)
         stack.push_async_callback(router.close)
         client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
-                               max_hops_per_domain=settings.scheduler.max_hops_per_domain)
+                               max_hops_per_domain=settings.scheduler.max_hops_per_domain,
+                               transport=transport)
         stack.push_async_callback(client.close)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=event_publisher(js))

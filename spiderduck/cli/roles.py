@@ -11,8 +11,10 @@ import signal
 from common import bus, logs, metrics
 from common.config import Settings
 from common.nats_server import EmbeddedNats, free_port, port_open
+from fetcher.local import LocalTransport
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
+from scheduler.fetcher_client import GrpcTransport
 from scheduler.worker import run_scheduler
 
 ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api}
@@ -74,11 +76,19 @@ def cmd_up(settings: Settings, args) -> int:
     os.makedirs(settings.data_dir, exist_ok=True)
     with embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")
-        # One process holds every shard; its scheduler routes straight to its own fetcher.
-        asyncio.run(run_roles(settings, [functools.partial(run_fetcher, hold_all_shards=True),
-                                         run_metadata_api,
-                                         functools.partial(run_scheduler, static_routing=True)]))
+        asyncio.run(run_up(settings))
     return 0
+
+
+async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """The roles of `spiderduck up`: one fetcher holding every shard, whose hops the scheduler
+    hands over in-process (LocalTransport), and the metadata API."""
+    fetcher = asyncio.get_running_loop().create_future()
+    transport = LocalTransport(settings.fetcher.listen, fetcher, GrpcTransport())
+    await run_roles(settings, [
+        functools.partial(run_fetcher, hold_all_shards=True, on_ready=fetcher.set_result),
+        run_metadata_api,
+        functools.partial(run_scheduler, static_routing=True, transport=transport)], stop)
 
 
 def add_commands(sub, common) -> None:

@@ -1,0 +1,43 @@
+"""FetcherService in-process: the transport a scheduler uses for the fetcher it shares a process
+with (`spiderduck up`), with the gRPC adapter's semantics and none of its copies.
+
+It maps the fetcher's refusals as fetcher/server.py maps them to gRPC codes (QueueFull ->
+FetcherBusy, NotOwner -> WrongFetcher), and bounds the hop by the caller's `timeout` as a gRPC
+deadline would. Hops for any other address go to `fallback` (the gRPC transport).
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from common.errors import FetcherBusy, WrongFetcher
+from common.fetch import FetchResult
+from fetcher.fetcher import Fetcher, NotOwner
+from fetcher.politeness import QueueFull
+
+
+class LocalTransport:
+    def __init__(self, address: str, fetcher: "asyncio.Future[Fetcher]", fallback):
+        self._address = address
+        self._fetcher = fetcher          # set once the fetcher role has opened it
+        self._fallback = fallback
+
+    async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
+                    timeout: float) -> FetchResult:
+        if address != self._address:
+            return await self._fallback.fetch(address, url, purpose=purpose,
+                                              max_body_bytes=max_body_bytes, timeout=timeout)
+        async with asyncio.timeout(timeout):
+            fetcher = await asyncio.shield(self._fetcher)
+            try:
+                result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
+                                             max_wait=timeout)
+            except QueueFull as exc:
+                raise FetcherBusy(f"{address}: {exc}") from exc
+            except NotOwner as exc:
+                raise WrongFetcher(f"{address}: {exc}") from exc
+        # As the gRPC client does, the result names the URL asked for, not its canonical form.
+        return result if result.url == url else dataclasses.replace(result, url=url)
+
+    async def close(self) -> None:
+        await self._fallback.close()

@@ -1,0 +1,121 @@
+"""The in-process transport of `spiderduck up`: a real Fetcher against a local web, with the
+gRPC adapter's meaning for every refusal."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from common import config
+from common.errors import FetcherBusy, WrongFetcher
+from common.status import Status
+from fetcher.fetcher import Fetcher
+from fetcher.local import LocalTransport
+
+ADDRESS = "127.0.0.1:50052"
+
+
+def settings(**kw):
+    values = {"fetcher.allowed_networks": ["127.0.0.0/8"],
+              "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "fetcher.default_rate": 100.0}
+    values.update(kw)
+    return config.load(env={}, overrides=values).fetcher
+
+
+class Elsewhere:
+    """The fallback transport: records the hops sent to other addresses."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, str]] = []
+        self.closed = False
+
+    async def fetch(self, address, url, **kw):
+        self.calls.append((address, url))
+        return "from elsewhere"
+
+    async def close(self):
+        self.closed = True
+
+
+async def transport_for(fetcher: Fetcher, fallback=None) -> LocalTransport:
+    ready = asyncio.get_running_loop().create_future()
+    ready.set_result(fetcher)
+    return LocalTransport(ADDRESS, ready, fallback or Elsewhere())
+
+
+async def test_a_hop_is_fetched_by_the_fetcher_in_this_process(localweb):
+    url = localweb.page("a.test", "/page", "<title>here</title>")
+    async with Fetcher(settings()) as fetcher:
+        transport = await transport_for(fetcher)
+        result = await transport.fetch(ADDRESS, url, purpose="page", max_body_bytes=5, timeout=10)
+    assert (result.status, result.http_status, result.body, result.truncated) == (Status.OK, 200, b"<titl", True)
+    assert result.url == url
+    assert len(localweb.hits_for("a.test", "/page")) == 1
+
+
+async def test_the_url_keeps_the_form_it_was_asked_in(localweb):
+    localweb.page("a.test", "/page", "<title>here</title>")
+    asked = f"HTTP://A.test:{localweb.port}/page"
+    async with Fetcher(settings()) as fetcher:
+        result = await (await transport_for(fetcher)).fetch(ADDRESS, asked, purpose="page",
+                                                            max_body_bytes=0, timeout=10)
+    assert result.status is Status.OK and result.url == asked
+
+
+async def test_another_address_goes_to_the_fallback():
+    elsewhere = Elsewhere()
+    async with Fetcher(settings()) as fetcher:
+        transport = await transport_for(fetcher, elsewhere)
+        assert await transport.fetch("10.0.0.9:50052", "http://b.test/", purpose="page",
+                                     max_body_bytes=0, timeout=1) == "from elsewhere"
+        await transport.close()
+    assert elsewhere.calls == [("10.0.0.9:50052", "http://b.test/")] and elsewhere.closed
+
+
+async def test_a_shard_not_held_is_wrong_fetcher():
+    class NoShards:
+        def owns(self, domain):
+            return False
+
+    async with Fetcher(settings()) as fetcher:
+        fetcher.ownership = NoShards()
+        with pytest.raises(WrongFetcher):
+            await (await transport_for(fetcher)).fetch(ADDRESS, "http://c.test/", purpose="page",
+                                                       max_body_bytes=0, timeout=5)
+
+
+async def test_a_turn_past_the_deadline_is_fetcher_busy(localweb):
+    for n in range(2):
+        localweb.page("slow.test", f"/{n}", "<title>x</title>")
+    async with Fetcher(settings(**{"fetcher.rate_overrides": {"slow.test": 0.5}})) as fetcher:
+        transport = await transport_for(fetcher)
+        first = await transport.fetch(ADDRESS, localweb.url("slow.test", "/0"), purpose="page",
+                                      max_body_bytes=0, timeout=10)
+        assert first.status is Status.OK
+        # The next turn is 2 s away, past a 1 s deadline: refused at once, as RESOURCE_EXHAUSTED is.
+        with pytest.raises(FetcherBusy):
+            await asyncio.wait_for(transport.fetch(ADDRESS, localweb.url("slow.test", "/1"),
+                                                   purpose="page", max_body_bytes=0, timeout=1), 0.5)
+
+
+async def test_a_hop_that_outlives_its_deadline_is_a_timeout(localweb):
+    gate = asyncio.Event()
+
+    async def hang(request):
+        await gate.wait()
+
+    localweb.route("hang.test", "/", hang)
+    async with Fetcher(settings()) as fetcher:
+        transport = await transport_for(fetcher)
+        with pytest.raises(TimeoutError):
+            await transport.fetch(ADDRESS, localweb.url("hang.test", "/"), purpose="page",
+                                  max_body_bytes=0, timeout=0.5)
+        gate.set()
+
+
+async def test_a_fetcher_not_open_yet_is_waited_for_within_the_deadline():
+    never = asyncio.get_running_loop().create_future()
+    transport = LocalTransport(ADDRESS, never, Elsewhere())
+    with pytest.raises(TimeoutError):
+        await transport.fetch(ADDRESS, "http://d.test/", purpose="page", max_body_bytes=0, timeout=0.2)
+    assert not never.cancelled()       # still there for the next hop
