@@ -21,6 +21,7 @@ import asyncio
 import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -75,28 +76,46 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def tree_rss(root: int) -> int:
-    """Bytes of RSS of `root` and every process below it (read from /proc)."""
+def process_tree(root: int) -> dict[int, tuple[str, float, int]]:
+    """pid -> (name, CPU seconds used, RSS bytes) for `root` and every process below it."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
+    info: dict[int, tuple[str, float, int]] = {}
+    page, tick = os.sysconf("SC_PAGE_SIZE"), os.sysconf("SC_CLK_TCK")
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read().rsplit(b")", 1)[1].split()
+                raw = fh.read()
         except OSError:
             continue
+        name = raw[raw.index(b"(") + 1:raw.rindex(b")")].decode(errors="replace")
+        stat = raw.rsplit(b")", 1)[1].split()
         pid, ppid = int(entry), int(stat[1])
         children.setdefault(ppid, []).append(pid)
-        rss[pid] = int(stat[21]) * page
-    total, stack = 0, [root]
+        info[pid] = (name, (int(stat[11]) + int(stat[12])) / tick, int(stat[21]) * page)
+    out, stack = {}, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        if pid in info:
+            out[pid] = info[pid]
         stack.extend(children.get(pid, ()))
-    return total
+    return out
+
+
+def tree_rss(root: int) -> int:
+    """Bytes of RSS of `root` and every process below it (read from /proc)."""
+    return sum(rss for _, _, rss in process_tree(root).values())
+
+
+def cpu_by_role(root: int, before: dict, after: dict) -> str:
+    """CPU seconds each kind of process used between two process_tree() snapshots."""
+    used: dict[str, float] = {}
+    for pid, (name, cpu, _) in after.items():
+        role = ("up" if pid == root else "nats-server" if "nats" in name
+                else "workers" if name.startswith("python") else name)
+        used[role] = used.get(role, 0.0) + cpu - before.get(pid, (name, 0.0, 0))[1]
+    return ", ".join(f"{role} {seconds:.1f}" for role, seconds in sorted(used.items()))
 
 
 class RssSampler:
@@ -250,14 +269,21 @@ async def main() -> None:
         await nc.flush()
 
         if args.py_spy:
+            spy = shutil.which("py-spy", path=os.path.dirname(sys.executable)) or shutil.which("py-spy")
+            if spy is None:
+                sys.exit("--py-spy needs py-spy (pip install py-spy, in the test extra)")
             profiler = subprocess.Popen(
-                ["py-spy", "record", "--pid", str(service.pid), "--subprocesses", "--rate", "200",
+                [spy, "record", "--pid", str(service.pid), "--subprocesses", "--rate", "200",
                  "--format", "raw", "-o", args.py_spy, "--nonblocking"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        tree_before, self_before = process_tree(service.pid), os.times()
         started = time.monotonic()
         await publish_all(js, burst)
         got = await events.wait_for(burst, args.timeout)
         burst_seconds = time.monotonic() - started
+        tree_after, self_after = process_tree(service.pid), os.times()
+        cpu = (f"{cpu_by_role(service.pid, tree_before, tree_after)}, bench (origin and NATS "
+               f"client) {self_after.user + self_after.system - self_before.user - self_before.system:.1f}")
         if profiler is not None:
             profiler.send_signal(signal.SIGINT)
             profiler.wait(60)
@@ -283,7 +309,7 @@ async def main() -> None:
     print(f"burst: {len(got)}/{args.urls} URLs over {args.hosts} hosts at once, rate {args.rate:g}/s "
           f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
           f"statuses {statuses(got)}")
-    print(f"  ours  {ours:7.1f} URLs/s")
+    print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {burst_seconds:.1f} s: {cpu}")
     if bare_rates:
         mean = sum(bare_rates) / len(bare_rates)
         print(f"  bare  {mean:7.1f} URLs/s (aiohttp + selectolax title/metas; runs: "

@@ -100,10 +100,17 @@ class ProcessSettings:
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
     related_timeout: float = 5.0      # seconds all related fetches of one page may take together
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
+    workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may use
+    extract_timeout: float = 2.0      # seconds one page's extraction may take; past it the worker is
+                                      # killed and the page recorded as TIMEOUT (other pages never wait)
 
     def __post_init__(self) -> None:
         if self.parser not in HTML_PARSERS:
             raise ConfigError(f"process.parser: {self.parser!r} is not one of {', '.join(HTML_PARSERS)}")
+        if self.workers < 0:
+            raise ConfigError(f"process.workers: {self.workers} is negative (0 = one per CPU)")
+        if self.extract_timeout <= 0:
+            raise ConfigError(f"process.extract_timeout: {self.extract_timeout:g}s must be positive")
         if self.prefer_dates not in DATE_PREFERENCES:
             raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of "
                               f"{', '.join(DATE_PREFERENCES)}")
@@ -133,6 +140,13 @@ class Settings:
         return self.content_store or f"file://{os.path.join(self.data_dir, 'content')}"
 
     @property
+    def extraction_workers(self) -> int:
+        """process.workers, or one per CPU this process may run on."""
+        if self.process.workers:
+            return self.process.workers
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+    @property
     def fetcher_addresses(self) -> list[str]:
         return list(self.scheduler.fetchers) or [self.fetcher.listen]
 
@@ -144,7 +158,7 @@ _DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_t
                   "pause_for", "vulture_interval", "domain_idle_after",
                   "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
                   "recrawl_failed_after", "events_max_age", "lease_ttl", "lease_margin",
-                  "busy_retry", "related_timeout"}
+                  "busy_retry", "related_timeout", "extract_timeout"}
 
 
 def parse_duration(value: Any) -> float:

@@ -1,12 +1,22 @@
-"""UrlRecord <-> spiderduck.v1.UrlMetadata, and the record's JSON (protobuf's JSON mapping)."""
+"""UrlRecord <-> spiderduck.v1.UrlMetadata, its stored bytes, and its JSON (protobuf's JSON mapping).
+
+Stores keep a record as the bytes of its UrlMetadata (`to_bytes`), without share_count, which is
+counted apart; `with_share_count` appends the current count to those bytes for an answer, so a
+stored record reaches a GetUrlMetadata caller without being parsed (protobuf merges a message's
+concatenated fields: the last value of a scalar wins). A page's structured data travels as the
+bytes of its protobuf Struct (`StructuredData`), built once where it is extracted: converting a
+dict into a Struct field by field is the costliest part of encoding a record.
+"""
 from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterator
 
 from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from common.record import Image, PageMetadata, Redirect, UrlRecord, Video, with_page
@@ -16,6 +26,49 @@ from spiderduck.v1 import metadata_pb2 as pb
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
             "content_ref", "error", "content_length")
+
+
+class StructuredData(Mapping):
+    """Structured data as the bytes of a protobuf Struct; read as a dict (decoded on first use).
+
+    Only the bytes are pickled, so it crosses from an extraction worker as bytes."""
+
+    __slots__ = ("wire", "_dict")
+
+    def __init__(self, wire: bytes):
+        self.wire = wire
+        self._dict: dict[str, Any] | None = None
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any]) -> "StructuredData":
+        struct = Struct()
+        struct.update(_jsonable(value))
+        return cls(struct.SerializeToString())
+
+    def _decoded(self) -> dict[str, Any]:
+        if self._dict is None:
+            struct = Struct()
+            struct.ParseFromString(self.wire)
+            self._dict = json_format.MessageToDict(struct)
+        return self._dict
+
+    def __getitem__(self, key: str) -> Any:
+        return self._decoded()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._decoded())
+
+    def __len__(self) -> int:
+        return len(self._decoded())
+
+    def __bool__(self) -> bool:
+        return bool(self.wire)
+
+    def __repr__(self) -> str:
+        return f"StructuredData({self._decoded()!r})"
+
+    def __reduce__(self):
+        return (StructuredData, (self.wire,))
 
 
 def _ts_from_epoch(seconds: float) -> Timestamp:
@@ -55,7 +108,10 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
     if rec.video:
         msg.video.CopyFrom(pb.Video(url=rec.video.url, width=rec.video.width,
                                     height=rec.video.height, content_type=rec.video.content_type))
-    if rec.structured_data:
+    if isinstance(rec.structured_data, StructuredData):
+        if rec.structured_data.wire:
+            msg.structured_data.ParseFromString(rec.structured_data.wire)
+    elif rec.structured_data:
         msg.structured_data.update(_jsonable(rec.structured_data))
     if rec.first_seen:
         msg.first_seen.CopyFrom(_ts_from_epoch(rec.first_seen))
@@ -75,12 +131,46 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     if msg.HasField("video"):
         values["video"] = Video(msg.video.url, msg.video.width, msg.video.height, msg.video.content_type)
     if msg.HasField("structured_data"):
-        values["structured_data"] = json_format.MessageToDict(msg.structured_data)
+        values["structured_data"] = StructuredData(msg.structured_data.SerializeToString())
     if msg.HasField("first_seen"):
         values["first_seen"] = msg.first_seen.ToNanoseconds() / 1e9
     if msg.HasField("fetched_at"):
         values["fetched_at"] = msg.fetched_at.ToNanoseconds() / 1e9
     return UrlRecord(**values)
+
+
+def to_bytes(rec: UrlRecord) -> bytes:
+    """The record as stored: its UrlMetadata's bytes, share_count left out (counted apart)."""
+    return to_proto(dataclasses.replace(rec, share_count=0)).SerializeToString()
+
+
+def from_bytes(data: bytes, share_count: int = 0) -> UrlRecord:
+    msg = pb.UrlMetadata()
+    msg.ParseFromString(data)
+    rec = from_proto(msg)
+    return dataclasses.replace(rec, share_count=share_count) if share_count else rec
+
+
+_SHARE_COUNT_TAG = bytes([pb.UrlMetadata.SHARE_COUNT_FIELD_NUMBER << 3 | 0x80, 0x01])   # field 19, varint
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    value &= (1 << 64) - 1                # negative int32 values are ten-byte varints
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def with_share_count(data: bytes, share_count: int) -> bytes:
+    """Stored record bytes with the current share count: a UrlMetadata, still unparsed."""
+    if not share_count:
+        return data
+    return data + _SHARE_COUNT_TAG + _varint(min(share_count, 2**31 - 1))
 
 
 def message_to_dict(msg) -> dict[str, Any]:

@@ -21,14 +21,16 @@ from scheduler.decide import CrawlDecider
 from scheduler.decode import Decoder
 from scheduler.notify import Notifier, Publish
 from scheduler.persist import CrawlRecorder, Persister
-from scheduler.process import PostProcessor
+from scheduler.process import Extract, PostProcessor
 from scheduler.redirects import FetchHop, RedirectFollower
 from scheduler.related import RelatedFetcher
 from scheduler.stage import Pipeline, compose
 
 
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
-                   fetch_hop: FetchHop, publish: Publish, clock=time.time) -> Pipeline:
+                   fetch_hop: FetchHop, publish: Publish, extract: Extract | None = None,
+                   clock=time.time) -> Pipeline:
+    """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process."""
     p = settings.process
     return compose(
         Decoder(),
@@ -41,5 +43,5 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=settings.fetcher.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size),
-        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, clock=clock),
+        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, extract=extract, clock=clock),
     )

@@ -2,17 +2,25 @@
 
 An HTML page is extracted; a URL that is itself an image gets a record with the image's width,
 height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT).
+
+Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
+runs it in a worker process within `process.extract_timeout`; a page past that budget is recorded
+as TIMEOUT, one whose extraction fails as UNSUPPORTED_CONTENT, each with the reason in `error`
+and the response's own facts (status, type, length) kept. Without a pool (tests, tools), pages
+are extracted in this process.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
 import time
+from typing import Awaitable, Callable
 
 from common.fetch import FetchResult
-from common.record import Image, Redirect, UrlRecord, with_page
+from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from scheduler.extraction import extract_page, images
+from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
@@ -41,13 +49,21 @@ def content_length(result: FetchResult) -> int:
     return 0 if result.truncated else len(result.body)
 
 
+Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
+
+
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str = "selectolax", prefer_dates: str = "modified", clock=time.time):
+    def __init__(self, *, parser: str = "selectolax", prefer_dates: str = "modified",
+                 extract: Extract | None = None, clock=time.time):
         self._parser = parser
         self._prefer_dates = prefer_dates
+        self._extract = extract or self._extract_here
         self._clock = clock
+
+    async def _extract_here(self, body: bytes, url: str, content_type: str | None) -> PageMetadata:
+        return extract_page(body, url, content_type, self._parser, self._prefer_dates)
 
     async def __call__(self, task: CrawlTask, next: Next | None = None) -> Outcome:
         final = task.hops[-1]
@@ -57,12 +73,12 @@ class PostProcessor:
             redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
             content_type=media_type(final) if final.http_status else "",
             fetched_at=final.fetched_at or self._clock())
-        fields = self._classify(task, final, record)
+        fields = await self._classify(task, final, record)
         page = fields.pop("page", None)
         record = dataclasses.replace(record, **fields)
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
 
-    def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
+    async def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
         if task.failure is not None:
             status, error = task.failure
             return {"status": status, "error": error}
@@ -79,7 +95,12 @@ class PostProcessor:
                 return {"status": Status.OK, "image": image, "content_length": length}
             return {"status": Status.UNSUPPORTED_CONTENT, "content_length": length,
                     "error": f"content type {record.content_type or 'unknown'} is not HTML"}
-        page = extract_page(final.body, final.url, final.header("content-type"),
-                            self._parser, self._prefer_dates)
+        try:
+            page = await self._extract(final.body, final.url, final.header("content-type"))
+        except ExtractionTimeout as exc:
+            return {"status": Status.TIMEOUT, "error": str(exc), "content_length": content_length(final)}
+        except ExtractionFailed as exc:
+            return {"status": Status.UNSUPPORTED_CONTENT, "error": str(exc),
+                    "content_length": content_length(final)}
         return {"status": Status.OK, "content_length": content_length(final),
                 **with_page(record, page), "page": page}

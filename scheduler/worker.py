@@ -13,6 +13,7 @@ from common.errors import BusError
 from common.grpc_server import GrpcServer
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
+from scheduler.extraction.pool import ExtractionPool
 from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
@@ -59,10 +60,15 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
                                max_hops_per_domain=settings.scheduler.max_hops_per_domain,
                                transport=transport)
         stack.push_async_callback(client.close)
+        p = settings.process
+        pool = await stack.enter_async_context(ExtractionPool(
+            workers=settings.extraction_workers, budget=p.extract_timeout, parser=p.parser,
+            prefer_dates=p.prefer_dates))
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
-                                  fetch_hop=client.fetch, publish=event_publisher(js))
+                                  fetch_hop=client.fetch, publish=event_publisher(js),
+                                  extract=pool.extract)
         stack.push_async_callback(pipeline.close)
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
-        log.info("scheduler pipeline: %r; routing: %s", pipeline, type(router).__name__)
+        log.info("scheduler pipeline: %r; routing: %s; %r", pipeline, type(router).__name__, pool)
         await Consumer(js, pipeline, settings.scheduler).run(stop)

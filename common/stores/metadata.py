@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 from typing import Iterable, Sequence
 
+from common import record_proto
 from common.record import UrlRecord
 
 
@@ -27,6 +28,14 @@ class MetadataStore(abc.ABC):
     @abc.abstractmethod
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
         """The record each URL resolves to, in order (None: never seen)."""
+
+    async def get_many_wire(self, urls: Sequence[str]) -> list[bytes | None]:
+        """get_many as serialized spiderduck.v1.UrlMetadata, share_count included, for answers.
+
+        Stores that keep records as those bytes (SQLite) return them unparsed; this default
+        encodes what get_many returns."""
+        return [None if rec is None else record_proto.to_proto(rec).SerializeToString()
+                for rec in await self.get_many(urls)]
 
     async def get(self, url: str) -> UrlRecord | None:
         return (await self.get_many([url]))[0]

@@ -1,25 +1,41 @@
-"""SQLite metadata store: the embedded default (`sqlite:///PATH`)."""
+"""SQLite metadata store: the embedded default (`sqlite:///PATH`).
+
+Records are kept as protobuf bytes (common.record_proto.to_bytes), so reading one parses no
+JSON, and GetUrlMetadata sends the stored bytes as they are (`get_many_wire`).
+
+Threads: one writer owns the write connection and commits the writes queued meanwhile as one
+transaction, each write in its own savepoint; READERS readers each own a connection. In WAL
+mode readers never wait behind the writer. Either kind answers the event loop with one wake-up
+per batch (common.stores.batch_thread).
+
+Schema versions (PRAGMA user_version): 0 or 1, records as protobuf JSON text (SpiderDuck 0.1);
+2, records as protobuf bytes. Opening an older database converts it once, in one transaction.
+"""
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import dataclasses
 import os
 import sqlite3
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Sequence
 
 from common import record_proto
 from common.errors import StoreError
 from common.record import UrlRecord
+from common.stores.batch_thread import BatchThread
 from common.stores.metadata import MetadataStore
+
+SCHEMA_VERSION = 2
+READERS = 2                    # reader threads (and connections)
+_CHUNK = 500                   # URLs per SELECT ... IN (...)
 
 SCHEMA = """
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;   -- WAL + NORMAL: survives a process crash; no fsync per commit
 CREATE TABLE IF NOT EXISTS records (
     key TEXT PRIMARY KEY,
-    record TEXT NOT NULL,          -- the record in protobuf's JSON mapping
+    record BLOB NOT NULL,          -- spiderduck.v1.UrlMetadata bytes, share_count left out
     first_seen REAL NOT NULL,
     fetched_at REAL NOT NULL
 );
@@ -33,87 +49,172 @@ CREATE TABLE IF NOT EXISTS shares (
 );
 """
 
+_LOOKUP = ("SELECT res.url, r.record, COALESCE(s.count, 0) FROM resolutions res "
+           "JOIN records r ON r.key = res.key LEFT JOIN shares s ON s.key = res.key "
+           "WHERE res.url IN ({})")
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Bring an existing database to SCHEMA_VERSION (idempotent)."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version >= SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute("SELECT key, record FROM records WHERE typeof(record) = 'text'").fetchall()
+        for key, text in rows:
+            conn.execute("UPDATE records SET record = ? WHERE key = ?",
+                         (record_proto.to_bytes(record_proto.from_json(text)), key))
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _lookup(conn: sqlite3.Connection, urls: list[str]) -> dict[str, tuple[bytes, int]]:
+    found: dict[str, tuple[bytes, int]] = {}
+    for i in range(0, len(urls), _CHUNK):
+        chunk = urls[i:i + _CHUNK]
+        sql = _LOOKUP.format(",".join("?" * len(chunk)))
+        for url, data, shares in conn.execute(sql, chunk):
+            found[url] = (data, shares)
+    return found
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection):
+    # IMMEDIATE: take the write lock first (waiting up to busy_timeout for another writer);
+    # a deferred BEGIN that reads and then writes gets "database is locked" at once instead.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def _savepoint(conn: sqlite3.Connection):
+    conn.execute("SAVEPOINT one")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK TO one")
+        conn.execute("RELEASE one")
+        raise
+    conn.execute("RELEASE one")
+
 
 class SqliteMetadataStore(MetadataStore):
-    """One connection used from one worker thread, so calls never block the loop."""
-
-    def __init__(self, path: str, *, clock=time.time):
+    def __init__(self, path: str, *, clock=time.time, readers: int = READERS):
         self._path = path
         self._clock = clock
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
-        self._conn: sqlite3.Connection | None = None
+        self._readers_wanted = 0 if path == ":memory:" else readers   # one connection: one database
+        self._writer: BatchThread | None = None
+        self._readers: list[BatchThread] = []
+        self._next_reader = 0
 
     @classmethod
     async def open(cls, path: str) -> "SqliteMetadataStore":
         store = cls(path)
-        await store._run(store._connect)
+        await store._start()
         return store
 
-    def _connect(self) -> None:
+    async def _start(self) -> None:
         if self._path != ":memory:":
             os.makedirs(os.path.dirname(os.path.abspath(self._path)), exist_ok=True)
-        self._conn = sqlite3.connect(self._path, check_same_thread=False, timeout=30)
-        self._conn.executescript(SCHEMA)
 
-    async def _run(self, fn, *args):
-        loop = asyncio.get_running_loop()
+        def open_writer() -> sqlite3.Connection:
+            conn = _connect(self._path)
+            conn.executescript(SCHEMA)
+            _upgrade(conn)
+            return conn
+
+        self._writer = BatchThread("sqlite-writer", open_writer, batch=_transaction, each=_savepoint,
+                                   close_resource=sqlite3.Connection.close)
+        await self._guard(self._writer.started())
+        for n in range(self._readers_wanted):
+            reader = BatchThread(f"sqlite-reader-{n}", lambda: _connect(self._path),
+                                 close_resource=sqlite3.Connection.close)
+            self._readers.append(reader)
+            await self._guard(reader.started())
+
+    async def _guard(self, awaitable):
         try:
-            return await loop.run_in_executor(self._pool, fn, *args)
+            return await awaitable
         except sqlite3.Error as exc:
             raise StoreError(f"sqlite {self._path}: {exc}") from exc
 
-    async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
-        return await self._run(self._put, key, record, tuple(aliases))
+    def _reader(self) -> BatchThread:
+        if not self._readers:
+            return self._writer
+        self._next_reader = (self._next_reader + 1) % len(self._readers)
+        return self._readers[self._next_reader]
 
-    def _put(self, key: str, record: UrlRecord, aliases: tuple[str, ...]) -> UrlRecord:
-        conn = self._conn
-        with conn:
-            row = conn.execute("SELECT first_seen FROM records WHERE key=?", (key,)).fetchone()
-            first_seen = min(row[0], record.first_seen or self._clock()) if row else (
-                record.first_seen or self._clock())
-            shares = conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()
-            stored = dataclasses.replace(record, first_seen=first_seen,
-                                         share_count=shares[0] if shares else 0)
-            conn.execute(
-                "INSERT INTO records(key, record, first_seen, fetched_at) VALUES (?,?,?,?) "
-                "ON CONFLICT(key) DO UPDATE SET record=excluded.record, "
-                "first_seen=excluded.first_seen, fetched_at=excluded.fetched_at",
-                (key, record_proto.to_json(stored), first_seen, stored.fetched_at))
-            conn.executemany(
-                "INSERT INTO resolutions(url, key) VALUES (?, ?) "
-                "ON CONFLICT(url) DO UPDATE SET key=excluded.key",
-                [(url, key) for url in {key, *aliases} if url])
-        return stored
+    async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
+        first_seen = record.first_seen or self._clock()
+        record = dataclasses.replace(record, first_seen=first_seen)
+        # Encoded here, on the caller's thread, so the writer thread holds the GIL less.
+        data = record_proto.to_bytes(record)
+        urls = tuple({key, *aliases} - {""})
+        first_seen, shares = await self._guard(self._writer.call(self._put, key, record, data, urls))
+        return dataclasses.replace(record, first_seen=first_seen, share_count=shares)
+
+    @staticmethod
+    def _put(conn: sqlite3.Connection, key: str, record: UrlRecord, data: bytes,
+             urls: tuple[str, ...]) -> tuple[float, int]:
+        row = conn.execute("SELECT first_seen FROM records WHERE key=?", (key,)).fetchone()
+        first_seen = record.first_seen
+        if row is not None and row[0] < first_seen:           # seen before: keep the earliest
+            first_seen = row[0]
+            data = record_proto.to_bytes(dataclasses.replace(record, first_seen=first_seen))
+        shares = conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()
+        conn.execute(
+            "INSERT INTO records(key, record, first_seen, fetched_at) VALUES (?,?,?,?) "
+            "ON CONFLICT(key) DO UPDATE SET record=excluded.record, "
+            "first_seen=excluded.first_seen, fetched_at=excluded.fetched_at",
+            (key, data, first_seen, record.fetched_at))
+        conn.executemany(
+            "INSERT INTO resolutions(url, key) VALUES (?, ?) "
+            "ON CONFLICT(url) DO UPDATE SET key=excluded.key", [(url, key) for url in urls])
+        return first_seen, shares[0] if shares else 0
 
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
-        return await self._run(self._get_many, list(urls))
-
-    def _get_many(self, urls: list[str]) -> list[UrlRecord | None]:
+        found = await self._guard(self._reader().call(_lookup, list(urls)))
         out: list[UrlRecord | None] = []
         for url in urls:
-            row = self._conn.execute(
-                "SELECT r.record, COALESCE(s.count, 0) FROM resolutions res "
-                "JOIN records r ON r.key = res.key LEFT JOIN shares s ON s.key = res.key "
-                "WHERE res.url = ?", (url,)).fetchone()
-            if row is None:
-                out.append(None)
-                continue
-            rec = record_proto.from_json(row[0])
-            out.append(dataclasses.replace(rec, share_count=row[1]))
+            hit = found.get(url)
+            out.append(None if hit is None else record_proto.from_bytes(hit[0], hit[1]))
+        return out
+
+    async def get_many_wire(self, urls: Sequence[str]) -> list[bytes | None]:
+        found = await self._guard(self._reader().call(_lookup, list(urls)))
+        out: list[bytes | None] = []
+        for url in urls:
+            hit = found.get(url)
+            out.append(None if hit is None else record_proto.with_share_count(hit[0], hit[1]))
         return out
 
     async def add_share(self, key: str, count: int = 1) -> int:
-        return await self._run(self._add_share, key, count)
+        return await self._guard(self._writer.call(self._add_share, key, count))
 
-    def _add_share(self, key: str, count: int) -> int:
-        with self._conn:
-            self._conn.execute(
-                "INSERT INTO shares(key, count) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET count = count + excluded.count", (key, count))
-            return self._conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()[0]
+    @staticmethod
+    def _add_share(conn: sqlite3.Connection, key: str, count: int) -> int:
+        conn.execute(
+            "INSERT INTO shares(key, count) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET count = count + excluded.count", (key, count))
+        return conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()[0]
 
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._run(self._conn.close)
-            self._conn = None
-        self._pool.shutdown(wait=False)
+        threads, self._readers = [*self._readers, *([self._writer] if self._writer else [])], []
+        self._writer = None
+        for thread in threads:
+            await thread.stop()

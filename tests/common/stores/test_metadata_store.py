@@ -168,3 +168,20 @@ async def test_cassandra_store_refuses_a_keyspace_without_schema():
     url = cassandra_test_url(f"spiderduck_test_{uuid.uuid4().hex[:16]}")   # never created
     with pytest.raises(ConfigError, match="schema apply"):
         await open_metadata_store(url)
+
+
+async def test_wire_answers_are_the_stored_records_with_their_share_counts(store):
+    from common import record_proto
+    from spiderduck.v1 import metadata_pb2
+
+    rec = record()
+    await store.put(rec.final_url, rec, ["http://s.test/a"])
+    for _ in range(300):
+        await store.add_share(rec.final_url)
+    records = await store.get_many(["http://s.test/a", "http://nope.test/"])
+    wire = await store.get_many_wire(["http://s.test/a", "http://nope.test/"])
+    assert wire[1] is None and records[1] is None
+    msg = metadata_pb2.UrlMetadata()
+    msg.ParseFromString(wire[0])
+    assert msg.share_count == 300 == records[0].share_count
+    assert record_proto.from_proto(msg) == records[0]

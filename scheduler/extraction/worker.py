@@ -1,0 +1,77 @@
+"""An extraction worker process: pages in on stdin, their metadata out on stdout.
+
+    python -m scheduler.extraction.worker PARSER PREFER_DATES BUDGET_SECONDS
+
+Run by ExtractionPool (pool.py), never by hand. Frames both ways are a 4-byte big-endian length
+and a pickle. It answers "ready" once its imports are done, then, one job at a time and in
+order, for each `(job_id, body, url, content_type)` answers `(job_id, "ok", PageMetadata)` or
+`(job_id, "error", reason)`; the page's structured data comes as protobuf Struct bytes
+(common.record_proto.StructuredData). It ends when stdin closes. Anything printed goes to stderr, so
+nothing but frames reaches the pool.
+
+Each job runs under a real-time interval timer of BUDGET_SECONDS whose signal, SIGALRM, has its
+default action: past the budget the kernel ends this process, even inside the parser's C code.
+The pool reads that exit as the page's timeout.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import struct
+import sys
+
+HEADER = struct.Struct(">I")
+
+
+def read_exactly(fh, n: int) -> bytes | None:
+    data = fh.read(n)
+    return data if data is not None and len(data) == n else None
+
+
+def read_frame(fh):
+    head = read_exactly(fh, HEADER.size)
+    if head is None:
+        return None
+    body = read_exactly(fh, HEADER.unpack(head)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def write_frame(fh, value) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    fh.write(HEADER.pack(len(data)) + data)
+    fh.flush()
+
+
+def main(argv: list[str]) -> int:
+    parser, prefer_dates, budget = argv[0], argv[1], float(argv[2])
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    jobs = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)                          # print() and stray writes go to stderr, not the frames
+    import dataclasses
+
+    from common.record_proto import StructuredData
+    from scheduler.extraction.page import extract_page
+
+    write_frame(out, "ready")
+    while (job := read_frame(jobs)) is not None:
+        job_id, body, url, content_type = job
+        signal.setitimer(signal.ITIMER_REAL, budget)
+        try:
+            page = extract_page(body, url, content_type, parser, prefer_dates)
+            if page.structured_data:       # encoded here, once, rather than on the event loop
+                page = dataclasses.replace(
+                    page, structured_data=StructuredData.from_dict(page.structured_data))
+        except Exception as exc:   # noqa: BLE001 -- one page's failure is that page's answer
+            answer = (job_id, "error", f"{type(exc).__name__}: {exc}"[:500])
+        else:
+            answer = (job_id, "ok", page)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        write_frame(out, answer)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,99 @@
+"""What only the SQLite store does: records as bytes, old databases converted, reads beside writes."""
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+
+from common import record_proto
+from common.record import UrlRecord
+from common.status import Status
+from common.stores.sqlite_metadata import SCHEMA_VERSION, SqliteMetadataStore
+
+# The schema of SpiderDuck 0.1: records as protobuf JSON text, user_version never set.
+V1_SCHEMA = """
+PRAGMA journal_mode=WAL;
+CREATE TABLE records (key TEXT PRIMARY KEY, record TEXT NOT NULL, first_seen REAL NOT NULL,
+                      fetched_at REAL NOT NULL);
+CREATE TABLE resolutions (url TEXT PRIMARY KEY, key TEXT NOT NULL);
+CREATE TABLE shares (key TEXT PRIMARY KEY, count INTEGER NOT NULL);
+"""
+
+
+def story(**kw) -> UrlRecord:
+    values = dict(url="http://s.test/a", status=Status.OK, final_url="http://news.test/story",
+                  title="Story", fetched_at=1000.0, first_seen=900.0,
+                  structured_data={"json-ld": [{"@type": "NewsArticle", "name": "Story"}]})
+    values.update(kw)
+    return UrlRecord(**values)
+
+
+async def test_a_database_of_json_records_is_converted_on_open(tmp_path):
+    path = str(tmp_path / "old.db")
+    old = sqlite3.connect(path)
+    old.executescript(V1_SCHEMA)
+    rec = story()
+    old.execute("INSERT INTO records VALUES (?,?,?,?)",
+                ("http://news.test/story", record_proto.to_json(rec), 900.0, 1000.0))
+    old.executemany("INSERT INTO resolutions VALUES (?,?)",
+                    [("http://s.test/a", "http://news.test/story"),
+                     ("http://news.test/story", "http://news.test/story")])
+    old.execute("INSERT INTO shares VALUES (?, 7)", ("http://news.test/story",))
+    old.commit()
+    old.close()
+
+    store = await SqliteMetadataStore.open(path)
+    try:
+        got = await store.get("http://s.test/a")
+    finally:
+        await store.close()
+    assert got.title == "Story" and got.share_count == 7
+    assert got.structured_data == rec.structured_data and got.first_seen == 900.0
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert check.execute("SELECT typeof(record) FROM records").fetchall() == [("blob",)]
+
+
+async def test_records_are_stored_as_protobuf_bytes(tmp_path):
+    store = await SqliteMetadataStore.open(str(tmp_path / "m.db"))
+    try:
+        await store.put("http://news.test/story", story(), ["http://s.test/a"])
+    finally:
+        await store.close()
+    [(data,)] = sqlite3.connect(str(tmp_path / "m.db")).execute("SELECT record FROM records").fetchall()
+    assert isinstance(data, bytes) and record_proto.from_bytes(data).title == "Story"
+
+
+async def test_reads_answer_while_a_write_waits_for_the_lock(tmp_path):
+    path = str(tmp_path / "m.db")
+    store = await SqliteMetadataStore.open(path)
+    try:
+        await store.put("http://news.test/story", story(), ["http://s.test/a"])
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")           # another process holds the write lock
+        waiting = asyncio.create_task(store.put("http://news.test/2", story(title="Two"), []))
+        # The store's own write now waits for the lock; reads go on meanwhile.
+        for _ in range(20):
+            got = await asyncio.wait_for(store.get("http://s.test/a"), 5)
+            assert got.title == "Story"
+        assert not waiting.done()
+        other.execute("ROLLBACK")
+        stored = await asyncio.wait_for(waiting, 30)
+        assert stored.title == "Two"
+    finally:
+        await store.close()
+
+
+async def test_a_failed_write_in_a_batch_undoes_only_itself(tmp_path):
+    store = await SqliteMetadataStore.open(str(tmp_path / "m.db"))
+    try:
+        def explode(conn):
+            conn.execute("INSERT INTO shares(key, count) VALUES ('half-done', 1)")
+            raise RuntimeError("boom")
+        results = await asyncio.gather(
+            store.add_share("a"), store._writer.call(explode), store.add_share("b"),
+            return_exceptions=True)
+        assert results[0] == 1 and results[2] == 1 and isinstance(results[1], RuntimeError)
+        rows = sqlite3.connect(str(tmp_path / "m.db")).execute("SELECT key FROM shares").fetchall()
+        assert sorted(rows) == [("a",), ("b",)]
+    finally:
+        await store.close()

@@ -1,0 +1,120 @@
+"""Extraction in worker processes: the same answers, a time budget, crashes survived."""
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+
+import pytest
+
+from common.record import PageMetadata
+from scheduler.extraction import extract_page
+from scheduler.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, _loads
+
+PAGE = (b"<html lang=en><head><title>A title</title><meta property='og:description' content='Said'>"
+        b"<meta property='og:image' content='/i.png'></head><body><p>Text</p></body></html>")
+# lexbor takes tens of seconds over this (quadratic in depth): only the budget ends it.
+NESTED = b"<html><head><title>deep</title></head><body>" + b"<div>" * 100_000 + b"</body></html>"
+
+
+def worker_pids() -> set[int]:
+    """Our extraction workers: children of this process running scheduler.extraction.worker."""
+    pids = set()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if ppid == os.getpid() and b"scheduler.extraction.worker" in cmdline:
+            pids.add(int(entry))
+    return pids
+
+
+async def until(predicate, timeout: float = 30.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+async def test_a_worker_gives_the_same_metadata_as_this_process():
+    async with ExtractionPool(workers=1, budget=10) as pool:
+        page = await pool.extract(PAGE, "http://a.test/x", "text/html; charset=utf-8")
+    assert isinstance(page, PageMetadata)
+    assert page == extract_page(PAGE, "http://a.test/x", "text/html; charset=utf-8")
+    assert (page.title, page.description, page.image.url) == ("A title", "Said", "http://a.test/i.png")
+
+
+async def test_a_page_past_the_budget_is_a_timeout_and_stalls_no_other_page():
+    async with ExtractionPool(workers=2, budget=2.0) as pool:
+        await pool.extract(PAGE, "http://a.test/", None)        # both workers may now be started
+        await until(lambda: len(worker_pids()) == 2)
+        hostile = asyncio.create_task(pool.extract(NESTED, "http://deep.test/", None))
+        others = [await pool.extract(PAGE, f"http://a.test/{n}", None) for n in range(30)]
+        assert not hostile.done()        # 30 pages went through the other worker meanwhile
+        assert all(p.title == "A title" for p in others)
+        with pytest.raises(ExtractionTimeout, match="process.extract_timeout"):
+            await hostile
+        # The killed worker is replaced: the pool goes on with as many workers as before.
+        await until(lambda: len(worker_pids()) == 2)
+        assert (await pool.extract(PAGE, "http://a.test/after", None)).title == "A title"
+
+
+async def test_a_page_queued_behind_a_hostile_one_is_sent_to_another_worker():
+    async with ExtractionPool(workers=2, budget=30.0) as pool:
+        await until(lambda: len(pool._workers) == 2)     # both ready: the jobs below go where we say
+        hostile = asyncio.create_task(pool.extract(NESTED, "http://deep.test/", None))
+        await asyncio.sleep(0)                            # dispatched: the first worker has it
+        # One page to each worker; the second lands behind the hostile page (least loaded, first).
+        pages = await asyncio.wait_for(asyncio.gather(
+            pool.extract(PAGE, "http://a.test/1", None), pool.extract(PAGE, "http://a.test/2", None)), 20)
+        assert [p.title for p in pages] == ["A title", "A title"]
+        assert not hostile.done()                         # 30 s of budget left: nobody waited for it
+        hostile.cancel()
+
+
+async def test_a_worker_that_dies_is_replaced_and_the_page_tried_again():
+    async with ExtractionPool(workers=1, budget=10) as pool:
+        await pool.extract(PAGE, "http://a.test/", None)
+        [first] = worker_pids()
+        os.kill(first, 9)                                 # the OOM killer, say
+        page = await pool.extract(PAGE, "http://a.test/again", None)
+        assert page.title == "A title"
+        assert first not in worker_pids()
+
+
+# A worker program that says it is ready, then dies (SIGSEGV, as a parser crash would) on any page.
+CRASHING = ("import os, signal, struct, pickle, sys\n"
+            "data = pickle.dumps('ready')\n"
+            "sys.stdout.buffer.write(struct.pack('>I', len(data)) + data); sys.stdout.buffer.flush()\n"
+            "sys.stdin.buffer.read(4)\n"
+            "os.kill(os.getpid(), signal.SIGSEGV)\n")
+
+
+async def test_a_page_whose_worker_dies_twice_fails_with_the_reason():
+    import sys
+    async with ExtractionPool(workers=1, budget=10, command=(sys.executable, "-c", CRASHING)) as pool:
+        with pytest.raises(ExtractionFailed, match="SIGSEGV"):
+            await pool.extract(PAGE, "http://a.test/", None)
+        with pytest.raises(ExtractionFailed, match="SIGSEGV"):     # still answering, one at a time
+            await pool.extract(PAGE, "http://a.test/2", None)
+
+
+async def test_close_stops_every_worker():
+    pool = ExtractionPool(workers=2, budget=5)
+    async with pool:
+        await pool.extract(PAGE, "http://a.test/", None)
+        await until(lambda: len(worker_pids()) == 2)
+    assert worker_pids() == set()
+
+
+def test_answers_are_unpickled_only_into_record_types():
+    page = PageMetadata(title="t")
+    assert _loads(pickle.dumps((1, "ok", page))) == (1, "ok", page)
+    for hostile in (os.system, pickle.Unpickler, asyncio.Event()):
+        with pytest.raises(pickle.UnpicklingError):
+            _loads(pickle.dumps(hostile))
