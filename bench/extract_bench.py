@@ -1,9 +1,17 @@
-"""bench/extract: pages per second of the whole Post Processor over the metascraper corpus.
+"""bench/extract: pages per second of the Post Processor's extraction over the metascraper corpus,
+against a bare lxml parse of the same pages, in the same run, on one core.
 
-Runs `extract_page` (charset, parse, rules) over every page of ../shared/corpus/metascraper,
-pinned to one core, for a warm-up round and then ROUNDS timed rounds, and prints the median
-pages per second. `--parser html5lib` measures the reference parser (slow: fewer rounds do).
-Exits 0 with a message, measuring nothing, when ../shared is absent.
+Three ways over every page of ../shared/corpus/metascraper, interleaved round by round so that the
+machine's drift touches all three alike:
+
+  bare     lxml.html.document_fromstring(body): a parse and nothing else
+  extract  extract_page: charset, the lexbor parse, the rules, JSON-LD, microdata
+  cli      what `spiderduck extract --cases` does per page: extract_page, the record's JSON
+           mapping, and the JSON text
+
+It prints each one's median pages per second and the median of the per-round ratios to bare.
+`--parser html5lib` measures the reference parser instead (slow: fewer rounds). Exits 0 with a
+message, measuring nothing, when ../shared is absent.
 """
 from __future__ import annotations
 
@@ -15,28 +23,51 @@ import statistics
 import sys
 import time
 
+import lxml.html
+import orjson
+
+from common.config import HTML_PARSERS
 from scheduler.extraction import extract_page
-from scheduler.extraction.parsers import PARSERS
+from scheduler.extraction.page import page_json
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
 
+Page = tuple[bytes, str, "str | None"]
 
-def corpus() -> list[tuple[bytes, str, str | None]]:
+
+def corpus() -> list[Page]:
     cases = json.loads((CORPUS / "cases.json").read_text("utf-8"))
     return [((CORPUS / c["html"]).read_bytes(), c["url"], c.get("content_type")) for c in cases]
 
 
-def one_round(pages: list[tuple[bytes, str, str | None]], parser: str) -> float:
-    start = time.perf_counter()
+def bare(pages: list[Page], parser: str) -> None:
+    for body, _, _ in pages:
+        lxml.html.document_fromstring(body)
+
+
+def extract(pages: list[Page], parser: str) -> None:
     for body, url, content_type in pages:
         extract_page(body, url, content_type, parser=parser)
+
+
+def cli(pages: list[Page], parser: str) -> None:
+    orjson.dumps([page_json(body, url, content_type, parser) for body, url, content_type in pages],
+                 option=orjson.OPT_INDENT_2)
+
+
+WAYS = {"bare": bare, "extract": extract, "cli": cli}
+
+
+def rate(way, pages: list[Page], parser: str) -> float:
+    start = time.perf_counter()
+    way(pages, parser)
     return len(pages) / (time.perf_counter() - start)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--parser", choices=PARSERS, default="selectolax")
+    ap.add_argument("--parser", choices=HTML_PARSERS, default="selectolax")
     ap.add_argument("--rounds", type=int, default=None,
                     help="timed rounds after one warm-up (default 15, or 3 with html5lib)")
     args = ap.parse_args()
@@ -48,10 +79,20 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})   # one core
     pages = corpus()
-    one_round(pages, args.parser)   # warm-up: imports, caches, regex compilation
-    rates = [one_round(pages, args.parser) for _ in range(rounds)]
-    print(f"extract_page, {args.parser}, {len(pages)} pages x {rounds} rounds, one core: "
-          f"{statistics.median(rates):.0f} pages/s median (min {min(rates):.0f}, max {max(rates):.0f})")
+    for way in WAYS.values():
+        way(pages, args.parser)                     # warm-up: imports, caches, regex compilation
+    rates: dict[str, list[float]] = {name: [] for name in WAYS}
+    names = list(WAYS)
+    for n in range(rounds):
+        for name in names[n % 3:] + names[:n % 3]:  # each way goes first in turn
+            rates[name].append(rate(WAYS[name], pages, args.parser))
+    print(f"{len(pages)} corpus pages x {rounds} rounds, one core, parser {args.parser}:")
+    for name in names:
+        line = f"  {name:8s} {statistics.median(rates[name]):6.0f} pages/s median"
+        if name != "bare":
+            ratios = [ours / base for ours, base in zip(rates[name], rates["bare"])]
+            line += f", {statistics.median(ratios):.2f} x bare lxml (rounds {min(ratios):.2f}-{max(ratios):.2f})"
+        print(line)
 
 
 if __name__ == "__main__":

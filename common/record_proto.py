@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any, Iterator
@@ -178,8 +179,72 @@ def message_to_dict(msg) -> dict[str, Any]:
 
 
 def to_dict(rec: UrlRecord) -> dict[str, Any]:
-    """The record as printed by `get`, `extract` and `watch`."""
-    return message_to_dict(to_proto(rec))
+    """The record as printed by `get`, `extract` and `watch`: protobuf's JSON mapping of
+    to_proto(rec), proto field names, built straight from the dataclass. MessageToDict over
+    to_proto gives the same dict about ten times slower (tests/common/test_record_proto.py
+    holds the two equal)."""
+    out: dict[str, Any] = {}
+    for name in ("url", "canonical_url"):
+        if getattr(rec, name):
+            out[name] = getattr(rec, name)
+    if rec.status:
+        out["status"] = rec.status.name
+    if rec.http_status:
+        out["http_status"] = rec.http_status
+    if rec.redirects:
+        out["redirects"] = [_nonzero({"url": r.url, "http_status": r.http_status}) for r in rec.redirects]
+    for name in ("content_type", "charset", "title", "description", "site_name", "author"):
+        if getattr(rec, name):
+            out[name] = getattr(rec, name)
+    if rec.published_time:
+        ts = _ts_from_rfc3339(rec.published_time)
+        if ts is not None:
+            out["published_time"] = ts.ToJsonString()
+    if rec.lang:
+        out["lang"] = rec.lang
+    if rec.image is not None:
+        out["image"] = _media(rec.image)
+    for name in ("favicon", "type"):
+        if getattr(rec, name):
+            out[name] = getattr(rec, name)
+    if rec.video is not None:
+        out["video"] = _media(rec.video)
+    if rec.structured_data:
+        out["structured_data"] = (dict(rec.structured_data) if isinstance(rec.structured_data, StructuredData)
+                                  else _struct_json(_jsonable(rec.structured_data)))
+    if rec.share_count:
+        out["share_count"] = rec.share_count
+    for name in ("first_seen", "fetched_at"):
+        if getattr(rec, name):
+            out[name] = _ts_from_epoch(getattr(rec, name)).ToJsonString()
+    for name in ("content_ref", "final_url", "error"):
+        if getattr(rec, name):
+            out[name] = getattr(rec, name)
+    if rec.content_length:
+        out["content_length"] = str(rec.content_length)      # int64: a string in JSON
+    return out
+
+
+def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v}
+
+
+def _media(m: Image | Video) -> dict[str, Any]:
+    return _nonzero({"url": m.url, "width": m.width, "height": m.height, "content_type": m.content_type})
+
+
+def _struct_json(value: Any) -> Any:
+    """A JSON value as a protobuf Struct holds it: every number a float, NaN and Infinity refused."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isinf(number) or math.isnan(number):
+            raise ValueError(f"structured data holds {number}, which JSON cannot")
+        return number
+    if isinstance(value, dict):
+        return {k: _struct_json(v) for k, v in value.items()}
+    return [_struct_json(v) for v in value]
 
 
 def to_json(rec: UrlRecord) -> str:

@@ -45,14 +45,15 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "has_items", "_index", "_bylines", "_dated")
+                 "has_items", "_index", "_bylines", "_dated", "_item_html")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
                  times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
                  author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str,
                  bylines: Callable[[], tuple[str, ...]] = tuple,
-                 dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False):
+                 dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False,
+                 item_html: Callable[[], str | None] = lambda: None):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -75,6 +76,7 @@ class Document:
         self._index = index
         self._bylines: Callable[[], tuple[str, ...]] | tuple[str, ...] = bylines
         self._dated: Callable[[], tuple[str, ...]] | tuple[str, ...] = dated
+        self._item_html = item_html
 
     def byline_links(self) -> tuple[str, ...]:
         """Texts of the first few links inside an element whose class mentions "author", in
@@ -90,6 +92,12 @@ class Document:
         if callable(self._dated):
             self._dated = self._dated()
         return self._dated
+
+    def item_html(self) -> str | None:
+        """The page's top-level microdata items as HTML, for a parse of just them; None when
+        only the whole page will do (an item on <html> or <body>, an itemref, or a parser that
+        cannot tell)."""
+        return self._item_html()
 
     def meta(self, key: str) -> str:
         """Content of the first non-empty meta with this property / name / itemprop."""
@@ -108,7 +116,7 @@ class Document:
         return (isinstance(other, Document) and self.byline_links() == other.byline_links()
                 and self.dated_texts() == other.dated_texts()
                 and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
-                        if s not in ("_bylines", "_dated")))
+                        if s not in ("_bylines", "_dated", "_item_html")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -217,12 +225,13 @@ class Builder:
                 self.item_dates.append(Meta(prop, value))
 
     def build(self, bylines: Callable[[], tuple[str, ...]] = tuple,
-              dated: Callable[[], tuple[str, ...]] = tuple) -> Document:
+              dated: Callable[[], tuple[str, ...]] = tuple,
+              item_html: Callable[[], str | None] = lambda: None) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
-                        self.has_items)
+                        self.has_items, item_html)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:

@@ -37,7 +37,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     blocks = jsonld.load(doc.jsonld)
     base = (values.join(url, doc.base_href) if doc.base_href else None) or url
     s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
-                      microdata=microdata.extract(markup, base) if doc.has_items else [])
+                      microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
     return PageMetadata(
         title=rules.title(s),
         description=rules.description(s),
@@ -61,6 +61,12 @@ def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
 
 
+def page_json(body: bytes, url: str, content_type: str | None = None, parser: str = "selectolax",
+              prefer_dates: str = "modified") -> dict[str, Any]:
+    """One saved page's record in its JSON shape (`spiderduck extract`)."""
+    return page_to_dict(url, extract_page(body, url, content_type, parser, prefer_dates))
+
+
 def extract_cases(cases_json_path: str | Path, parser: str = "selectolax",
                   prefer_dates: str = "modified") -> dict[str, dict[str, Any]]:
     """{case name: the page's record as JSON} for every case of a corpus cases file."""
@@ -68,6 +74,5 @@ def extract_cases(cases_json_path: str | Path, parser: str = "selectolax",
     out: dict[str, dict[str, Any]] = {}
     for case in load_cases(cases_json_path):
         body = (folder / case["html"]).read_bytes()
-        page = extract_page(body, case["url"], case.get("content_type"), parser, prefer_dates)
-        out[case["name"]] = page_to_dict(case["url"], page)
+        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser, prefer_dates)
     return out

@@ -61,7 +61,24 @@ def _from_selectolax(markup: str | bytes) -> Document:
             feed(tree.css("p")[1:])
     return builder.build(lambda: texts(node.text() for node in tree.css(_BYLINE_SELECTOR)),
                          lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
-                                       DATED_TEXT_MAX))
+                                       DATED_TEXT_MAX),
+                         lambda: _item_html(tree))
+
+
+def _item_html(tree) -> str | None:
+    """The outer HTML of the top-level itemscope elements (see Document.item_html)."""
+    if tree.css_first("[itemref]") is not None:
+        return None                        # an item takes properties from elsewhere by id
+    tops = []
+    for node in tree.css("[itemscope]"):
+        if node.tag in ("html", "body"):
+            return None
+        parent = node.parent
+        while parent is not None and "itemscope" not in (parent.attributes or {}):
+            parent = parent.parent
+        if parent is None:
+            tops.append(node.html or "")
+    return "".join(tops)
 
 
 def _in_svg(node) -> bool:

@@ -1,8 +1,9 @@
 """Commands that need no running service: extract."""
 from __future__ import annotations
 
-import json
 import sys
+
+import orjson   # 30x faster than json.dumps with indent (bench/extract's cli line)
 
 from common.errors import SpiderDuckError
 from common.record_proto import page_to_dict
@@ -17,7 +18,7 @@ def cmd_extract(settings: Settings, args) -> int:
             result = extract_cases(args.cases, parser, prefer_dates)
         except OSError as exc:
             raise SpiderDuckError(f"cannot read {args.cases}: {exc.strerror or exc}") from exc
-        print(json.dumps(result, ensure_ascii=False, indent=1))
+        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
         return 0
     if not (args.url and args.file):
         raise SpiderDuckError("give --url URL FILE, or --cases CASES_JSON")
@@ -27,7 +28,7 @@ def cmd_extract(settings: Settings, args) -> int:
     except OSError as exc:
         raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
     page = extract_page(body, args.url, args.content_type, parser, prefer_dates)
-    print(json.dumps(page_to_dict(args.url, page), ensure_ascii=False))
+    sys.stdout.buffer.write(orjson.dumps(page_to_dict(args.url, page)) + b"\n")
     return 0
 
 

@@ -1,0 +1,87 @@
+"""The record's JSON mapping, built straight from the dataclass, is protobuf's own, field for field;
+records survive their stored bytes; share counts ride on those bytes."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from common import record_proto
+from common.record import Image, Redirect, UrlRecord, Video, with_page
+from common.status import Status
+from conftest import shared_path
+from scheduler.extraction import extract_page
+from spiderduck.v1 import metadata_pb2
+
+
+def protobuf_json(rec: UrlRecord) -> dict:
+    return record_proto.message_to_dict(record_proto.to_proto(rec))
+
+
+EVERYTHING = UrlRecord(
+    url="http://s.test/a", canonical_url="http://n.test/c", status=Status.OK, http_status=200,
+    redirects=(Redirect("http://s.test/a", 301), Redirect("http://m.test/b", 0)),
+    content_type="text/html", charset="utf-8", title="Tïtle", description="D", site_name="S",
+    author="A", published_time="2020-03-04T05:06:07.250+02:00", lang="en",
+    image=Image("http://n.test/i.png", 640, 0, "image/png"), favicon="http://n.test/f.ico",
+    type="article", video=Video("http://n.test/v.mp4"),
+    structured_data={"json-ld": [{"@type": "X", "n": 3, "f": 2.5, "t": True, "z": None,
+                                  "deep": {"list": [1, "two", [3]]}}], "opengraph": {}},
+    share_count=12, first_seen=1_700_000_000.123456, fetched_at=1_700_000_001.0,
+    content_ref="f.warc.gz@0+10", final_url="http://n.test/c", error="e", content_length=3_000_000_000)
+
+CASES = {
+    "everything": EVERYTHING,
+    "nothing": UrlRecord(url="", status=Status.STATUS_UNSPECIFIED),
+    "failed": UrlRecord(url="ftp://x", status=Status.INVALID_URL, error="unsupported scheme ftp",
+                        fetched_at=5.5),
+    "empty media": UrlRecord(url="http://a.test/", status=Status.OK, image=Image(""), video=Video("")),
+    "date only": UrlRecord(url="http://a.test/", status=Status.OK, published_time="2017-06-29"),
+    "unreadable date": UrlRecord(url="http://a.test/", status=Status.OK, published_time="last Tuesday"),
+    "nanoseconds": UrlRecord(url="http://a.test/", status=Status.OK, fetched_at=1.000000001,
+                             published_time="2020-01-01T00:00:00.123456789Z"),
+    "stored structured data": UrlRecord(url="http://a.test/", status=Status.OK,
+                                        structured_data=record_proto.StructuredData.from_dict(
+                                            {"a": [1, {"b": False}]})),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_json_mapping_is_protobufs(name):
+    assert record_proto.to_dict(CASES[name]) == protobuf_json(CASES[name])
+
+
+def test_the_json_mapping_of_every_corpus_page_is_protobufs():
+    cases_path = shared_path("corpus", "metascraper", "cases.json")
+    for case in json.loads(cases_path.read_text("utf-8")):
+        page = extract_page((cases_path.parent / case["html"]).read_bytes(), case["url"],
+                            case.get("content_type"))
+        bare = UrlRecord(url=case["url"], status=Status.OK, final_url=case["url"], canonical_url=case["url"])
+        full = dataclasses.replace(bare, **with_page(bare, page))
+        assert record_proto.page_to_dict(case["url"], page) == protobuf_json(full), case["name"]
+
+
+def test_nan_in_structured_data_is_refused_as_protobuf_refuses_it():
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, structured_data={"n": math.nan})
+    with pytest.raises(Exception):         # json_format.SerializeToJsonError
+        protobuf_json(rec)
+    with pytest.raises(ValueError):
+        record_proto.to_dict(rec)
+
+
+def test_stored_bytes_give_the_record_back_without_its_share_count():
+    data = record_proto.to_bytes(EVERYTHING)
+    back = record_proto.from_bytes(data)
+    assert back.share_count == 0
+    assert protobuf_json(back) == {k: v for k, v in protobuf_json(EVERYTHING).items() if k != "share_count"}
+    assert record_proto.from_bytes(data, 7).share_count == 7
+
+
+@pytest.mark.parametrize("count", [0, 1, 127, 128, 16_383, 16_384, 2**31 - 1, 2**40])
+def test_a_share_count_appended_to_stored_bytes_is_read_by_protobuf(count):
+    msg = metadata_pb2.UrlMetadata()
+    msg.ParseFromString(record_proto.with_share_count(record_proto.to_bytes(EVERYTHING), count))
+    assert msg.share_count == min(count, 2**31 - 1)
+    assert msg.title == "Tïtle"
