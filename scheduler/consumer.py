@@ -13,19 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import random
 import time
 from typing import Any, Awaitable, Callable
 
-from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STREAM
 from common.config import SchedulerSettings
 from common import metrics
 from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
+from scheduler.intake import PullIntake
 from scheduler.task import Submission
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -46,7 +47,8 @@ class Stats(dict):
 
 
 class Consumer:
-    def __init__(self, js, handler: Handler, settings: SchedulerSettings):
+    def __init__(self, nc, js, handler: Handler, settings: SchedulerSettings):
+        self._nc = nc
         self._js = js
         self._handler = handler
         self._settings = settings
@@ -57,47 +59,62 @@ class Consumer:
         self._room = asyncio.Condition()
         self.stats = Stats(metrics.recorder("scheduler"))
 
-    async def subscribe(self):
+    def consumer_config(self) -> ConsumerConfig:
         s = self._settings
-        config = ConsumerConfig(
+        return ConsumerConfig(
             durable_name=SCHEDULER_DURABLE, ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL, ack_wait=s.ack_wait, max_deliver=s.max_deliver,
-            max_ack_pending=max(s.max_in_flight * 2, s.fetch_batch))
-        return await self._js.pull_subscribe(SUBMIT_SUBJECT, durable=SCHEDULER_DURABLE,
-                                             stream=URLS_STREAM, config=config)
+            max_ack_pending=max(s.max_in_flight * 2, s.fetch_batch), filter_subject=SUBMIT_SUBJECT)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Pull and dispatch until `stop` is set, then drain what is in flight."""
-        psub = await self.subscribe()
-        limit = self._settings.max_in_flight
+        intake = PullIntake(self._nc, self._js, stream=URLS_STREAM, durable=SCHEDULER_DURABLE,
+                            config=self.consumer_config())
+        await intake.start()
+        pulling = asyncio.create_task(self._pull(intake))
+        stopped = asyncio.create_task(stop.wait())
         try:
-            while not stop.is_set():
-                async with self._room:
-                    await self._room.wait_for(lambda: self._active < limit)
-                want = min(self._settings.fetch_batch, limit - self._active)
-                try:
-                    msgs = await psub.fetch(want, timeout=1.0)
-                except NatsTimeout:
-                    continue
-                except Exception as exc:   # connection trouble: nats-py reconnects; wait and retry
-                    if stop.is_set():
-                        break
-                    log.warning("fetch from %s failed: %r", URLS_STREAM, exc)
-                    await asyncio.sleep(1.0)
-                    continue
-                for msg in msgs:
-                    self._active += 1
-                    task = asyncio.create_task(self._run_one(msg))
-                    self._holding.add(task)
-                    self._in_flight.add(task)
-                    task.add_done_callback(self._in_flight.discard)
+            await asyncio.wait([pulling, stopped], return_when=asyncio.FIRST_COMPLETED)
         finally:
+            stopped.cancel()
+            pulling.cancel()            # a pull waiting on the server is cut short
+            with contextlib.suppress(asyncio.CancelledError):
+                await pulling
             self._stopping.set()
+            for msg in await intake.leftovers():
+                await self._hand_back(msg)
+            await intake.stop()
             await self.drain()
+
+    async def _pull(self, intake: PullIntake) -> None:
+        limit = self._settings.max_in_flight
+        while True:
+            await self._wait_for_room(limit)
+            want = min(self._settings.fetch_batch, limit - self._active)
             try:
-                await psub.unsubscribe()
-            except Exception:
-                pass
+                async for msg in intake.pull(want):
+                    self._dispatch(msg)
+            except Exception as exc:   # noqa: BLE001 -- connection trouble: nats-py reconnects
+                log.warning("pull from %s failed: %r", URLS_STREAM, exc)
+                await asyncio.sleep(1.0)
+
+    async def _wait_for_room(self, limit: int) -> None:
+        async with self._room:
+            await self._room.wait_for(lambda: self._active < limit)
+
+    def _dispatch(self, msg) -> None:
+        self._active += 1
+        task = asyncio.create_task(self._run_one(msg))
+        self._holding.add(task)
+        self._in_flight.add(task)
+        task.add_done_callback(self._in_flight.discard)
+
+    async def _hand_back(self, msg) -> None:
+        """A message pulled while stopping: back to the stream for whoever runs next."""
+        try:
+            await msg.nak()
+        except Exception:   # noqa: BLE001 -- redelivered after ack_wait anyway
+            pass
 
     async def _run_one(self, msg) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg))

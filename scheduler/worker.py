@@ -71,4 +71,4 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
         log.info("scheduler pipeline: %r; routing: %s; %r", pipeline, type(router).__name__, pool)
-        await Consumer(js, pipeline, settings.scheduler).run(stop)
+        await Consumer(nc, js, pipeline, settings.scheduler).run(stop)

@@ -1,0 +1,66 @@
+"""The intake against a real nats-server: each message handed on as it arrives, never more than asked."""
+from __future__ import annotations
+
+import asyncio
+
+import nats
+from nats.js.api import AckPolicy, ConsumerConfig
+
+from common import bus
+from scheduler.intake import PULL_EXPIRES, PullIntake
+
+
+async def connected(nats_server):
+    nc = await nats.connect(nats_server.url)
+    js = nc.jetstream()
+    await bus.ensure_streams(js)
+    intake = PullIntake(nc, js, stream=bus.URLS_STREAM, durable="test-intake",
+                        config=ConsumerConfig(durable_name="test-intake", ack_policy=AckPolicy.EXPLICIT,
+                                              filter_subject=bus.SUBMIT_SUBJECT))
+    await intake.start()
+    return nc, js, intake
+
+
+async def test_a_message_is_handed_on_while_its_pull_request_is_still_open(nats_server):
+    nc, js, intake = await connected(nats_server)
+    got: list[bytes] = []
+    arrived = asyncio.Event()
+
+    async def consume():
+        async for msg in intake.pull(64):          # room for 64: the request stays open
+            got.append(msg.data)
+            await msg.ack()
+            arrived.set()
+
+    task = asyncio.create_task(consume())
+    try:
+        for n, data in enumerate((b"http://one.test/", b"http://two.test/")):
+            arrived.clear()
+            await js.publish(bus.SUBMIT_SUBJECT, data)
+            await asyncio.wait_for(arrived.wait(), PULL_EXPIRES / 2)
+            assert got == [b"http://one.test/", b"http://two.test/"][:n + 1]
+            assert not task.done()                  # the same request, 62 messages still wanted
+    finally:
+        task.cancel()
+        await intake.stop()
+        await nc.close()
+
+
+async def test_a_pull_takes_no_more_than_it_asks_for(nats_server):
+    nc, js, intake = await connected(nats_server)
+    try:
+        for n in range(5):
+            await js.publish(bus.SUBMIT_SUBJECT, f"http://{n}.test/".encode())
+        first = [msg async for msg in intake.pull(3)]   # ends by itself once it has 3
+        assert [m.data for m in first] == [f"http://{n}.test/".encode() for n in range(3)]
+        rest = []
+        async for msg in intake.pull(10):
+            rest.append(msg)
+            if len(rest) == 2:
+                break
+        assert [m.data for m in rest] == [b"http://3.test/", b"http://4.test/"]
+        for msg in first + rest:
+            await msg.ack()
+    finally:
+        await intake.stop()
+        await nc.close()
