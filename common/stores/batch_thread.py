@@ -40,6 +40,7 @@ class BatchThread:
         self._max_batch = max_batch
         self._ready = threading.Event()
         self._failure: BaseException | None = None
+        self._stopped = False
         self._thread = threading.Thread(target=self._run, name=name, daemon=True,
                                         args=(open_resource, close_resource))
         self._thread.start()
@@ -51,13 +52,20 @@ class BatchThread:
             raise self._failure
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """fn(resource, *args) on the thread, in the order calls were made."""
+        """fn(resource, *args) on the thread, in the order calls were made. Raises
+        RuntimeError once the thread is stopped."""
+        if self._stopped or not self._thread.is_alive() and self._ready.is_set():
+            raise RuntimeError(f"{self._thread.name} is stopped")
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.put((fn, args, future, loop))
         return await future
 
     async def stop(self) -> None:
+        """Run what is queued, close the resource and end the thread (again: nothing)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._queue.put(_STOP)
         await asyncio.get_running_loop().run_in_executor(None, self._thread.join)
 

@@ -6,12 +6,11 @@ decisions and refs are shared with the HDFS store (common.stores.warc_rolling).
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from common.errors import StoreError
+from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
 from common.stores.warc_rolling import ContentRef, RollPolicy, decode_record, file_name
 
@@ -22,7 +21,10 @@ class WarcFileStore(ContentStore):
         self._folder = folder
         self._policy = RollPolicy(roll_bytes, roll_seconds)
         self._clock = clock
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warc")
+        # One thread appends (records land whole and in order); calls queued meanwhile run as a
+        # batch, answered with one wake-up of the event loop.
+        self._thread = BatchThread("warc", lambda: self)
+        self._closed = False
         self._fh = None
         self._name = ""
         self._opened_at = 0.0
@@ -30,7 +32,7 @@ class WarcFileStore(ContentStore):
 
     async def _run(self, fn, *args):
         try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+            return await self._thread.call(fn, *args)
         except OSError as exc:
             raise StoreError(f"content store {self._folder}: {exc}") from exc
 
@@ -55,13 +57,11 @@ class WarcFileStore(ContentStore):
         return f"{self._name}@{offset}+{len(data)}"
 
     async def append(self, item: FetchedContent) -> str:
-        # Compressing runs on the loop's default executor (zlib releases the GIL); the
-        # single writer thread only appends, so records land whole and in order.
-        try:
-            data = await asyncio.get_running_loop().run_in_executor(None, warc_record, item)
-        except OSError as exc:
-            raise StoreError(f"content store {self._folder}: {exc}") from exc
-        return await self._run(self._append, data)
+        # One hop to the writer thread, which compresses (igzip releases the GIL) and appends.
+        return await self._run(WarcFileStore._compress_and_append, item)
+
+    def _compress_and_append(self, item: FetchedContent) -> str:
+        return self._append(warc_record(item))
 
     def _read(self, ref: ContentRef) -> bytes:
         try:
@@ -74,10 +74,16 @@ class WarcFileStore(ContentStore):
 
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         ref = ContentRef.parse(content_ref)
-        return decode_record(ref, await self._run(self._read, ref))
+        return decode_record(ref, await self._run(WarcFileStore._read, ref))
 
     async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._run(WarcFileStore._close_file)
+        await self._thread.stop()
+
+    def _close_file(self) -> None:
         if self._fh is not None:
-            await self._run(self._fh.close)
+            self._fh.close()
             self._fh = None
-        self._pool.shutdown(wait=False)

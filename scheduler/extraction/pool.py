@@ -132,7 +132,8 @@ class _Worker:
             self.started = time.monotonic()
         self.jobs.append(job)
         job.holders.add(self)
-        self.proc.stdin.write(HEADER.pack(len(data)) + data)
+        self.proc.stdin.write(HEADER.pack(len(data)))
+        self.proc.stdin.write(data)                   # not joined: that would copy the page again
 
     def kill(self) -> None:
         if self.proc.returncode is None:
