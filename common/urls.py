@@ -69,15 +69,21 @@ def parse(url: str, base: str | None = None) -> ada_url.URL:
 
 
 def canonicalize(url: str) -> str:
-    """The one spelling of an http(s) URL that we store and deduplicate by."""
-    parsed = parse(url.strip())
-    scheme = parsed.protocol.removesuffix(":")
+    """The one spelling of an http(s) URL that we store and deduplicate by: the WHATWG
+    serialization without its fragment.
+
+    One call into ada (normalize_url), three times faster than reading a parsed URL's parts one
+    by one; the WHATWG vectors in tests/common/test_urls.py hold the two equal. A serialized URL
+    holds "#" only where its fragment starts (elsewhere it is percent-encoded), and an http(s)
+    URL that parses always has a host."""
+    try:
+        href = ada_url.normalize_url(url.strip())
+    except ValueError:
+        raise InvalidUrl(url, "cannot be parsed") from None
+    scheme = href.partition(":")[0]
     if scheme not in FETCHABLE_SCHEMES:
         raise InvalidUrl(url, f"unsupported scheme {scheme}")
-    if not parsed.hostname:
-        raise InvalidUrl(url, "no host")
-    parsed.hash = ""
-    return parsed.href
+    return href.partition("#")[0]
 
 
 def join(base: str, ref: str) -> str | None:

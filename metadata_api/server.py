@@ -1,11 +1,16 @@
-"""MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter)."""
+"""MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter).
+
+Answers are written from the stored records' bytes (metadata_api.responses): the method is
+registered with a serializer that sends bytes as they are.
+"""
 from __future__ import annotations
 
 import grpc
 
-from common import record_proto, urls
+from common import urls
 from common.errors import StoreError
 from common.stores.metadata import MetadataStore
+from metadata_api import responses
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 SERVICE_NAME = metadata_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name
@@ -29,17 +34,25 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 f"{len(request.urls)} URLs requested; at most {self._max_urls} per call")
         try:
-            records = await self._store.get_many([lookup_key(u) for u in request.urls])
+            records = await self._store.get_many_wire([lookup_key(u) for u in request.urls])
         except StoreError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        response = metadata_pb2.GetUrlMetadataResponse()
-        for url, record in zip(request.urls, records):
-            result = response.results.add(url=url, found=record is not None)
-            if record is not None:
-                result.metadata.CopyFrom(record_proto.to_proto(record))
-        return response
+        return responses.response(request.urls, records)
+
+
+def _as_is(data: bytes) -> bytes:
+    return data
+
+
+def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
+    """As metadata_pb2_grpc.add_MetadataServiceServicer_to_server, but the answer is bytes
+    already: the response serializer sends them as they are."""
+    grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, {
+        "GetUrlMetadata": grpc.unary_unary_rpc_method_handler(
+            servicer.GetUrlMetadata,
+            request_deserializer=metadata_pb2.GetUrlMetadataRequest.FromString,
+            response_serializer=_as_is)}),))
 
 
 def register(server, store: MetadataStore, max_urls: int) -> None:
-    server.add(metadata_pb2_grpc.add_MetadataServiceServicer_to_server,
-               MetadataServicer(store, max_urls), SERVICE_NAME)
+    server.add(_add_servicer, MetadataServicer(store, max_urls), SERVICE_NAME)

@@ -31,6 +31,23 @@ def test_whatwg_urltestdata(case):
         assert parse(case["input"], case["base"]).href == case["href"]
 
 
+@pytest.mark.vectors("testdata", "urltestdata.json", ids=_url_case_id)
+def test_canonicalize_is_the_whatwg_href_without_its_fragment(case):
+    """Its canonical form is the standard's serialization less the fragment, for http and https;
+    anything else (or a failure) is an InvalidUrl. Inputs relative to a base are resolved first
+    (canonicalize takes absolute URLs)."""
+    fetchable = not case.get("failure") and case["href"].split(":", 1)[0] in ("http", "https")
+    if case["base"]:
+        if fetchable:
+            assert canonicalize(parse(case["input"], case["base"]).href) == case["href"].partition("#")[0]
+        return
+    if fetchable:
+        assert canonicalize(case["input"]) == case["href"].partition("#")[0]
+    else:
+        with pytest.raises(InvalidUrl):
+            canonicalize(case["input"])
+
+
 # canonicalize
 
 @pytest.mark.parametrize("url, scheme", [

@@ -61,3 +61,22 @@ async def test_health_and_reflection(api):
     await call.done_writing()
     names = {s.name for s in reply.list_services_response.service}
     assert "spiderduck.v1.MetadataService" in names and "grpc.health.v1.Health" in names
+
+
+async def test_a_stored_record_is_answered_without_parsing_it(api, monkeypatch):
+    import json
+
+    from google.protobuf import json_format
+
+    from common import record_proto
+
+    def never(*args, **kwargs):
+        raise AssertionError("a stored record was parsed to answer GetUrlMetadata")
+
+    for module, name in ((record_proto, "from_bytes"), (record_proto, "from_proto"),
+                         (record_proto, "from_json"), (json_format, "Parse"), (json, "loads")):
+        monkeypatch.setattr(module, name, never)
+    stub = metadata_pb2_grpc.MetadataServiceStub(api)
+    response = await stub.GetUrlMetadata(metadata_pb2.GetUrlMetadataRequest(
+        urls=["http://short.test/a", "http://news.test/s"]))
+    assert [r.metadata.title for r in response.results] == ["Story", "Story"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 
+import pytest
+
 from common import record_proto
 from common.record import UrlRecord
 from common.status import Status
@@ -95,5 +97,35 @@ async def test_a_failed_write_in_a_batch_undoes_only_itself(tmp_path):
         assert results[0] == 1 and results[2] == 1 and isinstance(results[1], RuntimeError)
         rows = sqlite3.connect(str(tmp_path / "m.db")).execute("SELECT key FROM shares").fetchall()
         assert sorted(rows) == [("a",), ("b",)]
+    finally:
+        await store.close()
+
+
+class Refusing:
+    """A connection answering every statement with `error` (SQLite's busy answer cannot be
+    forced on a WAL reader from outside: every open connection holds a shared lock)."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+    def execute(self, *args):
+        raise sqlite3.OperationalError(self.error)
+
+    def close(self):
+        pass
+
+
+async def test_a_read_that_finds_the_database_busy_is_done_by_the_reader_thread(tmp_path):
+    from common.errors import StoreError
+
+    store = await SqliteMetadataStore.open(str(tmp_path / "m.db"))
+    try:
+        await store.put("http://news.test/story", story(), ["http://s.test/a"])
+        store._loop_reads = Refusing("database is locked")
+        assert (await store.get("http://s.test/a")).title == "Story"
+        assert (await store.get_many_wire(["http://s.test/a"]))[0] is not None
+        store._loop_reads = Refusing("disk I/O error")        # anything else is the store's error
+        with pytest.raises(StoreError, match="disk I/O error"):
+            await store.get("http://s.test/a")
     finally:
         await store.close()

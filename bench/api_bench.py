@@ -1,0 +1,166 @@
+"""bench/api: GetUrlMetadata of `spiderduck up` against a bare grpc.aio server, in the same run.
+
+Crawls RECORDS corpus pages (served as local sites, as bench/pipeline does) through a real
+`spiderduck up`, then loads its MetadataService from a client in a separate process
+(bench/api_client.py), and loads a bare grpc.aio server (bench/bare_api.py) that answers the very
+bytes ours answered, from a dict, in another process. Phases, ours and bare interleaved:
+
+  single   1-URL calls, CONCURRENCY in flight: calls per second, and the ratio to bare
+  batch    BATCH-URL calls, CONCURRENCY in flight: URLs per second
+  rate     1-URL calls offered at RATE per second (an open loop): p50 and p99 latency
+
+and the peak RSS of `up` with all its processes.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pathlib
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import grpc
+import nats
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from pipeline_bench import RssSampler, corpus_pages, serve, start_service   # noqa: E402
+
+from common import bus                                                    # noqa: E402
+from common.nats_server import free_port, port_open                      # noqa: E402
+from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc                # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+async def crawl(js, nc, urls: list[str], timeout: float) -> None:
+    pending, done = set(urls), asyncio.Event()
+
+    async def on_event(msg):
+        from spiderduck.v1 import events_pb2
+        event = events_pb2.UrlProcessed()
+        event.ParseFromString(msg.data)
+        pending.discard(event.url)
+        if not pending:
+            done.set()
+
+    sub = await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_event)
+    for url in urls:
+        await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": url}).encode())
+    await asyncio.wait_for(done.wait(), timeout)
+    await sub.unsubscribe()
+
+
+async def answers_of(address: str, urls: list[str], path: str) -> None:
+    """Ours' serialized result for each URL, for the bare server to send back."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
+        with open(path, "w", encoding="utf-8") as fh:
+            for url in urls:
+                [result] = (await stub.GetUrlMetadata(
+                    metadata_pb2.GetUrlMetadataRequest(urls=[url]), timeout=10)).results
+                if not result.found:
+                    sys.exit(f"{url} was crawled but is not found")
+                fh.write(json.dumps({"url": url, "result_hex": result.SerializeToString().hex()}) + "\n")
+
+
+async def load(address: str, url_file: str, *extra: str) -> dict:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(ROOT / "bench" / "api_client.py"), address, url_file, *extra,
+        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out, _ = await proc.communicate()
+    return json.loads(out)
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--records", type=int, default=600)
+    ap.add_argument("--hosts", type=int, default=60)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--batch", type=int, default=20)
+    ap.add_argument("--rate", type=float, default=1000.0)
+    ap.add_argument("--seconds", type=float, default=4.0, help="per phase")
+    ap.add_argument("--rounds", type=int, default=3, help="of the single and batch phases")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = ap.parse_args()
+
+    pages = corpus_pages()
+    runner, port = await serve(pages)
+    work = tempfile.mkdtemp(prefix="spiderduck-bench-api-")
+    urls = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.records)]
+    url_file = os.path.join(work, "urls.txt")
+    with open(url_file, "w") as fh:
+        fh.write("\n".join(urls))
+    service_args = argparse.Namespace(rate=50.0, in_flight=256, related=False, set=args.set)
+    service, config = start_service(service_args, free_port(), free_port(), work)
+    ours = config["metadata_api"]["listen"]
+    bare_port = free_port()
+    bare_address = f"127.0.0.1:{bare_port}"
+    bare_proc = None
+    results: dict[str, list[dict]] = {}
+    try:
+        marker = os.path.join(config["data_dir"], bus.EMBEDDED_URL_FILE)
+        deadline = time.monotonic() + 60
+        while not (os.path.exists(marker) and port_open("127.0.0.1", int(ours.rsplit(":", 1)[1]))):
+            if service.poll() is not None or time.monotonic() > deadline:
+                sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
+            await asyncio.sleep(0.1)
+        nc = await nats.connect(open(marker).read().strip())
+        js = nc.jetstream()
+        await crawl(js, nc, urls, 300)
+        await nc.close()
+        answers = os.path.join(work, "answers.jsonl")
+        await answers_of(ours, urls, answers)
+        bare_proc = await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "bench" / "bare_api.py"), str(bare_port), answers,
+            stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        await asyncio.wait_for(bare_proc.stdout.readline(), 30)
+
+        rss = RssSampler(service.pid)
+        closed = ["--mode", "closed", "--concurrency", str(args.concurrency), "--seconds", str(args.seconds)]
+        for _ in range(args.rounds):
+            for who, address in (("ours", ours), ("bare", bare_address)):
+                results.setdefault(f"single {who}", []).append(await load(address, url_file, *closed))
+                results.setdefault(f"batch {who}", []).append(
+                    await load(address, url_file, *closed, "--batch", str(args.batch)))
+        for who, address in (("ours", ours), ("bare", bare_address)):
+            results[f"rate {who}"] = [await load(address, url_file, "--mode", "rate", "--rate",
+                                                 str(args.rate), "--seconds", str(args.seconds))]
+        peak = await rss.stop()
+    finally:
+        if bare_proc is not None:
+            bare_proc.kill()
+            await bare_proc.wait()
+        service.send_signal(signal.SIGINT)
+        try:
+            service.wait(60)
+        except subprocess.TimeoutExpired:
+            service.kill()
+        await runner.cleanup()
+
+    def per_second(key: str, what: str) -> float:
+        return statistics.median(r[what] / r["seconds"] for r in results[key])
+
+    errors = sum(r["errors"] for rows in results.values() for r in rows)
+    print(f"{args.records} crawled records; client in its own process, {args.concurrency} calls in "
+          f"flight, {args.seconds:g} s per phase, {args.rounds} rounds (medians); errors {errors}")
+    single, single_bare = per_second("single ours", "calls"), per_second("single bare", "calls")
+    print(f"  single-URL calls: ours {single:7.0f}/s, bare {single_bare:7.0f}/s, "
+          f"ratio {single / single_bare:.2f}")
+    batch, batch_bare = per_second("batch ours", "urls"), per_second("batch bare", "urls")
+    print(f"  {args.batch}-URL batches:   ours {batch:7.0f} URLs/s, bare {batch_bare:7.0f} URLs/s, "
+          f"ratio {batch / batch_bare:.2f}")
+    for who in ("ours", "bare"):
+        r = results[f"rate {who}"][0]
+        print(f"  {args.rate:g} calls/s offered, {who}: {r['calls'] / r['seconds']:.0f}/s answered, "
+              f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms")
+    print(f"peak RSS of up (all its processes) during the load: {peak / 2**20:.0f} MiB")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

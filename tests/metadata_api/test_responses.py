@@ -1,0 +1,39 @@
+"""GetUrlMetadataResponse framed by hand from stored bytes is protobuf's own encoding."""
+from __future__ import annotations
+
+import pytest
+
+from common import record_proto
+from common.record import UrlRecord
+from common.status import Status
+from metadata_api import responses
+from spiderduck.v1 import metadata_pb2
+
+
+def record(title: str) -> bytes:
+    return record_proto.to_bytes(UrlRecord(url="http://a.test/", status=Status.OK, title=title,
+                                           structured_data={"k": ["v"] * 50}))
+
+
+CASES = {
+    "found and not": (["http://a.test/", "http://nope.test/"], [record("T"), None]),
+    "an empty url": ([""], [record("T")]),
+    "unicode": (["http://ü.test/ä?q=é"], [record("Tïtlé ✓")]),
+    "a long url": (["http://a.test/" + "x" * 300], [None]),
+    "a big record": (["http://a.test/"], [record("x" * 70_000)]),
+    "300 results": ([f"http://a.test/{n}" for n in range(300)], [record(str(n)) for n in range(300)]),
+    "nothing asked": ([], []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_framed_response_is_what_protobuf_writes(name):
+    urls, stored = CASES[name]
+    expected = metadata_pb2.GetUrlMetadataResponse()
+    for url, data in zip(urls, stored):
+        result = expected.results.add(url=url, found=data is not None)
+        if data is not None:
+            result.metadata.ParseFromString(data)
+    framed = responses.response(urls, stored)
+    assert framed == expected.SerializeToString()
+    assert metadata_pb2.GetUrlMetadataResponse.FromString(framed) == expected
