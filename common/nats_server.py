@@ -58,7 +58,10 @@ class EmbeddedNats:
         self.proc = subprocess.Popen(
             [server_binary(), "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
              "-l", log_path],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # Its own session: a terminal's Ctrl-C goes to `up`, which stops this server after
+            # draining, rather than to both at once (which would pull NATS from under the drain).
+            start_new_session=True)
         deadline = time.monotonic() + timeout
         while not port_open(self.host, self.port):
             if self.proc.poll() is not None:

@@ -210,8 +210,11 @@ class ExtractionPool:
     async def _spawn(self) -> _Worker:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)}
+        # Its own session: a terminal's Ctrl-C is for the service, which ends its workers when
+        # the pages in flight are done (by closing their stdin, which also closes if it dies).
         proc = await asyncio.create_subprocess_exec(
-            *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env)
+            *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
+            start_new_session=True)
         worker = _Worker(proc)
         for pipe in (proc.stdin, proc.stdout):
             _widen(pipe)

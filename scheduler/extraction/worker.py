@@ -46,6 +46,8 @@ def write_frame(fh, value) -> None:
 def main(argv: list[str]) -> int:
     parser, prefer_dates, budget = argv[0], argv[1], float(argv[2])
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    # The pool ends this worker by closing stdin (which closes too if the pool's process dies).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     jobs = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)                          # print() and stray writes go to stderr, not the frames

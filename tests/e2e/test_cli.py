@@ -100,3 +100,65 @@ async def test_extract_prints_the_record(tmp_path):
     record = json.loads(out)
     assert record["title"] == "OG title"
     assert record["image"]["url"] == "http://site.test/i.png"
+
+
+def _processes() -> dict[int, tuple[int, str, int]]:
+    """pid -> (parent pid, name, process group), living processes only."""
+    out = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                raw = fh.read()
+        except OSError:
+            continue
+        fields = raw.rsplit(b")", 1)[1].split()
+        if fields[0] != b"Z":
+            out[int(entry)] = (int(fields[1]), raw[raw.index(b"(") + 1:raw.rindex(b")")].decode(),
+                               int(fields[2]))
+    return out
+
+
+def _descendants(root: int) -> dict[int, str]:
+    procs = _processes()
+    found, stack = {}, [root]
+    while stack:
+        parent = stack.pop()
+        for pid, (ppid, name, _) in procs.items():
+            if ppid == parent and pid not in found:
+                found[pid] = name
+                stack.append(pid)
+    return found
+
+
+async def test_ctrl_c_stops_up_and_every_process_it_started(config_file, tmp_path):
+    """Ctrl-C signals the terminal's process group. up stops its intake, drains, stops its
+    extraction workers and its nats-server, and exits 0 without a traceback; nothing it started
+    is left running."""
+    log = open(tmp_path / "up.log", "wb")
+    up = subprocess.Popen([*CLI, "up", "--config", config_file, "--set", "process.workers=2"],
+                          stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    try:
+        started: dict[int, str] = {}
+        for _ in range(600):                       # its nats-server and two workers
+            started = _descendants(up.pid)
+            if sum(n.startswith("python") for n in started.values()) >= 2 or up.poll() is not None:
+                break
+            await asyncio.sleep(0.1)
+        names = list(started.values())
+        assert any("nats" in n for n in names) and sum(n.startswith("python") for n in names) >= 2, names
+        os.killpg(up.pid, signal.SIGINT)           # what a terminal's Ctrl-C does
+        up.wait(timeout=30)
+    finally:
+        if up.poll() is None:
+            up.kill()
+        log.close()
+    text = (tmp_path / "up.log").read_text()
+    assert up.returncode == 0, text[-3000:]
+    assert "Traceback" not in text, text[-3000:]
+    for _ in range(100):                           # children may take a moment to be reaped
+        if not set(started) & set(_processes()):
+            break
+        await asyncio.sleep(0.05)
+    assert not set(started) & set(_processes()), started
