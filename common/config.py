@@ -100,7 +100,8 @@ class ProcessSettings:
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
     related_timeout: float = 5.0      # seconds all related fetches of one page may take together
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
-    workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may use
+    workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may
+                                      # use (affinity, capped by a container's CPU limit)
     extract_timeout: float = 2.0      # seconds one page's extraction may take; past it the worker is
                                       # killed and the page recorded as TIMEOUT (other pages never wait)
 
@@ -141,10 +142,9 @@ class Settings:
 
     @property
     def extraction_workers(self) -> int:
-        """process.workers, or one per CPU this process may run on."""
-        if self.process.workers:
-            return self.process.workers
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        """process.workers, or one per CPU this process may use (its cgroup's quota counts)."""
+        from common.cpus import usable_cpus
+        return self.process.workers or usable_cpus()
 
     @property
     def fetcher_addresses(self) -> list[str]:
