@@ -26,7 +26,7 @@ from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STR
 from common.config import SchedulerSettings
 from common import metrics
 from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
-from scheduler.intake import PullIntake
+from scheduler.intake import PULL_EXPIRES, PULL_GRACE, PullIntake
 from scheduler.task import Submission
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -77,10 +77,14 @@ class Consumer:
             await asyncio.wait([pulling, stopped], return_when=asyncio.FIRST_COMPLETED)
         finally:
             stopped.cancel()
-            pulling.cancel()            # a pull waiting on the server is cut short
-            with contextlib.suppress(asyncio.CancelledError):
-                await pulling
+            # Set first: the pull loop checks it, since a cancel can be lost (Python 3.11's
+            # wait_for drops one that lands as a message arrives; nats-py may turn one into
+            # ConnectionClosedError).
             self._stopping.set()
+            pulling.cancel()            # a pull waiting on the server is cut short
+            await asyncio.wait([pulling], timeout=PULL_EXPIRES + PULL_GRACE)
+            # The open pull request may still deliver until the server ends it: every message
+            # it brings goes back at once (nak), not after ack_wait.
             for msg in await intake.leftovers():
                 await self._hand_back(msg)
             await intake.stop()
@@ -88,13 +92,18 @@ class Consumer:
 
     async def _pull(self, intake: PullIntake) -> None:
         limit = self._settings.max_in_flight
-        while True:
+        while not self._stopping.is_set():
             await self._wait_for_room(limit)
             want = min(self._settings.fetch_batch, limit - self._active)
             try:
                 async for msg in intake.pull(want):
-                    self._dispatch(msg)
+                    if self._stopping.is_set():
+                        await self._hand_back(msg)
+                    else:
+                        self._dispatch(msg)
             except Exception as exc:   # noqa: BLE001 -- connection trouble: nats-py reconnects
+                if self._stopping.is_set():
+                    return
                 log.warning("pull from %s failed: %r", URLS_STREAM, exc)
                 await asyncio.sleep(1.0)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import AsyncIterator
 
 import nats.errors
@@ -20,8 +21,9 @@ from nats.js.errors import NotFoundError
 
 log = logging.getLogger("spiderduck.scheduler")
 
-PULL_EXPIRES = 5.0        # seconds a pull request waits on the server for messages
-PULL_GRACE = 1.0          # and how much longer we wait for a word from the server about it
+PULL_EXPIRES = 1.0        # seconds a pull request waits on the server for messages; at shutdown
+                          # the open one is read to its end, so this bounds that wait too
+PULL_GRACE = 0.5          # and how much longer we wait for a word from the server about it
 _OVER = ("404", "408", "409")   # no messages (no-wait), request expired, request cancelled
 
 
@@ -35,6 +37,8 @@ class PullIntake:
         self._next_subject = f"{DEFAULT_PREFIX}.CONSUMER.MSG.NEXT.{stream}.{durable}"
         self._sub = None
         self._inbox = ""
+        self._open = 0                  # messages the request in progress may still bring
+        self._open_until = 0.0          # monotonic time by which the server ends it
 
     async def start(self) -> None:
         """Create the durable consumer unless it exists (as pull_subscribe does); subscribe
@@ -49,33 +53,47 @@ class PullIntake:
     async def pull(self, n: int) -> AsyncIterator:
         """Up to `n` messages, each as soon as it arrives; ends with its pull request."""
         request = {"batch": n, "expires": int(PULL_EXPIRES * 1e9)}
+        self._open, self._open_until = n, time.monotonic() + PULL_EXPIRES + PULL_GRACE
         await self._nc.publish(self._next_subject, json.dumps(request).encode(), reply=self._inbox)
-        left = n
-        while left > 0:
+        while self._open > 0:
             try:
                 msg = await self._sub.next_msg(timeout=PULL_EXPIRES + PULL_GRACE)
             except (nats.errors.TimeoutError, TimeoutError):
-                return                              # the request is gone with no word
-            status = JetStreamContext.is_status_msg(msg)
-            if status is None:
-                left -= 1
-                yield msg
-            elif status in _OVER:
-                if status == "409":
-                    log.info("pull request ended: %s", (msg.headers or {}).get("Description", "409"))
+                self._open = 0                      # the request is gone with no word
                 return
-            # 100: an idle heartbeat or flow control; the request goes on
+            if self._ends(msg):
+                return
+            if JetStreamContext.is_status_msg(msg) is None:
+                yield msg
+
+    def _ends(self, msg) -> bool:
+        """Count a delivery against the open request; whether the request is over."""
+        status = JetStreamContext.is_status_msg(msg)
+        if status is None:
+            self._open -= 1
+            return False
+        if status in _OVER:
+            if status == "409":
+                log.info("pull request ended: %s", (msg.headers or {}).get("Description", "409"))
+            self._open = 0
+            return True
+        return False                                # 100: a heartbeat; the request goes on
 
     async def leftovers(self) -> list:
-        """Messages already delivered to the inbox but not pulled (at shutdown)."""
+        """At shutdown, what the request in progress still brings, until the server ends it
+        (or it has brought all it asked for): those messages, to be handed back."""
         out = []
         while self._sub is not None:
+            wait = self._open_until - time.monotonic() if self._open > 0 else 0.05
             try:
-                msg = await self._sub.next_msg(timeout=0.05)
+                msg = await self._sub.next_msg(timeout=max(wait, 0.05))
             except (nats.errors.TimeoutError, TimeoutError):
                 break
+            over = self._ends(msg)
             if JetStreamContext.is_status_msg(msg) is None:
                 out.append(msg)
+            if over:
+                break
         return out
 
     async def stop(self) -> None:

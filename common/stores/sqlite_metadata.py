@@ -102,10 +102,14 @@ def _transaction(conn: sqlite3.Connection):
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # Also when COMMIT itself failed (disk full, I/O error): left open, the transaction
+        # would make every later batch fail with "cannot start a transaction within a transaction".
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 @contextlib.contextmanager

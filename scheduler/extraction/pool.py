@@ -40,6 +40,7 @@ import time
 from dataclasses import dataclass, field
 
 from common import metrics
+from common.errors import SpiderDuckError
 from common.record import Image, PageMetadata, Video
 from common.record_proto import StructuredData
 from scheduler.extraction.worker import HEADER
@@ -64,6 +65,11 @@ class ExtractionTimeout(Exception):
 
 class ExtractionFailed(Exception):
     """The page could not be extracted: its worker died twice, or extraction raised."""
+
+
+class PoolClosing(SpiderDuckError):
+    """The pool is closing: the page was not extracted, and may be tried again elsewhere."""
+    retryable = True
 
 
 class _Answers(pickle.Unpickler):
@@ -122,18 +128,27 @@ class _Worker:
     jobs: collections.deque = field(default_factory=collections.deque)   # written, not answered
     started: float = 0.0      # monotonic time it began jobs[0] (estimated: its answer before)
     timers: list = field(default_factory=list)
-    killed_by_watchdog: bool = False
+    bitten: _Job | None = None        # the job the watchdog killed the worker over
     reader: asyncio.Task | None = None
 
-    def send(self, job: _Job) -> None:
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None and not self.proc.stdin.is_closing()
+
+    def send(self, job: _Job) -> bool:
+        """Write the job to the worker; False (and nothing queued) if its pipe is gone."""
         data = pickle.dumps((job.id, job.body, job.url, job.content_type),
                             protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.proc.stdin.write(HEADER.pack(len(data)))
+            self.proc.stdin.write(data)               # not joined: that would copy the page again
+        except (RuntimeError, ConnectionError, OSError):   # uvloop raises on a closed pipe
+            return False
         if not self.jobs:
             self.started = time.monotonic()
         self.jobs.append(job)
         job.holders.add(self)
-        self.proc.stdin.write(HEADER.pack(len(data)))
-        self.proc.stdin.write(data)                   # not joined: that would copy the page again
+        return True
 
     def kill(self) -> None:
         if self.proc.returncode is None:
@@ -193,7 +208,7 @@ class ExtractionPool:
         while not self._closed:
             try:
                 worker = await self._spawn()
-            except (OSError, EOFError, ValueError, asyncio.TimeoutError) as exc:
+            except Exception as exc:   # noqa: BLE001 -- whatever it was, try again later
                 log.error("cannot start an extraction worker (%r); trying again in %gs", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
@@ -235,30 +250,35 @@ class ExtractionPool:
 
     async def _read_answers(self, worker: _Worker) -> None:
         """Answers in order, each settling the oldest job; at the end, the worker's death."""
+        while await self._take_answer(worker):
+            self._pump()            # outside _take_answer: a fault here is not the worker's
+
+    async def _take_answer(self, worker: _Worker) -> bool:
+        """Read one answer and settle its job; False once the worker is done (and buried)."""
         try:
-            while True:
-                answer = await self._read_frame(worker)
-                job = worker.jobs.popleft() if worker.jobs else None
-                if not (isinstance(answer, tuple) and len(answer) == 3 and job is not None
-                        and answer[0] == job.id):
-                    raise ValueError("extraction worker answered out of turn")
-                job.holders.discard(worker)
-                worker.started = time.monotonic()
-                self._arm(worker)
-                _, kind, value = answer
-                if job.settled:
-                    pass
-                elif kind == "ok":
-                    job.future.set_result(value)
-                else:
-                    self._metrics.count("extraction_failures", reason="error")
-                    job.future.set_exception(ExtractionFailed(f"metadata extraction failed: {value}"))
-                self._pump()
+            answer = await self._read_frame(worker)
+            job = worker.jobs.popleft() if worker.jobs else None
+            if not (isinstance(answer, tuple) and len(answer) == 3 and job is not None
+                    and answer[0] == job.id):
+                raise ValueError("extraction worker answered out of turn")
+            job.holders.discard(worker)
+            worker.started = time.monotonic()
+            self._arm(worker)
+            _, kind, value = answer
+            if job.settled:
+                pass
+            elif kind == "ok":
+                job.future.set_result(value)
+            else:
+                self._metrics.count("extraction_failures", reason="error")
+                job.future.set_exception(ExtractionFailed(f"metadata extraction failed: {value}"))
+            return True
         except asyncio.CancelledError:
             raise
         except Exception as exc:   # noqa: BLE001 -- EOF, garbage: this worker is done
             reason = str(exc) if isinstance(exc, ValueError) else ""
             await self._bury(worker, reason)
+            return False
 
     def _arm(self, worker: _Worker) -> None:
         """Timers on the worker's current job: at SLOW_AFTER of the budget, send the jobs queued
@@ -282,7 +302,7 @@ class ExtractionPool:
 
     def _bite(self, worker: _Worker, job: _Job) -> None:
         if worker.jobs and worker.jobs[0] is job:
-            worker.killed_by_watchdog = True
+            worker.bitten = job
             worker.kill()
 
     async def _bury(self, worker: _Worker, reason: str) -> None:
@@ -303,15 +323,19 @@ class ExtractionPool:
         if self._closed:
             for job in jobs:
                 if not job.settled:
-                    job.future.set_exception(ExtractionFailed("the extraction pool is closing"))
+                    job.future.set_exception(PoolClosing("the extraction pool is closing"))
             return
-        timed_out = worker.killed_by_watchdog or worker.proc.returncode == -signal.SIGALRM
+        # The worker's own timer ends only the job it is on; the watchdog's kill counts against
+        # the job it bit, and only if that job was still the one running (answers in the pipe
+        # may have been read since).
+        alarm = worker.proc.returncode == -signal.SIGALRM
         for n, job in enumerate(jobs):
             if job.settled or job.holders:              # answered, or another worker has it
                 continue
-            if n > 0:                                   # never started: just run it elsewhere
+            innocent = worker.bitten is not None and worker.bitten is not job
+            if n > 0 or innocent:                       # never started, or not its fault
                 self._waiting.appendleft(job)
-            elif timed_out:
+            elif alarm or worker.bitten is job:
                 self._metrics.count("extraction_failures", reason="timeout")
                 job.future.set_exception(ExtractionTimeout(
                     f"metadata extraction took longer than process.extract_timeout "
@@ -332,7 +356,7 @@ class ExtractionPool:
         now, best = time.monotonic(), None
         for worker in self._workers:
             queued = len(worker.jobs)
-            if queued >= QUEUED_PER_WORKER or worker in job.holders:
+            if queued >= QUEUED_PER_WORKER or worker in job.holders or not worker.alive:
                 continue
             if queued and now - worker.started > SLOW_AFTER * self._budget:
                 continue
@@ -346,10 +370,8 @@ class ExtractionPool:
         for job in self._rescued:
             if not job.settled and job.holders:
                 worker = self._pick(job)
-                if worker is None:
+                if worker is None or not self._send(worker, job):
                     still.append(job)
-                else:
-                    self._send(worker, job)
         self._rescued = still
         while self._waiting:
             job = self._waiting[0]
@@ -357,21 +379,24 @@ class ExtractionPool:
                 self._waiting.popleft()
                 continue
             worker = self._pick(job)
-            if worker is None:
+            if worker is None or not self._send(worker, job):
                 return
             self._waiting.popleft()
-            self._send(worker, job)
 
-    def _send(self, worker: _Worker, job: _Job) -> None:
-        worker.send(job)
+    def _send(self, worker: _Worker, job: _Job) -> bool:
+        """Send; if the worker's pipe is gone, leave the job waiting (its reader buries the
+        worker when it reads the end)."""
+        if not worker.send(job):
+            return False
         if len(worker.jobs) == 1:
             self._arm(worker)
+        return True
 
     async def extract(self, body: bytes, url: str, content_type: str | None) -> PageMetadata:
         """The page's metadata, from a worker within the budget. Raises ExtractionTimeout or
         ExtractionFailed."""
         if self._closed:
-            raise ExtractionFailed("the extraction pool is closing")
+            raise PoolClosing("the extraction pool is closing")
         job = _Job(next(self._ids), body, url, content_type,
                    asyncio.get_running_loop().create_future())
         self._waiting.append(job)
@@ -385,7 +410,7 @@ class ExtractionPool:
         await asyncio.gather(*self._starting, return_exceptions=True)
         for job in self._waiting:
             if not job.settled:
-                job.future.set_exception(ExtractionFailed("the extraction pool is closing"))
+                job.future.set_exception(PoolClosing("the extraction pool is closing"))
         self._waiting.clear()
         workers, self._workers = list(self._workers), []
         for worker in workers:
@@ -401,4 +426,4 @@ class ExtractionPool:
                 worker.reader.cancel()
             for job in worker.jobs:
                 if not job.settled:
-                    job.future.set_exception(ExtractionFailed("the extraction pool is closing"))
+                    job.future.set_exception(PoolClosing("the extraction pool is closing"))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import os
 import signal
 
@@ -92,13 +91,22 @@ def cmd_up(settings: Settings, args) -> int:
 
 async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """The roles of `spiderduck up`: one fetcher holding every shard, whose hops the scheduler
-    hands over in-process (LocalTransport), and the metadata API."""
+    hands over in-process (LocalTransport), and the metadata API. On stop the fetcher outlives
+    the scheduler's drain: the URLs in flight finish their fetches rather than fail them."""
     fetcher = asyncio.get_running_loop().create_future()
     transport = LocalTransport(settings.fetcher.listen, fetcher, GrpcTransport())
-    await run_roles(settings, [
-        functools.partial(run_fetcher, hold_all_shards=True, on_ready=fetcher.set_result),
-        run_metadata_api,
-        functools.partial(run_scheduler, static_routing=True, transport=transport)], stop)
+    drained = asyncio.Event()
+
+    async def scheduler(settings: Settings, stop: asyncio.Event) -> None:
+        try:
+            await run_scheduler(settings, stop, static_routing=True, transport=transport)
+        finally:
+            drained.set()
+
+    async def fetcher_role(settings: Settings, stop: asyncio.Event) -> None:
+        await run_fetcher(settings, drained, hold_all_shards=True, on_ready=fetcher.set_result)
+
+    await run_roles(settings, [fetcher_role, run_metadata_api, scheduler], stop)
 
 
 def add_commands(sub, common) -> None:

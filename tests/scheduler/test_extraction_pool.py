@@ -118,3 +118,68 @@ def test_answers_are_unpickled_only_into_record_types():
     for hostile in (os.system, pickle.Unpickler, asyncio.Event()):
         with pytest.raises(pickle.UnpicklingError):
             _loads(pickle.dumps(hostile))
+
+
+# A worker program that answers every job with a page titled by its URL, after sleeping as many
+# seconds as the body says ("sleep0.2").
+SLEEPY = ("import os, sys, time\n"
+          "from scheduler.extraction.worker import read_frame, write_frame\n"
+          "from common.record import PageMetadata\n"
+          "jobs, out = os.fdopen(0, 'rb'), os.fdopen(1, 'wb', buffering=0)\n"
+          "write_frame(out, 'ready')\n"
+          "while (job := read_frame(jobs)) is not None:\n"
+          "    time.sleep(float(job[1][5:] or 0))\n"
+          "    write_frame(out, (job[0], 'ok', PageMetadata(title=job[2])))\n")
+
+
+def test_a_page_sent_to_a_worker_that_just_died_goes_to_another_on_uvloop():
+    """uvloop closes a dead worker's stdin before its reader has seen the end, and then refuses
+    writes (asyncio drops them): a page picked for it in that moment must go elsewhere."""
+    import sys
+
+    import uvloop
+
+    async def run():
+        async with ExtractionPool(workers=2, budget=10, command=(sys.executable, "-c", SLEEPY)) as pool:
+            await until(lambda: len(pool._workers) == 2)
+            busy, doomed = pool._workers
+            slow = asyncio.create_task(pool.extract(b"sleep0.3", "http://slow.test/", None))
+            await asyncio.sleep(0)
+            os.kill(doomed.proc.pid, 9)
+            for _ in range(100_000):                    # until the moment in question (reached at
+                if doomed.proc.stdin.is_closing() and doomed in pool._workers:   # once here; if
+                    break                               # not, the page must still go through)
+                await asyncio.sleep(0)
+            page = await asyncio.wait_for(pool.extract(b"sleep0", "http://in.window/", None), 10)
+            return page.title, (await slow).title
+
+    assert uvloop.run(run()) == ("http://in.window/", "http://slow.test/")
+
+
+# A worker program that says it is ready, then reads its jobs and never answers.
+SILENT = ("import pickle, struct, sys, time\n"
+          "data = pickle.dumps('ready')\n"
+          "sys.stdout.buffer.write(struct.pack('>I', len(data)) + data); sys.stdout.buffer.flush()\n"
+          "sys.stdin.buffer.read()\n")
+
+
+async def test_a_watchdog_kill_counts_only_against_the_page_it_bit():
+    import sys
+
+    from scheduler.extraction.pool import PoolClosing, _Job
+
+    pool = ExtractionPool(workers=1, budget=60, command=(sys.executable, "-c", SILENT))
+    async with pool:
+        await until(lambda: len(pool._workers) == 1)
+        pages = [asyncio.create_task(pool.extract(PAGE, f"http://a.test/{n}", None)) for n in range(2)]
+        await until(lambda: len(pool._workers[0].jobs) == 2)
+        worker = pool._workers[0]
+        # The watchdog bit a page that has been answered since (its answer was in the pipe).
+        worker.bitten = _Job(-1, b"", "http://answered.test/", None, asyncio.get_running_loop().create_future())
+        worker.kill()
+        await until(lambda: len(pool._workers) == 1 and pool._workers[0] is not worker)
+        await until(lambda: len(pool._workers[0].jobs) == 2)      # both went to the new worker
+        assert not any(p.done() for p in pages)                    # neither was called a timeout
+    for page in pages:
+        with pytest.raises(PoolClosing):
+            await page

@@ -7,7 +7,7 @@ import nats
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from common import bus
-from scheduler.intake import PULL_EXPIRES, PullIntake
+from scheduler.intake import PullIntake
 
 
 async def connected(nats_server):
@@ -21,7 +21,8 @@ async def connected(nats_server):
     return nc, js, intake
 
 
-async def test_a_message_is_handed_on_while_its_pull_request_is_still_open(nats_server):
+async def test_a_message_is_handed_on_while_its_pull_request_is_still_open(nats_server, monkeypatch):
+    monkeypatch.setattr("scheduler.intake.PULL_EXPIRES", 30.0)   # one request for the whole test
     nc, js, intake = await connected(nats_server)
     got: list[bytes] = []
     arrived = asyncio.Event()
@@ -37,7 +38,7 @@ async def test_a_message_is_handed_on_while_its_pull_request_is_still_open(nats_
         for n, data in enumerate((b"http://one.test/", b"http://two.test/")):
             arrived.clear()
             await js.publish(bus.SUBMIT_SUBJECT, data)
-            await asyncio.wait_for(arrived.wait(), PULL_EXPIRES / 2)
+            await asyncio.wait_for(arrived.wait(), 10)
             assert got == [b"http://one.test/", b"http://two.test/"][:n + 1]
             assert not task.done()                  # the same request, 62 messages still wanted
     finally:
@@ -61,6 +62,27 @@ async def test_a_pull_takes_no_more_than_it_asks_for(nats_server):
         assert [m.data for m in rest] == [b"http://3.test/", b"http://4.test/"]
         for msg in first + rest:
             await msg.ack()
+    finally:
+        await intake.stop()
+        await nc.close()
+
+
+async def test_at_shutdown_what_the_open_request_still_brings_is_handed_back(nats_server, monkeypatch):
+    monkeypatch.setattr("scheduler.intake.PULL_EXPIRES", 3.0)
+    nc, js, intake = await connected(nats_server)
+    try:
+        await js.publish(bus.SUBMIT_SUBJECT, b"http://first.test/")
+        async for msg in intake.pull(10):         # the consumer stops after one: 9 still open
+            await msg.ack()
+            break
+        await js.publish(bus.SUBMIT_SUBJECT, b"http://late.test/")
+        late = await asyncio.wait_for(intake.leftovers(), 10)   # until the request ends
+        assert [m.data for m in late] == [b"http://late.test/"]
+        await late[0].nak()
+        redelivered = [m async for m in intake.pull(1)]          # back at once, not after ack_wait
+        assert [m.data for m in redelivered] == [b"http://late.test/"]
+        assert redelivered[0].metadata.num_delivered == 2
+        await redelivered[0].ack()
     finally:
         await intake.stop()
         await nc.close()

@@ -129,3 +129,18 @@ async def test_a_read_that_finds_the_database_busy_is_done_by_the_reader_thread(
             await store.get("http://s.test/a")
     finally:
         await store.close()
+
+
+def test_a_failed_commit_leaves_no_transaction_open():
+    from common.stores.sqlite_metadata import _transaction
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.executescript("PRAGMA foreign_keys=ON; CREATE TABLE parent(id INTEGER PRIMARY KEY);"
+                       "CREATE TABLE child(p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED);")
+    with pytest.raises(sqlite3.IntegrityError):
+        with _transaction(conn):
+            conn.execute("INSERT INTO child VALUES (42)")    # fails only at COMMIT
+    assert not conn.in_transaction
+    with _transaction(conn):                                 # the next batch goes on
+        conn.execute("INSERT INTO parent VALUES (1)")
+    assert conn.execute("SELECT count(*) FROM parent").fetchone() == (1,)
