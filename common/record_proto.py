@@ -142,7 +142,9 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
 
 def to_bytes(rec: UrlRecord) -> bytes:
     """The record as stored: its UrlMetadata's bytes, share_count left out (counted apart)."""
-    return to_proto(dataclasses.replace(rec, share_count=0)).SerializeToString()
+    msg = to_proto(rec)
+    msg.ClearField("share_count")
+    return msg.SerializeToString()
 
 
 def from_bytes(data: bytes, share_count: int = 0) -> UrlRecord:
@@ -155,23 +157,27 @@ def from_bytes(data: bytes, share_count: int = 0) -> UrlRecord:
 _SHARE_COUNT_TAG = bytes([pb.UrlMetadata.SHARE_COUNT_FIELD_NUMBER << 3 | 0x80, 0x01])   # field 19, varint
 
 
-def _varint(value: int) -> bytes:
+_SMALL = tuple(bytes((n,)) for n in range(0x80))
+
+
+def varint(value: int) -> bytes:
+    """A protobuf base-128 varint (a negative int32 is ten bytes, as protobuf writes it)."""
+    if 0 <= value < 0x80:
+        return _SMALL[value]
+    value &= (1 << 64) - 1
     out = bytearray()
-    value &= (1 << 64) - 1                # negative int32 values are ten-byte varints
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def with_share_count(data: bytes, share_count: int) -> bytes:
     """Stored record bytes with the current share count: a UrlMetadata, still unparsed."""
     if not share_count:
         return data
-    return data + _SHARE_COUNT_TAG + _varint(min(share_count, 2**31 - 1))
+    return data + _SHARE_COUNT_TAG + varint(min(share_count, 2**31 - 1))
 
 
 def message_to_dict(msg) -> dict[str, Any]:

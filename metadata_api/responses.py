@@ -12,23 +12,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from common.record_proto import varint
+
 _URL = b"\x0a"                 # UrlMetadataResult.url (field 1, length-delimited)
 _FOUND_METADATA = b"\x10\x01\x1a"   # found = true (field 2), then metadata's tag (field 3)
 _RESULT = b"\x0a"              # GetUrlMetadataResponse.results (field 1, length-delimited)
-_SMALL = tuple(bytes((n,)) for n in range(0x80))
-
-
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL[value]
-    if value < 0x4000:
-        return bytes((value & 0x7F | 0x80, value >> 7))
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
@@ -38,13 +26,13 @@ def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
     add = pieces.append
     for url, metadata in zip(urls, records):
         url_bytes = url.encode("utf-8")
-        url_len = _varint(len(url_bytes))
+        url_len = varint(len(url_bytes))
         size = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
         if metadata is not None:
-            meta_len = _varint(len(metadata))
+            meta_len = varint(len(metadata))
             size += 3 + len(meta_len) + len(metadata)
         add(_RESULT)
-        add(_varint(size))
+        add(varint(size))
         if url_bytes:
             add(_URL)
             add(url_len)

@@ -61,23 +61,25 @@ class PullIntake:
             except (nats.errors.TimeoutError, TimeoutError):
                 self._open = 0                      # the request is gone with no word
                 return
-            if self._ends(msg):
+            kind = self._take(msg)
+            if kind == "over":
                 return
-            if JetStreamContext.is_status_msg(msg) is None:
+            if kind == "message":
                 yield msg
 
-    def _ends(self, msg) -> bool:
-        """Count a delivery against the open request; whether the request is over."""
+    def _take(self, msg) -> str:
+        """What a delivery is to the open request: a "message" (counted against it), "over"
+        (the server ended it) or "heartbeat" (it goes on)."""
         status = JetStreamContext.is_status_msg(msg)
         if status is None:
             self._open -= 1
-            return False
+            return "message"
         if status in _OVER:
             if status == "409":
                 log.info("pull request ended: %s", (msg.headers or {}).get("Description", "409"))
             self._open = 0
-            return True
-        return False                                # 100: a heartbeat; the request goes on
+            return "over"
+        return "heartbeat"
 
     async def leftovers(self) -> list:
         """At shutdown, what the request in progress still brings, until the server ends it
@@ -89,10 +91,10 @@ class PullIntake:
                 msg = await self._sub.next_msg(timeout=max(wait, 0.05))
             except (nats.errors.TimeoutError, TimeoutError):
                 break
-            over = self._ends(msg)
-            if JetStreamContext.is_status_msg(msg) is None:
+            kind = self._take(msg)
+            if kind == "message":
                 out.append(msg)
-            if over:
+            elif kind == "over":
                 break
         return out
 

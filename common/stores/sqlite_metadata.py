@@ -72,17 +72,12 @@ def _upgrade(conn: sqlite3.Connection) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version >= SCHEMA_VERSION:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with _transaction(conn):
         rows = conn.execute("SELECT key, record FROM records WHERE typeof(record) = 'text'").fetchall()
         for key, text in rows:
             conn.execute("UPDATE records SET record = ? WHERE key = ?",
                          (record_proto.to_bytes(record_proto.from_json(text)), key))
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _lookup(conn: sqlite3.Connection, urls: list[str]) -> dict[str, tuple[bytes, int]]:
@@ -206,20 +201,15 @@ class SqliteMetadataStore(MetadataStore):
         return first_seen, shares[0] if shares else 0
 
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
-        found = await self._lookup(urls)
-        out: list[UrlRecord | None] = []
-        for url in urls:
-            hit = found.get(url)
-            out.append(None if hit is None else record_proto.from_bytes(hit[0], hit[1]))
-        return out
+        return await self._answers(urls, record_proto.from_bytes)
 
     async def get_many_wire(self, urls: Sequence[str]) -> list[bytes | None]:
+        return await self._answers(urls, record_proto.with_share_count)
+
+    async def _answers(self, urls: Sequence[str], make) -> list:
+        """make(stored bytes, share count) for each URL that resolves, None for the others."""
         found = await self._lookup(urls)
-        out: list[bytes | None] = []
-        for url in urls:
-            hit = found.get(url)
-            out.append(None if hit is None else record_proto.with_share_count(hit[0], hit[1]))
-        return out
+        return [None if (hit := found.get(url)) is None else make(*hit) for url in urls]
 
     async def add_share(self, key: str, count: int = 1) -> int:
         return await self._guard(self._writer.call(self._add_share, key, count))

@@ -107,6 +107,13 @@ def _pipe_max() -> int:
         return 1 << 20
 
 
+def _closing(jobs) -> None:
+    """Fail the jobs not yet settled: the pool is closing (retryable elsewhere)."""
+    for job in jobs:
+        if not job.settled:
+            job.future.set_exception(PoolClosing("the extraction pool is closing"))
+
+
 @dataclass(eq=False)
 class _Job:
     id: int
@@ -312,7 +319,8 @@ class ExtractionPool:
         if worker in self._workers:
             self._workers.remove(worker)
         death = await worker.death()           # before kill(), which would lose the exit status
-        death = reason or death
+        if reason:
+            death = reason
         worker.kill()
         await worker.proc.wait()
         jobs = list(worker.jobs)
@@ -321,9 +329,7 @@ class ExtractionPool:
             job.holders.discard(worker)
         self._replace()
         if self._closed:
-            for job in jobs:
-                if not job.settled:
-                    job.future.set_exception(PoolClosing("the extraction pool is closing"))
+            _closing(jobs)
             return
         # The worker's own timer ends only the job it is on; the watchdog's kill counts against
         # the job it bit, and only if that job was still the one running (answers in the pipe
@@ -393,8 +399,8 @@ class ExtractionPool:
         return True
 
     async def extract(self, body: bytes, url: str, content_type: str | None) -> PageMetadata:
-        """The page's metadata, from a worker within the budget. Raises ExtractionTimeout or
-        ExtractionFailed."""
+        """The page's metadata, from a worker within the budget. Raises ExtractionTimeout,
+        ExtractionFailed, or PoolClosing (retryable) once the pool is closing."""
         if self._closed:
             raise PoolClosing("the extraction pool is closing")
         job = _Job(next(self._ids), body, url, content_type,
@@ -408,9 +414,7 @@ class ExtractionPool:
         for task in list(self._starting):
             task.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
-        for job in self._waiting:
-            if not job.settled:
-                job.future.set_exception(PoolClosing("the extraction pool is closing"))
+        _closing(self._waiting)
         self._waiting.clear()
         workers, self._workers = list(self._workers), []
         for worker in workers:
@@ -424,6 +428,4 @@ class ExtractionPool:
                 await worker.proc.wait()
             if worker.reader is not None:
                 worker.reader.cancel()
-            for job in worker.jobs:
-                if not job.settled:
-                    job.future.set_exception(PoolClosing("the extraction pool is closing"))
+            _closing(worker.jobs)
