@@ -20,6 +20,8 @@ from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from common import struct_wire
+from common.struct_wire import varint
 from common.record import Image, PageMetadata, Redirect, UrlRecord, Video, with_page
 from common.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
@@ -42,9 +44,7 @@ class StructuredData(Mapping):
 
     @classmethod
     def from_dict(cls, value: Mapping[str, Any]) -> "StructuredData":
-        struct = Struct()
-        struct.update(_jsonable(value))
-        return cls(struct.SerializeToString())
+        return cls(struct_wire.encode(value))
 
     def _decoded(self) -> dict[str, Any]:
         if self._dict is None:
@@ -113,7 +113,7 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
         if rec.structured_data.wire:
             msg.structured_data.ParseFromString(rec.structured_data.wire)
     elif rec.structured_data:
-        msg.structured_data.update(_jsonable(rec.structured_data))
+        msg.structured_data.ParseFromString(struct_wire.encode(rec.structured_data))
     if rec.first_seen:
         msg.first_seen.CopyFrom(_ts_from_epoch(rec.first_seen))
     if rec.fetched_at:
@@ -157,20 +157,6 @@ def from_bytes(data: bytes, share_count: int = 0) -> UrlRecord:
 _SHARE_COUNT_TAG = bytes([pb.UrlMetadata.SHARE_COUNT_FIELD_NUMBER << 3 | 0x80, 0x01])   # field 19, varint
 
 
-_SMALL = tuple(bytes((n,)) for n in range(0x80))
-
-
-def varint(value: int) -> bytes:
-    """A protobuf base-128 varint (a negative int32 is ten bytes, as protobuf writes it)."""
-    if 0 <= value < 0x80:
-        return _SMALL[value]
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def with_share_count(data: bytes, share_count: int) -> bytes:
@@ -240,14 +226,13 @@ def _media(m: Image | Video) -> dict[str, Any]:
 
 
 def _struct_json(value: Any) -> Any:
-    """A JSON value as a protobuf Struct holds it: every number a float, NaN and Infinity refused."""
+    """A JSON value as a protobuf Struct holds it: every number a float, NaN and Infinity null
+    (as struct_wire writes them)."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)):
         number = float(value)
-        if math.isinf(number) or math.isnan(number):
-            raise ValueError(f"structured data holds {number}, which JSON cannot")
-        return number
+        return number if math.isfinite(number) else None
     if isinstance(value, dict):
         return {k: _struct_json(v) for k, v in value.items()}
     return [_struct_json(v) for v in value]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from common.record_proto import varint
+from common.struct_wire import varint
 
 _URL = b"\x0a"                 # UrlMetadataResult.url (field 1, length-delimited)
 _FOUND_METADATA = b"\x10\x01\x1a"   # found = true (field 2), then metadata's tag (field 3)
