@@ -2,7 +2,10 @@
 parsed with selectolax (lexbor) for its title and metas. Nothing else: no NATS, no stores, no
 politeness, no extraction rules. Run in its own process, as the service is.
 
-    python bench/bare_fetch.py URL_FILE [--concurrency 64]
+    python bench/bare_fetch.py URL_FILE [--concurrency 64] [--extract]
+
+`--extract` parses each page with our whole extraction (extract_page) instead: the cost of the
+record's content alone, without NATS, stores, WARC, events or a second process.
 
 Prints one JSON line: {"urls": N, "seconds": S, "ok": K}.
 """
@@ -17,6 +20,8 @@ import time
 import aiohttp
 import aiohttp.abc
 from selectolax.lexbor import LexborHTMLParser
+
+from scheduler.extraction.page import extract_page
 
 
 class Loopback(aiohttp.abc.AbstractResolver):
@@ -36,7 +41,11 @@ def title_and_metas(body: bytes) -> tuple[str, list[dict]]:
     return (title.text() if title is not None else ""), [m.attributes for m in tree.css("meta")]
 
 
-async def run(urls: list[str], concurrency: int) -> dict:
+def extracted(body: bytes, url: str) -> str:
+    return extract_page(body, url).title
+
+
+async def run(urls: list[str], concurrency: int, extract: bool) -> dict:
     queue: asyncio.Queue[str] = asyncio.Queue()
     for url in urls:
         queue.put_nowait(url)
@@ -48,7 +57,7 @@ async def run(urls: list[str], concurrency: int) -> dict:
             url = queue.get_nowait()
             async with session.get(url) as resp:
                 body = await resp.read()
-            title, _ = title_and_metas(body)
+            title = extracted(body, url) if extract else title_and_metas(body)[0]
             ok += bool(title)
 
     connector = aiohttp.TCPConnector(limit=concurrency, resolver=Loopback())
@@ -63,10 +72,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("url_file")
     ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--extract", action="store_true", help="our extraction instead of title and metas")
     args = ap.parse_args()
     with open(args.url_file, encoding="utf-8") as fh:
         urls = [line.strip() for line in fh if line.strip()]
-    print(json.dumps(asyncio.run(run(urls, args.concurrency))))
+    print(json.dumps(asyncio.run(run(urls, args.concurrency, args.extract))))
     sys.stdout.flush()
 
 

@@ -5,6 +5,8 @@ in one run:
 
 1. bare: a bare aiohttp fetch-and-parse of the burst's URLs (bench/bare_fetch.py: 64 GETs at a
    time, selectolax for title and metas), in its own process, before and after the service runs;
+   and once with our whole extraction in place of the title and metas (`--extract`): what the
+   record's content alone costs, one process, no NATS, stores, WARC or events;
 2. burst: `spiderduck up` in its own process (embedded nats-server, SQLite, WARC files) is sent
    URLS URLs at once; URLs per second from first submit to last event, and the ratio to bare;
 3. steady: then STEADY_RATE new URLs per second for STEADY_SECONDS; the latency the service
@@ -133,13 +135,13 @@ class RssSampler:
         return self.peak
 
 
-async def bare(urls: list[str], work: str) -> float:
+async def bare(urls: list[str], work: str, *flags: str) -> float:
     """URLs per second of bench/bare_fetch.py over `urls`, in its own process."""
     path = os.path.join(work, "bare-urls.txt")
     with open(path, "w") as fh:
         fh.write("\n".join(urls))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(ROOT / "bench" / "bare_fetch.py"), path,
+        sys.executable, str(ROOT / "bench" / "bare_fetch.py"), path, *flags,
         stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     out, _ = await proc.communicate()
     result = json.loads(out)
@@ -248,6 +250,7 @@ async def main() -> None:
     steady_n = int(args.steady_rate * args.steady_seconds)
     steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
     bare_rates = [] if args.no_bare else [await bare(burst, work)]
+    extract_rate = None if args.no_bare else await bare(burst, work, "--extract")
 
     service, config = start_service(args, free_port(), free_port(), work)
     profiler = None
@@ -315,6 +318,8 @@ async def main() -> None:
         print(f"  bare  {mean:7.1f} URLs/s (aiohttp + selectolax title/metas; runs: "
               f"{', '.join(f'{r:.1f}' for r in bare_rates)})")
         print(f"  ratio {ours / mean:7.2f} x bare")
+        print(f"  bare with our extraction {extract_rate:7.1f} URLs/s, {extract_rate / mean:.2f} x bare "
+              f"(one process: the record's content alone, no NATS, stores, WARC or events)")
     if steady_got:
         added = [e.latency_seconds - e.origin_seconds for e in steady_got]
         print(f"steady: {len(steady_got)}/{steady_n} URLs at {args.steady_rate:g}/s for "
