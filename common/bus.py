@@ -23,6 +23,8 @@ DEAD_STREAM = "SPIDERDUCK_DEAD"
 DEAD_SUBJECT = "spiderduck.urls.dead"
 SCHEDULER_DURABLE = "scheduler"
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
+# On the parts of a split submission: when the producer published the original (epoch seconds).
+SUBMITTED_AT_HEADER = "SpiderDuck-Submitted-At"
 LEASE_BUCKET = "spiderduck_fetcher_leases"
 EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedded server's URL
 

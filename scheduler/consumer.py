@@ -22,7 +22,7 @@ from typing import Any, Awaitable, Callable
 
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
-from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, URLS_STREAM
+from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
 from common import metrics
 from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
@@ -169,9 +169,10 @@ class Consumer:
     async def _handle(self, msg) -> None:
         meta = msg.metadata
         delivery = meta.num_delivered
-        published = meta.timestamp.timestamp() if meta.timestamp else time.time()
-        submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
-                                received_at=published, delivery=delivery)
+        headers = dict(msg.headers or {})
+        published = _submitted_at(headers) or (meta.timestamp.timestamp() if meta.timestamp else time.time())
+        submission = Submission(data=msg.data, headers=headers, received_at=published,
+                                delivery=delivery, stream_seq=meta.sequence.stream)
         try:
             await self._handler(submission)
         except InvalidMessage as exc:
@@ -212,3 +213,12 @@ class Consumer:
         await self._js.publish(DEAD_SUBJECT, json.dumps(entry).encode("utf-8"))
         await msg.term()
         self.stats.add("dead_lettered")
+
+
+def _submitted_at(headers: dict[str, str]) -> float | None:
+    """The original submit time a split part carries (see decode.py), if it is a sane one."""
+    try:
+        value = float(headers.get(SUBMITTED_AT_HEADER, ""))
+    except ValueError:
+        return None
+    return value if 0 < value <= time.time() + 60 else None

@@ -5,16 +5,22 @@ Accepted on spiderduck.urls.submit:
   - JSON {"url": "..."} / {"urls": [...]} / {"tweet": "..."}
   - a bare URL (UTF-8 text)
 Anything else raises InvalidMessage, which the consumer dead-letters.
+
+A submission of several URLs (a list, or a tweet) is split: each URL goes back on the subject as a
+message of its own (Decoder's `resubmit`), so each has its own outcome, retries and dead letter. A
+URL that failed is never retried with those that succeeded. The parts carry a Nats-Msg-Id made of
+the original's stream sequence, so a split repeated after a crash is dropped by JetStream's
+duplicate window, and the original's submit time, so latency still counts from the producer.
 """
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import Mapping
+from typing import Awaitable, Callable, Mapping
 
 from google.protobuf.message import DecodeError
 
-from common.bus import PROTOBUF_CONTENT_TYPE
+from common.bus import PROTOBUF_CONTENT_TYPE, SUBMITTED_AT_HEADER
 from common.errors import InvalidMessage
 from common.tweets import fetchable, urls_in_tweet
 from scheduler.stage import Next
@@ -85,11 +91,23 @@ def _tweet(text: str) -> list[str]:
     return unique
 
 
+Resubmit = Callable[[bytes, dict[str, str]], Awaitable[None]]
+
+
 class Decoder:
-    """Fans one submission out to one task per URL, concurrently; fails if any fails."""
+    """One submission's URLs: one URL goes on down the stages; several are split into messages of
+    their own by `resubmit` (publish to spiderduck.urls.submit). Without `resubmit`, or for a
+    submission not read from the stream, several run here at once and the first failure fails all.
+    """
+
+    def __init__(self, resubmit: Resubmit | None = None):
+        self._resubmit = resubmit
 
     async def __call__(self, submission: Submission, next: Next) -> tuple[Outcome, ...]:
         urls = decode_submission(submission.data, submission.headers)
+        if len(urls) > 1 and self._resubmit is not None and submission.stream_seq:
+            await self._split(submission, urls)
+            return ()
         tasks = [CrawlTask(submitted=u, received_at=submission.received_at,
                            attempt=submission.delivery) for u in urls]
         results = await asyncio.gather(*(next(t) for t in tasks), return_exceptions=True)
@@ -97,3 +115,21 @@ class Decoder:
             if isinstance(result, BaseException):
                 raise result
         return tuple(results)
+
+    async def _split(self, submission: Submission, urls: list[str]) -> None:
+        source = _source(submission)
+        for i, url in enumerate(urls):
+            part = events_pb2.UrlSubmission(url=url, source=source).SerializeToString()
+            await self._resubmit(part, {
+                "Content-Type": PROTOBUF_CONTENT_TYPE,
+                "Nats-Msg-Id": f"spiderduck-split-{submission.stream_seq}-{i}",
+                SUBMITTED_AT_HEADER: repr(submission.received_at)})
+
+
+def _source(submission: Submission) -> str:
+    if (submission.headers or {}).get("Content-Type") != PROTOBUF_CONTENT_TYPE:
+        return ""
+    try:
+        return events_pb2.UrlSubmission.FromString(submission.data).source
+    except DecodeError:
+        return ""

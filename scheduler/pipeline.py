@@ -18,7 +18,7 @@ from common.config import Settings
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
 from scheduler.decide import CrawlDecider
-from scheduler.decode import Decoder
+from scheduler.decode import Decoder, Resubmit
 from scheduler.notify import Notifier, Publish
 from scheduler.persist import CrawlRecorder, Persister
 from scheduler.process import Extract, PostProcessor
@@ -29,11 +29,12 @@ from scheduler.stage import Pipeline, compose
 
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
                    fetch_hop: FetchHop, publish: Publish, extract: Extract | None = None,
-                   clock=time.time) -> Pipeline:
-    """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process."""
+                   resubmit: Resubmit | None = None, clock=time.time) -> Pipeline:
+    """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
+    `resubmit` publishes the parts of a split submission (see decode.py)."""
     p = settings.process
     return compose(
-        Decoder(),
+        Decoder(resubmit),
         Notifier(publish),
         Persister(metadata),
         CrawlDecider(metadata, recrawl_after=settings.recrawl_after,

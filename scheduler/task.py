@@ -25,6 +25,7 @@ class Submission:
     headers: Mapping[str, str] = field(default_factory=dict)
     received_at: float = 0.0        # epoch seconds the message was published
     delivery: int = 1               # 1 on first delivery
+    stream_seq: int = 0             # its sequence in the URLS stream (0: not from the stream)
 
 
 @dataclass(frozen=True)

@@ -22,13 +22,21 @@ from spiderduck.v1 import events_pb2
 log = logging.getLogger("spiderduck.scheduler")
 
 
-def event_publisher(js):
-    async def publish(event: events_pb2.UrlProcessed) -> None:
+def publisher(js, subject: str):
+    """publish(data, headers) to `subject` through JetStream; a failure is a (retryable) BusError."""
+    async def publish(data: bytes, headers: dict[str, str]) -> None:
         try:
-            await js.publish(bus.PROCESSED_SUBJECT, event.SerializeToString(),
-                             headers={"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
+            await js.publish(subject, data, headers=headers)
         except (NatsError, asyncio.TimeoutError) as exc:
-            raise BusError(f"cannot publish to {bus.PROCESSED_SUBJECT}: {exc}") from exc
+            raise BusError(f"cannot publish to {subject}: {exc}") from exc
+    return publish
+
+
+def event_publisher(js):
+    send = publisher(js, bus.PROCESSED_SUBJECT)
+
+    async def publish(event: events_pb2.UrlProcessed) -> None:
+        await send(event.SerializeToString(), {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
     return publish
 
 
@@ -66,7 +74,7 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
             prefer_dates=p.prefer_dates))
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=event_publisher(js),
-                                  extract=pool.extract)
+                                  extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
