@@ -7,7 +7,7 @@ wire format in one pass, with the conversions `json.dumps(value, default=str)` w
 
     dict       -> Struct (keys made text as JSON makes them: True -> "true", 1 -> "1")
     list/tuple -> ListValue
-    str        -> string_value (a lone surrogate becomes U+FFFD's "?": protobuf strings are UTF-8)
+    str        -> string_value (a lone surrogate becomes U+FFFD: protobuf strings are UTF-8)
     bool       -> bool_value;  int/float -> number_value (an int too big for a double: its digits;
                   NaN and the infinities, which JSON cannot hold: null)
     None       -> null_value;  anything else -> its str()
@@ -52,8 +52,8 @@ def _field(tag: bytes, payload: bytes) -> bytes:
 def _text(value: str) -> bytes:
     try:
         return value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "replace")
+    except UnicodeEncodeError:    # a lone surrogate: U+FFFD, as common.record_limits.clean_text
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
 def _key(key: Any) -> str:

@@ -10,6 +10,18 @@ from scheduler.task import Outcome
 from spiderduck.v1 import events_pb2
 
 
+def fitted(event: events_pb2.UrlProcessed, max_bytes: int) -> events_pb2.UrlProcessed:
+    """`event` within `max_bytes` (NATS's max payload, less room for headers): a record bounded
+    by common.record_limits fits the default 1 MiB; on a server that allows less, the event
+    loses its record's structured data, then the whole record (GetUrlMetadata still has it)."""
+    if event.ByteSize() <= max_bytes:
+        return event
+    event.metadata.ClearField("structured_data")
+    if event.ByteSize() > max_bytes:
+        event.ClearField("metadata")
+    return event
+
+
 def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2.UrlProcessed:
     now = time.time() if now is None else now
     at = Timestamp()

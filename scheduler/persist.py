@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from common.fetch import FetchResult
+from common.record_limits import bounded
 from common.stores.content import ContentStore, FetchedContent
 from common.stores.metadata import MetadataStore
 from scheduler.stage import Next
@@ -23,7 +24,8 @@ from scheduler.task import CrawlTask, Outcome, Resolution
 
 
 async def _store(metadata: MetadataStore, outcome: Outcome, content_ref: str = "") -> Outcome:
-    record = dataclasses.replace(outcome.record, content_ref=content_ref)
+    # Bounded here, where every record is stored: what is stored is also what is announced.
+    record = bounded(dataclasses.replace(outcome.record, content_ref=content_ref))
     aliases = {outcome.task.url, *record.chain} - {""}
     stored = await metadata.put(outcome.key, record, aliases)
     return dataclasses.replace(outcome, record=stored)

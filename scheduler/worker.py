@@ -13,6 +13,7 @@ from common.errors import BusError
 from common.grpc_server import GrpcServer
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
+from scheduler.events import fitted
 from scheduler.extraction.pool import ExtractionPool
 from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
@@ -32,10 +33,16 @@ def publisher(js, subject: str):
     return publish
 
 
-def event_publisher(js):
+# Bytes of a message's max payload kept for its headers and framing.
+HEADER_ROOM = 4096
+
+
+def event_publisher(js, max_payload: int):
     send = publisher(js, bus.PROCESSED_SUBJECT)
+    limit = max(max_payload - HEADER_ROOM, 1024)
 
     async def publish(event: events_pb2.UrlProcessed) -> None:
+        event = fitted(event, limit)
         await send(event.SerializeToString(), {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
     return publish
 
@@ -73,7 +80,7 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
             workers=settings.extraction_workers, budget=p.extract_timeout, parser=p.parser,
             prefer_dates=p.prefer_dates))
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
-                                  fetch_hop=client.fetch, publish=event_publisher(js),
+                                  fetch_hop=client.fetch, publish=event_publisher(js, nc.max_payload),
                                   extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
         if settings.scheduler.listen:      # health checking for probes (no service of its own)

@@ -16,23 +16,52 @@ _WRAPPER = re.compile(r"^\s*(?:<!--|//\s*<!\[CDATA\[|<!\[CDATA\[)|(?:-->|//\s*\]
 _decoder = json.JSONDecoder(strict=False)  # allow raw control characters inside strings
 
 
+# A block nested deeper than this is dropped: real JSON-LD nests a few levels, and the rules and
+# the record's structured data walk it (json itself raises RecursionError past ~1,000).
+MAX_DEPTH = 32
+# Blocks read per page; a page of 10,000 blocks is an attack, not metadata.
+MAX_BLOCKS = 64
+
+
 def load(texts: Iterable[str]) -> list[Any]:
-    """The blocks that parse, in page order."""
+    """The blocks that parse, in page order: at most MAX_BLOCKS, none deeper than MAX_DEPTH."""
     blocks = []
     for text in texts:
+        if len(blocks) == MAX_BLOCKS:
+            break
         text = text.strip()
         if not text:
             continue
-        try:
-            blocks.append(_decoder.decode(text))
-            continue
-        except ValueError:
-            pass
-        try:
-            blocks.append(_decoder.decode(_WRAPPER.sub("", text).strip().rstrip(";")))
-        except ValueError:
-            continue
+        block = _parse(text)
+        if block is None:
+            block = _parse(_WRAPPER.sub("", text).strip().rstrip(";"))
+        if block is not None and _shallow(block):
+            blocks.append(block)
     return blocks
+
+
+def _parse(text: str) -> Any:
+    try:
+        return _decoder.decode(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _shallow(block: Any) -> bool:
+    """Whether no value of `block` is nested deeper than MAX_DEPTH (walked without recursion)."""
+    stack = [(block, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children = value.values()
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return False
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return True
 
 
 class Graph:

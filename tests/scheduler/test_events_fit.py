@@ -1,0 +1,30 @@
+"""An event always fits the NATS max payload: the record's structured data goes first, then the record."""
+from __future__ import annotations
+
+from common import record_proto
+from common.record import UrlRecord
+from common.status import Status
+from scheduler.events import fitted
+from spiderduck.v1 import events_pb2
+
+
+def event_of(rec: UrlRecord) -> events_pb2.UrlProcessed:
+    return events_pb2.UrlProcessed(url=rec.url, status=int(rec.status), metadata=record_proto.to_proto(rec))
+
+
+def test_an_event_that_fits_is_unchanged():
+    event = event_of(UrlRecord(url="http://a.test/", status=Status.OK, title="T",
+                               structured_data={"json-ld": [{"a": 1}]}))
+    before = event.SerializeToString()
+    assert fitted(event, 1 << 20).SerializeToString() == before
+
+
+def test_a_large_event_loses_structured_data_then_the_record():
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, title="T" * 900,
+                    structured_data={"json-ld": [{"text": "x" * 5000}]})
+    small = fitted(event_of(rec), 2000)
+    assert small.ByteSize() <= 2000 and small.metadata.title == "T" * 900
+    assert not small.metadata.HasField("structured_data")
+    tiny = fitted(event_of(rec), 500)
+    assert tiny.ByteSize() <= 500 and not tiny.HasField("metadata")
+    assert tiny.url == "http://a.test/" and tiny.status == Status.OK
