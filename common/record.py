@@ -78,7 +78,7 @@ class UrlRecord:
     fetched_at: float = 0.0           # epoch seconds
     content_ref: str = ""
     error: str = ""
-    content_length: int = 0           # body bytes of the final hop; 0 = unknown
+    content_length: int = 0           # body bytes of the final hop as read, after decoding
 
     @property
     def ok(self) -> bool:

@@ -71,6 +71,8 @@ def bounded(rec: UrlRecord) -> UrlRecord:
             fixed = _media(media)
             if fixed is not media:
                 changes[name] = fixed
+    if not 0 <= rec.content_length <= _INT32:
+        changes["content_length"] = min(max(rec.content_length, 0), _INT32)
     if rec.redirects and any(clean_text(r.url) is not r.url for r in rec.redirects):
         changes["redirects"] = tuple(dataclasses.replace(r, url=clean_text(r.url)) for r in rec.redirects)
     if rec.structured_data:

@@ -213,7 +213,7 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         if getattr(rec, name):
             out[name] = getattr(rec, name)
     if rec.content_length:
-        out["content_length"] = str(rec.content_length)      # int64: a string in JSON
+        out["content_length"] = rec.content_length           # int32: a number in JSON
     return out
 
 

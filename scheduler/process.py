@@ -12,7 +12,6 @@ are extracted in this process.
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
 from typing import Awaitable, Callable
 
@@ -35,18 +34,6 @@ def media_type(result: FetchResult) -> str:
         if head.startswith((b"<!doctype html", b"<html")) or b"<head" in head:
             return "text/html"
     return kind
-
-
-_LENGTH = re.compile(r"[0-9]{1,18}")     # fits the record's int64
-
-
-def content_length(result: FetchResult) -> int:
-    """The body's length: Content-Length when the origin sent a usable one, else the bytes read
-    when they are the whole body; 0 when unknown."""
-    value = (result.header("content-length") or "").strip()
-    if _LENGTH.fullmatch(value):
-        return int(value)
-    return 0 if result.truncated else len(result.body)
 
 
 Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
@@ -79,6 +66,15 @@ class PostProcessor:
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
 
     async def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
+        fields = await self._read(task, final, record)
+        if final.truncated and fields["status"] in (Status.OK, Status.UNSUPPORTED_CONTENT):
+            # Over the cap: what the first bytes said (a page's head, an image's size) is kept.
+            fields["status"] = Status.TOO_LARGE
+            fields["error"] = (f"the body is larger than fetcher.max_body_bytes; "
+                               f"the first {len(final.body)} bytes were read")
+        return fields
+
+    async def _read(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
         if task.failure is not None:
             status, error = task.failure
             return {"status": status, "error": error}
@@ -88,7 +84,7 @@ class PostProcessor:
         if status is not Status.OK:
             return {"status": status, "error": f"HTTP {final.http_status}"}
         if record.content_type not in HTML_TYPES:
-            length = content_length(final)
+            length = len(final.body)
             if record.content_type.startswith("image/"):     # SVG and unreadable headers: no size
                 info = images.probe(final.body) or images.ImageInfo(0, 0, "")
                 image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
@@ -98,9 +94,9 @@ class PostProcessor:
         try:
             page = await self._extract(final.body, final.url, final.header("content-type"))
         except ExtractionTimeout as exc:
-            return {"status": Status.TIMEOUT, "error": str(exc), "content_length": content_length(final)}
+            return {"status": Status.TIMEOUT, "error": str(exc), "content_length": len(final.body)}
         except ExtractionFailed as exc:
             return {"status": Status.UNSUPPORTED_CONTENT, "error": str(exc),
-                    "content_length": content_length(final)}
-        return {"status": Status.OK, "content_length": content_length(final),
+                    "content_length": len(final.body)}
+        return {"status": Status.OK, "content_length": len(final.body),
                 **with_page(record, page), "page": page}

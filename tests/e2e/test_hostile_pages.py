@@ -2,7 +2,12 @@
 URL gets exactly one event and a readable, bounded record, whatever its page holds."""
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
+
+import brotli
+from aiohttp import web
 
 from common.record_limits import OTHER_TEXT_LIMIT, TEXT_LIMITS
 from support.service import Client, RunningService, service_settings
@@ -64,3 +69,52 @@ async def test_each_hostile_page_gets_one_event_and_a_bounded_record(tmp_path, n
     assert by_path["oembed"]["title"] == "Embedded \ufffd title"
     assert by_path["oembed"]["image"]["width"] == 2**31 - 1
     assert 0 < len(by_path["bulky-jsonld"]["structured_data"]["json-ld"]) < 30
+
+
+CAP = 1 << 20      # fetcher.max_body_bytes in the size tests
+
+
+def bomb_routes(localweb) -> dict[str, str]:
+    """url -> what it is: each sends far more than CAP, decoded; each must be TOO_LARGE."""
+    html = b"<!doctype html><title>Bomb</title>" + b" " * (50 * CAP)
+    deflater = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS)
+    encodings = {"gzip": gzip.compress(html, 6), "deflate": deflater.compress(html) + deflater.flush(),
+                 "br": brotli.compress(html, quality=5)}
+    urls = {}
+    for name, body in encodings.items():
+        assert len(body) < CAP // 4          # small on the wire: a bomb
+        urls[localweb.page("bomb.test", f"/{name}", body, headers={"Content-Encoding": name})] = name
+
+    async def endless(request):
+        response = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await response.prepare(request)
+        await response.write(b"<title>Endless</title>")
+        while True:                            # chunked, never ending (until the reader leaves)
+            await response.write(b"x" * 65536)
+    urls[localweb.route("bomb.test", "/endless", endless)] = "endless"
+
+    async def huge(request):                   # says 1 GB, sends it for as long as it is read
+        response = web.StreamResponse(headers={"Content-Type": "application/octet-stream",
+                                               "Content-Length": str(1 << 30)})
+        await response.prepare(request)
+        for _ in range((1 << 30) // 65536):
+            await response.write(b"\0" * 65536)
+        return response
+    urls[localweb.route("bomb.test", "/huge", huge)] = "huge"
+    return urls
+
+
+async def test_bodies_over_the_cap_are_too_large_whatever_their_encoding(tmp_path, nats_server, localweb):
+    urls = bomb_routes(localweb)
+    settings = service_settings(tmp_path, nats_server.url, **{"fetcher.max_body_bytes": CAP})
+    async with RunningService(settings), Client(settings) as client:
+        for url in urls:
+            await client.submit_url(url)
+        await client.events.wait_for(len(urls), timeout=60)
+        records = await client.get(list(urls))
+    for (url, name), record in zip(urls.items(), records):
+        assert record["status"] == "TOO_LARGE", (name, record)
+        assert "fetcher.max_body_bytes" in record["error"]
+        assert record["content_length"] == CAP, name          # decoded bytes read, a JSON number
+        if name != "huge":
+            assert record["title"] in ("Bomb", "Endless"), name

@@ -115,7 +115,7 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
     assert web.url("video.test", "/oembed") in logged and "WARC-Truncated" not in logged[logo][0]
 
     assert got["image"]["status"] == "OK" and got["image"]["image"] == image
-    assert got["image"]["content_length"] == str(len(png(1200, 630)))   # int64: a string in JSON
+    assert got["image"]["content_length"] == len(png(1200, 630))        # a number in JSON
 
 
 async def test_related_fetches_can_be_turned_off(tmp_path, nats_server, localweb):

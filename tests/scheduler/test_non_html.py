@@ -61,14 +61,14 @@ async def test_an_image_url_gets_a_record_with_its_dimensions():
     assert record.content_type == "image/png" and record.content_length == len(png)
 
 
-async def test_an_image_too_large_to_read_whole_still_gets_its_size():
+async def test_an_image_over_the_body_cap_is_too_large_and_still_gets_its_size():
     jpeg = encoded("JPEG", (1024, 768))
     record = await process(FetchResult("http://a.test/big.jpg", Status.OK, 200,
                                        (("Content-Type", "image/jpeg"), ("Content-Length", "52428800")),
                                        jpeg[:400], truncated=True))
-    assert record.status is Status.OK
+    assert record.status is Status.TOO_LARGE and "fetcher.max_body_bytes" in record.error
     assert record.image == Image("http://a.test/big.jpg", 1024, 768, "image/jpeg")
-    assert record.content_length == 52_428_800
+    assert record.content_length == 400                   # what was read, not what was claimed
 
 
 async def test_an_svg_is_an_image_of_unknown_size():
@@ -83,13 +83,22 @@ async def test_other_types_get_content_type_and_length():
                                     (("Content-Type", "application/pdf"), ("Content-Length", "12345")),
                                     b"%PDF-1.7"))
     assert pdf.status is Status.UNSUPPORTED_CONTENT and "application/pdf" in pdf.error
-    assert (pdf.content_type, pdf.content_length) == ("application/pdf", 12345)
+    assert (pdf.content_type, pdf.content_length) == ("application/pdf", 8)    # bytes read, not the header
     whole = await process(FetchResult("http://a.test/d.json", Status.OK, 200,
                                       (("Content-Type", "application/json"),), b'{"a": 1}'))
-    assert whole.content_length == 8                      # no header: the body, read whole
+    assert whole.content_length == 8
     cut = await process(FetchResult("http://a.test/v.mp4", Status.OK, 200,
                                     (("Content-Type", "video/mp4"),), b"x" * 10, truncated=True))
-    assert cut.content_length == 0                        # no header and cut off: unknown
+    assert cut.status is Status.TOO_LARGE and cut.content_length == 10
+
+
+async def test_a_page_over_the_body_cap_is_too_large_with_what_its_head_said():
+    html = b"<!doctype html><title>Big</title>" + b"<p>x</p>" * 1000
+    record = await process(FetchResult("http://a.test/", Status.OK, 200,
+                                       (("Content-Type", "text/html"),), html, truncated=True))
+    assert record.status is Status.TOO_LARGE and record.title == "Big"
+    assert record.content_length == len(html)
+    assert record_proto.to_dict(record)["content_length"] == len(html)      # a number in JSON
 
 
 async def test_a_page_records_its_length():
@@ -104,5 +113,5 @@ async def test_a_content_length_that_is_not_a_length_is_not_believed(header):
     record = await process(FetchResult("http://a.test/f.pdf", Status.OK, 200,
                                        (("Content-Type", "application/pdf"), ("Content-Length", header)),
                                        b"%PDF", truncated=True))
-    assert record.content_length == 0
-    assert record_proto.to_dict(record)["status"] == "UNSUPPORTED_CONTENT"    # and it serializes
+    assert record.content_length == 4
+    assert record_proto.to_dict(record)["status"] == "TOO_LARGE"            # and it serializes

@@ -184,7 +184,7 @@ async def test_a_304_or_a_3xx_without_location_is_final():
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "application/pdf"),), b"%PDF"),
      Status.UNSUPPORTED_CONTENT),
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "video/mp4"),), b"x", truncated=True),
-     Status.UNSUPPORTED_CONTENT),
+     Status.TOO_LARGE),
     (FetchResult("http://a.test/", Status.OK, 200, (), b"<!doctype html><title>Sniffed</title>"),
      Status.OK),
 ])

@@ -74,7 +74,7 @@ def record(**kw) -> UrlRecord:
                 canonical_url="http://news.test/story", title="Story", fetched_at=1000.0,
                 redirects=(Redirect("http://s.test/a", 301),),
                 image=Image("http://news.test/i.png", 10, 20, "image/png"),
-                structured_data={"json-ld": [{"@type": "NewsArticle"}]}, content_length=3_000_000_000)
+                structured_data={"json-ld": [{"@type": "NewsArticle"}]}, content_length=2_000_000_000)
     base.update(kw)
     return UrlRecord(**base)
 
