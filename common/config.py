@@ -27,6 +27,10 @@ ENV_PREFIX = "SPIDERDUCK_"
 class MetadataApiSettings:
     listen: str = "127.0.0.1:50051"   # gRPC address of MetadataService
     max_urls: int = 300               # URLs per GetUrlMetadata call; more is INVALID_ARGUMENT
+    max_response_bytes: int = 4_194_304   # an answer larger is RESOURCE_EXHAUSTED (gRPC clients'
+                                      # default receive limit is 4 MiB)
+    max_concurrent_calls: int = 64    # calls served at once; more are RESOURCE_EXHAUSTED at once,
+                                      # so answers in memory stay under this x max_response_bytes
 
 
 @dataclass(frozen=True)

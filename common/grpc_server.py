@@ -13,9 +13,10 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 class GrpcServer:
     """`async with GrpcServer(listen) as s: s.add(register_fn, servicer, service_name)`."""
 
-    def __init__(self, listen: str):
+    def __init__(self, listen: str, max_concurrent_rpcs: int | None = None):
+        """`max_concurrent_rpcs`: calls beyond it are refused at once with RESOURCE_EXHAUSTED."""
         self.listen = listen
-        self.server = grpc.aio.server(options=[
+        self.server = grpc.aio.server(maximum_concurrent_rpcs=max_concurrent_rpcs, options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),

@@ -1,11 +1,15 @@
 """MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter).
 
 Answers are written from the stored records' bytes (metadata_api.responses): the method is
-registered with a serializer that sends bytes as they are.
+registered with a serializer that sends bytes as they are. Requests arrive as bytes too and are
+parsed here, so a malformed one (garbage, invalid UTF-8 in a URL) is INVALID_ARGUMENT with the
+reason rather than gRPC's UNKNOWN. An answer over metadata_api.max_response_bytes is
+RESOURCE_EXHAUSTED before it is built.
 """
 from __future__ import annotations
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from common import urls
 from common.errors import StoreError
@@ -24,12 +28,22 @@ def lookup_key(url: str) -> str:
         return url.strip()
 
 
+# Bytes of framing per result beyond its URL and record (tags and lengths), at most.
+_FRAMING = 16
+
+
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
-    def __init__(self, store: MetadataStore, max_urls: int):
+    def __init__(self, store: MetadataStore, max_urls: int, max_response_bytes: int = 4 << 20):
         self._store = store
         self._max_urls = max_urls
+        self._max_response_bytes = max_response_bytes
 
-    async def GetUrlMetadata(self, request, context: grpc.aio.ServicerContext):
+    async def GetUrlMetadata(self, data: bytes, context: grpc.aio.ServicerContext):
+        try:
+            request = metadata_pb2.GetUrlMetadataRequest.FromString(data)
+        except DecodeError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"not a GetUrlMetadataRequest (URLs must be UTF-8 text): {exc}")
         if len(request.urls) > self._max_urls:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 f"{len(request.urls)} URLs requested; at most {self._max_urls} per call")
@@ -37,6 +51,11 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
             records = await self._store.get_many_wire([lookup_key(u) for u in request.urls])
         except StoreError as exc:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        size = sum(len(r) for r in records if r is not None) + sum(len(u) + _FRAMING for u in request.urls)
+        if size > self._max_response_bytes:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                f"the answer would be about {size} bytes, over metadata_api.max_response_bytes "
+                                f"({self._max_response_bytes}); ask for fewer URLs at a time")
         return responses.response(request.urls, records)
 
 
@@ -50,9 +69,9 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
     grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, {
         "GetUrlMetadata": grpc.unary_unary_rpc_method_handler(
             servicer.GetUrlMetadata,
-            request_deserializer=metadata_pb2.GetUrlMetadataRequest.FromString,
+            request_deserializer=_as_is,
             response_serializer=_as_is)}),))
 
 
-def register(server, store: MetadataStore, max_urls: int) -> None:
-    server.add(_add_servicer, MetadataServicer(store, max_urls), SERVICE_NAME)
+def register(server, store: MetadataStore, max_urls: int, max_response_bytes: int = 4 << 20) -> None:
+    server.add(_add_servicer, MetadataServicer(store, max_urls, max_response_bytes), SERVICE_NAME)
