@@ -194,11 +194,14 @@ def _coerce(cls: type, path: str, raw: Mapping[str, Any]) -> Any:
     return cls(**kwargs)
 
 
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
 def _scalar(hint: Any, name: str, value: Any) -> Any:
     leaf = name.rsplit(".", 1)[-1]
     try:
         if leaf in _DURATION_KEYS:
-            return parse_duration(value)
+            return _amount(name, parse_duration(value))
         origin = typing.get_origin(hint)
         if origin is list:
             if value is None:
@@ -212,16 +215,34 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
             if not isinstance(value, Mapping):
                 raise ConfigError(f"{name}: expected a mapping, got {value!r}")
             vtype = typing.get_args(hint)[1]
+            if vtype in (int, float):
+                return {str(k): _amount(f"{name}.{k}", vtype(v)) for k, v in value.items()}
             return {str(k): vtype(v) for k, v in value.items()}
         if hint is bool:
-            if isinstance(value, str):
-                return value.strip().lower() in ("1", "true", "yes", "on")
-            return bool(value)
+            word = str(value).strip().lower()
+            if isinstance(value, bool) or word not in _TRUE + _FALSE:
+                if isinstance(value, bool):
+                    return value
+                raise ConfigError(f"{name}: bad value {value!r}: expected true or false")
+            return word in _TRUE
         if hint in (int, float):
-            return hint(value)
+            if isinstance(value, bool):
+                raise ValueError("expected a number, not a boolean")
+            return _amount(name, hint(value))
         return "" if value is None else str(value)
+    except ConfigError as exc:
+        if str(exc).startswith(name):
+            raise
+        raise ConfigError(f"{name}: {exc}") from exc
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{name}: bad value {value!r}: {exc}") from exc
+
+
+def _amount(name: str, number: float) -> float:
+    """A count, size, rate or duration: finite and not negative."""
+    if not (number >= 0 and number != float("inf")):
+        raise ConfigError(f"{name}: bad value {number!r}: must be a finite number, not negative")
+    return number
 
 
 def _set_path(tree: dict, path: list[str], value: Any) -> None:

@@ -38,11 +38,19 @@ def test_durations(text, seconds):
 @pytest.mark.parametrize("overrides,message", [
     ({"fetcher.nope": 1}, "unknown config key: fetcher.nope"),
     ({"fetcher.default_rate": "fast"}, "fetcher.default_rate"),
-    ({"recrawl_after": "soon"}, "not a duration"),
+    ({"recrawl_after": "soon"}, r"recrawl_after: not a duration: 'soon'"),
+    ({"fetcher.lease_ttl": "7x"}, r"fetcher.lease_ttl: not a duration: '7x'"),
+    ({"process.related_fetches": "flase"}, r"process.related_fetches: bad value 'flase': expected true or false"),
+    ({"fetcher.default_rate": -1}, r"fetcher.default_rate: bad value -1.0: must be a finite number, not negative"),
+    ({"fetcher.default_rate": "nan"}, r"fetcher.default_rate: bad value nan"),
+    ({"fetcher.max_body_bytes": "-5"}, r"fetcher.max_body_bytes: bad value -5"),
+    ({"scheduler.ack_wait": "-3s"}, r"scheduler.ack_wait"),
+    ({"fetcher.rate_overrides": {"a.test": -2}}, r"fetcher.rate_overrides.a.test: bad value -2.0"),
+    ({"scheduler.max_in_flight": True}, r"scheduler.max_in_flight: bad value True"),
     ({"process.parser": "lxml"}, "process.parser: 'lxml' is not one of selectolax, html5lib"),
     ({"process.prefer_dates": "newest"}, "process.prefer_dates"),
 ])
-def test_bad_values_name_the_key(overrides, message):
+def test_bad_values_name_the_key_and_the_value(overrides, message):
     with pytest.raises(ConfigError, match=message):
         config.load(env={}, overrides=overrides)
 
@@ -53,3 +61,9 @@ def test_process_settings_select_parser_and_dates():
     assert settings.process.parser == "html5lib"
     assert settings.process.prefer_dates == "published"
     assert settings.process.related_timeout == 30.0
+
+
+@pytest.mark.parametrize("word,value", [("true", True), ("Yes", True), ("on", True), ("1", True),
+                                        ("false", False), ("NO", False), ("off", False), ("0", False)])
+def test_booleans_are_read_strictly(word, value):
+    assert config.load(env={}, overrides={"process.related_fetches": word}).process.related_fetches is value

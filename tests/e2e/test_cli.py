@@ -91,6 +91,18 @@ async def test_get_of_an_unseen_url_and_bad_input(config_file):
     assert code == 2 and "default_rate" in err
 
 
+@pytest.mark.parametrize("role", ["up", "fetcher", "scheduler", "metadata-api"])
+@pytest.mark.parametrize("setting,named", [
+    ("fetcher.default_rate=-1", "fetcher.default_rate: bad value -1.0"),
+    ("process.related_fetches=flase", "process.related_fetches: bad value 'flase'"),
+    ("scheduler.ack_wait=7x", "scheduler.ack_wait: not a duration: '7x'"),
+])
+async def test_a_bad_value_stops_every_role_at_start_with_one_line(config_file, role, setting, named):
+    code, out, err = await run_cli(role, "--config", config_file, "--set", setting, timeout=30)
+    assert code == 2 and named in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
 async def test_extract_prints_the_record(tmp_path):
     html = tmp_path / "page.html"
     html.write_bytes(b'<html><head><meta property="og:title" content="OG title">'
