@@ -201,7 +201,11 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
     leaf = name.rsplit(".", 1)[-1]
     try:
         if leaf in _DURATION_KEYS:
-            return _amount(name, parse_duration(value))
+            try:
+                seconds = parse_duration(value)
+            except ConfigError as exc:
+                raise ConfigError(f"{name}: {exc}") from exc
+            return _amount(name, seconds)
         origin = typing.get_origin(hint)
         if origin is list:
             if value is None:
@@ -219,10 +223,10 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
                 return {str(k): _amount(f"{name}.{k}", vtype(v)) for k, v in value.items()}
             return {str(k): vtype(v) for k, v in value.items()}
         if hint is bool:
+            if isinstance(value, bool):
+                return value
             word = str(value).strip().lower()
-            if isinstance(value, bool) or word not in _TRUE + _FALSE:
-                if isinstance(value, bool):
-                    return value
+            if word not in _TRUE + _FALSE:
                 raise ConfigError(f"{name}: bad value {value!r}: expected true or false")
             return word in _TRUE
         if hint in (int, float):
@@ -230,10 +234,6 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
                 raise ValueError("expected a number, not a boolean")
             return _amount(name, hint(value))
         return "" if value is None else str(value)
-    except ConfigError as exc:
-        if str(exc).startswith(name):
-            raise
-        raise ConfigError(f"{name}: {exc}") from exc
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{name}: bad value {value!r}: {exc}") from exc
 

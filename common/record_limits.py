@@ -61,10 +61,9 @@ def bounded(rec: UrlRecord) -> UrlRecord:
     for name in _URLS:
         value = getattr(rec, name)
         if value:
-            if name in _OPTIONAL_URLS and len(value) > MAX_URL_CHARS:
-                changes[name] = ""
-            elif clean_text(value) is not value:
-                changes[name] = clean_text(value)
+            cleaned = "" if name in _OPTIONAL_URLS and len(value) > MAX_URL_CHARS else clean_text(value)
+            if cleaned is not value:
+                changes[name] = cleaned
     for name in ("image", "video"):
         media = getattr(rec, name)
         if media is not None:
@@ -90,11 +89,11 @@ def _media(media: Image | Video) -> Image | Video | None:
         value = getattr(media, name)
         if not 0 <= value <= _INT32:
             changes[name] = min(max(value, 0), _INT32)
-    for name in ("url", "content_type"):
-        value = getattr(media, name)
-        cut = trim(value, MAX_URL_CHARS if name == "url" else OTHER_TEXT_LIMIT) if value else value
-        if cut is not value:
-            changes[name] = cut
+    url, content_type = clean_text(media.url), trim(media.content_type, OTHER_TEXT_LIMIT)
+    if url is not media.url:
+        changes["url"] = url
+    if content_type is not media.content_type:
+        changes["content_type"] = content_type
     return dataclasses.replace(media, **changes) if changes else media
 
 
