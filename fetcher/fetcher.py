@@ -3,7 +3,8 @@
     Fetcher.fetch(url)
       -> validate (http/https only)
       -> domain slot (bounded queue; QueueFull when full; a halted domain answers at once)
-      -> robots.txt for the origin (cached; its fetch takes a turn on the slot too);
+      -> robots.txt for the origin (cached under the origin; fetched by robots_fetch, redirects
+         followed as RFC 9309 says, each hop taking a turn on this slot);
          its Crawl-delay for our user agent is told to the slot
       -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
       -> HttpClient.get (never follows redirects) -> the slot observes the outcome
@@ -11,7 +12,6 @@
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import socket
 import time
@@ -19,7 +19,7 @@ import time
 from common import metrics, urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
-from common.status import Status, is_redirect
+from common.status import Status
 from common.shards import shard_of
 from fetcher.guard import AddressGuard
 from fetcher.http import HttpClient, Limits
@@ -30,12 +30,9 @@ from fetcher.politeness import DomainHalted, DomainSlot, Politeness
 from fetcher.vulture import Vulture
 from fetcher.resolver import GuardedResolver
 from fetcher.robots_cache import RobotsCache
+from fetcher.robots_fetch import fetch_robots
 from fetcher.robots_store import SharedRobotsStore
-from fetcher.robots_verdict import RobotsVerdict, VerdictCodec
-
-log = logging.getLogger("spiderduck.fetcher")
-
-ROBOTS_MAX_REDIRECTS = 5   # RFC 9309 §2.3.1.2: follow at least five
+from fetcher.robots_verdict import VerdictCodec
 
 
 class NotOwner(Exception):
@@ -116,8 +113,8 @@ class Fetcher:
         slot.check_wait(max_wait)
         started = self._clock()
         try:
-            verdict = await self.robots.rules_for(urls.origin_of(url),
-                                                  lambda: self._fetch_robots(url, slot))
+            verdict = await self.robots.rules_for(urls.origin_of(url), lambda: fetch_robots(
+                self.http, url, slot, self.settings, self.check_owner))
         except DomainHalted:              # halted while robots.txt waited for its turn
             return self._halted(url, slot)
         robots_seconds = self._clock() - started
@@ -149,33 +146,3 @@ class Fetcher:
         """A halted domain's hops fail fast: CONNECTION_ERROR with the reason (see politeness)."""
         return FetchResult(url=url, status=Status.CONNECTION_ERROR, fetcher_id=self.id,
                            error=str(DomainHalted(slot.domain, slot.health.reason)))
-
-    async def _fetch_robots(self, url: str, slot: DomainSlot) -> tuple[RobotsVerdict, float]:
-        """RFC 9309 §2.3.1: 2xx parse; 4xx allow all; 5xx or unreachable disallow all."""
-        target = urls.origin_of(url) + "/robots.txt"
-        s = self.settings
-        for _ in range(ROBOTS_MAX_REDIRECTS + 1):
-            await slot.turn()
-            self.check_owner(slot.domain)
-            result = await self.http.get(target, max_bytes=s.robots_max_bytes, accept="text/plain,*/*",
-                                         on_sent=slot.mark_sent)
-            slot.observe(result)
-            if result.status is not Status.OK:
-                log.info("robots.txt %s unreachable (%s): disallow all for %gs",
-                         target, result.status.name, s.robots_error_ttl)
-                return RobotsVerdict.unreachable(result), s.robots_error_ttl
-            code = result.http_status
-            location = result.header("location")
-            if is_redirect(code, location):
-                nxt = urls.join(target, location)
-                if nxt is None or urls.registrable_domain(urls.host_of(nxt)) != slot.domain:
-                    # Off-domain robots redirects are not followed here, to keep one owner per domain.
-                    return RobotsVerdict.allow_all(), s.robots_ttl
-                target = nxt
-                continue
-            if 200 <= code < 300:
-                return RobotsVerdict.parsed(result.body), s.robots_ttl
-            if 400 <= code < 500:
-                return RobotsVerdict.allow_all(), s.robots_ttl
-            return RobotsVerdict.disallow_all(), s.robots_error_ttl
-        return RobotsVerdict.allow_all(), s.robots_ttl
