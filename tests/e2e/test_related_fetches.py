@@ -7,9 +7,11 @@ import io
 import json
 import os
 
+import pytest
 from aiohttp import web as aio_web
 from PIL import Image as PILImage
 
+from common.nats_server import port_open
 from support.service import Client, RunningService, service_settings
 from support.warc import warc_records
 
@@ -204,3 +206,61 @@ async def test_an_image_domain_holding_back_is_skipped_not_waited_for(tmp_path, 
     assert one["title"] == "1" and two["title"] == "2"
     assert two["image"] == {"url": web.url("cdn.test", "/2.png")}
     assert web.hits_for("cdn.test", "/2.png") == []
+
+
+@pytest.fixture
+async def private_origin(localweb):
+    """The local web answering on 127.0.0.2 as well (its runner's second site): a private address
+    where a request would really arrive and be recorded by its Host, so a refusal is the absence
+    of hits. Yields the port."""
+    site = aio_web.TCPSite(localweb._runner, "127.0.0.2", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    assert port_open("127.0.0.2", port)
+    yield port
+    await site.stop()
+
+
+async def test_hops_and_related_fetches_into_a_private_address_are_refused(
+        tmp_path, nats_server, localweb, private_origin):
+    web = localweb
+    inside = f"http://intranet.test:{private_origin}"        # 127.0.0.2, outside allowed_networks
+    literal = f"http://127.0.0.2:{private_origin}"
+    for host in ("intranet.test", "127.0.0.2"):
+        web.page(host, "/pic.png", png(10, 10), content_type="image/png")
+        web.page(host, "/oembed", json.dumps({"type": "link", "version": "1.0", "title": "Secret"}),
+                 content_type="application/json")
+    web.page("intranet.test", "/admin", "<title>Admin</title>")
+    hop = web.redirect("cdn.test", "/hop.png", f"{inside}/pic.png")
+    pages = {
+        "image": web.page("news.test", "/i", f'<title>I</title><meta property="og:image" '
+                          f'content="{inside}/pic.png">'),
+        "literal": web.page("news.test", "/l", f'<title>L</title><meta property="og:image" '
+                            f'content="{literal}/pic.png">'),
+        # An allowed image URL that redirects into the private address: refused on that hop.
+        "image_hop": web.page("news.test", "/h", f'<title>H</title><meta property="og:image" content="{hop}">'),
+        "oembed": web.page("news.test", "/o", '<link rel="alternate" type="application/json+oembed" '
+                           f'href="{literal}/oembed"><meta name="description" content="d">'),
+        # The page itself redirects into the private address.
+        "page_hop": web.redirect("news.test", "/jump", f"{inside}/admin"),
+    }
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "fetcher.allowed_networks": ["127.0.0.1/32"],
+        "fetcher.dns_overrides": {"*.test": "127.0.0.1", "intranet.test": "127.0.0.2"},
+        "fetcher.rate_overrides": {"news.test": 20.0, "cdn.test": 20.0}})
+    async with RunningService(settings), Client(settings) as client:
+        for url in pages.values():
+            await client.submit_url(url)
+        await client.events.wait_for(len(pages), timeout=60)
+        got = dict(zip(pages, await client.get(list(pages.values()))))
+
+    assert web.hits_for("intranet.test") == [] and web.hits_for("127.0.0.2") == []
+    assert got["image"]["status"] == "OK" and got["image"]["image"] == {"url": f"{inside}/pic.png"}
+    assert got["literal"]["image"] == {"url": f"{literal}/pic.png"}
+    assert got["image_hop"]["image"] == {"url": hop}
+    assert len(web.hits_for("cdn.test", "/hop.png")) == 1      # the allowed hop was fetched
+    assert got["oembed"]["status"] == "OK" and got["oembed"].get("title", "") == ""
+    jump = got["page_hop"]
+    assert jump["status"] == "BLOCKED_ADDRESS" and "127.0.0.2" in jump["error"]
+    assert jump["redirects"] == [{"url": pages["page_hop"], "http_status": 301}]
+    assert jump["final_url"] == f"{inside}/admin"
