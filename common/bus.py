@@ -1,16 +1,18 @@
 """NATS: subjects, streams, and the connection (DESIGN "Data flow")."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 
 import nats
 from nats.errors import Error as NatsError
-from nats.js.api import KeyValueConfig, RetentionPolicy, StreamConfig
+from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError
 
-from common.config import Settings
-from common.errors import BusError
+from common.config import Settings, StreamSettings
+from common.errors import BusError, ConfigError
+from common.up_lock import running_up
 
 log = logging.getLogger("spiderduck.bus")
 
@@ -30,50 +32,93 @@ EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedde
 
 
 def nats_url(settings: Settings) -> str:
-    """settings.nats_url, else the embedded server `up` started, else the local default."""
+    """settings.nats_url, else the embedded server of the `up` running on settings.data_dir.
+
+    Never a default address: a NATS this service was not pointed at (another team's, on the
+    usual port) must not get SpiderDuck's streams."""
     if settings.nats_url:
         return settings.nats_url
+    marker = os.path.join(settings.data_dir, EMBEDDED_URL_FILE)
+    pid = running_up(settings.data_dir)
+    if pid is not None:
+        try:
+            with open(marker, encoding="utf-8") as fh:
+                url = fh.read().strip()
+        except OSError:
+            url = ""
+        if url:
+            return url
+        raise ConfigError(f"`spiderduck up` (pid {pid}) on {settings.data_dir} has not started its "
+                          "NATS yet; try again in a moment")
+    raise ConfigError(f"no NATS to use: nats_url is not set and no `spiderduck up` runs on "
+                      f"{settings.data_dir}; start one (spiderduck up) or set nats_url "
+                      "(--set nats_url=nats://host:4222 or SPIDERDUCK_NATS_URL)")
+
+
+def servers(url: str) -> list[str]:
+    """`nats_url` may list the servers of one cluster, comma-separated."""
+    found = [part.strip() for part in url.split(",") if part.strip()]
+    if not found:
+        raise ConfigError(f"nats_url: bad value {url!r}: no server in it")
+    return found
+
+
+async def connect(url: str, name: str = "spiderduck", *, timeout: float = 30.0):
+    """Connect to any of the servers in `url`; once connected, reconnect for ever (NATS
+    restarts and cluster failovers are ridden out). The first connection is bounded by
+    `timeout` (config nats_connect_timeout), so a role pointed at a dead address fails at
+    start with one line instead of hanging."""
+    pool = servers(url)
+    last: Exception | None = None
     try:
-        with open(os.path.join(settings.data_dir, EMBEDDED_URL_FILE), encoding="utf-8") as fh:
-            return fh.read().strip()
-    except OSError:
-        return "nats://127.0.0.1:4222"
+        async with asyncio.timeout(timeout):
+            while True:
+                try:
+                    return await nats.connect(pool, name=name, connect_timeout=min(5.0, timeout),
+                                              max_reconnect_attempts=-1, allow_reconnect=True,
+                                              reconnect_time_wait=0.5)
+                except (NatsError, OSError) as exc:
+                    last = exc
+                    await asyncio.sleep(0.5)
+    except TimeoutError:
+        raise BusError(f"cannot connect to NATS at {url} within {timeout:g}s: {last!r}") from None
 
 
-async def connect(url: str, name: str = "spiderduck"):
-    try:
-        return await nats.connect(url, name=name, connect_timeout=5, max_reconnect_attempts=-1,
-                                  allow_reconnect=True)
-    except (NatsError, OSError) as exc:
-        raise BusError(f"cannot connect to NATS at {url}: {exc}") from exc
-
-
-async def ensure_streams(js, *, events_max_age: float = 7 * 86400) -> None:
-    """Create (or update) the streams SpiderDuck publishes to."""
+async def ensure_streams(js, streams: StreamSettings | None = None, *, replicas: int = 1) -> None:
+    """Create (or update) the streams SpiderDuck publishes to, with the configured limits."""
+    s = streams or StreamSettings()
     wanted = [
-        StreamConfig(name=URLS_STREAM, subjects=[SUBMIT_SUBJECT],
-                     retention=RetentionPolicy.WORK_QUEUE),
-        StreamConfig(name=EVENTS_STREAM, subjects=[EVENTS_SUBJECTS],
-                     retention=RetentionPolicy.LIMITS, max_age=events_max_age),
-        StreamConfig(name=DEAD_STREAM, subjects=[DEAD_SUBJECT], retention=RetentionPolicy.LIMITS),
+        # Work queue: full means new submits are refused (the producer sees it), never that
+        # queued URLs are dropped.
+        StreamConfig(name=URLS_STREAM, subjects=[SUBMIT_SUBJECT], retention=RetentionPolicy.WORK_QUEUE,
+                     max_age=s.urls_max_age or None, max_bytes=s.urls_max_bytes or None,
+                     discard=DiscardPolicy.NEW, num_replicas=replicas),
+        StreamConfig(name=EVENTS_STREAM, subjects=[EVENTS_SUBJECTS], retention=RetentionPolicy.LIMITS,
+                     max_age=s.events_max_age or None, max_bytes=s.events_max_bytes or None,
+                     num_replicas=replicas),
+        StreamConfig(name=DEAD_STREAM, subjects=[DEAD_SUBJECT], retention=RetentionPolicy.LIMITS,
+                     max_age=s.dead_max_age or None, max_bytes=s.dead_max_bytes or None,
+                     num_replicas=replicas),
     ]
     for config in wanted:
         try:
-            await js.add_stream(config)
-        except BadRequestError:
-            await js.update_stream(config)
+            try:
+                await js.add_stream(config)
+            except BadRequestError:          # it exists: bring it to this config
+                await js.update_stream(config)
         except NatsError as exc:
-            raise BusError(f"cannot create stream {config.name}: {exc}") from exc
+            raise BusError(f"cannot create stream {config.name} (replicas {replicas}): {exc}") from exc
 
 
-async def lease_bucket(js, ttl: float):
+async def lease_bucket(js, ttl: float, *, replicas: int = 1):
     """The KV bucket of shard leases; entries expire `ttl` seconds after their last write."""
     try:
         return await js.key_value(LEASE_BUCKET)
     except BucketNotFoundError:
         pass
     try:
-        return await js.create_key_value(KeyValueConfig(bucket=LEASE_BUCKET, ttl=ttl, history=1))
+        return await js.create_key_value(KeyValueConfig(bucket=LEASE_BUCKET, ttl=ttl, history=1,
+                                                          replicas=replicas))
     except BadRequestError:          # created by another fetcher meanwhile
         return await js.key_value(LEASE_BUCKET)
     except NatsError as exc:

@@ -9,6 +9,7 @@ booleans, lists and maps work (`SPIDERDUCK_FETCHER__ALLOWED_NETWORKS='[127.0.0.0
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import typing
@@ -73,6 +74,14 @@ class FetcherSettings:
     lease_margin: float = 3.0         # stop serving a shard this long before its lease could expire
     advertise: str = ""               # address schedulers dial for this fetcher; empty = listen
 
+    def __post_init__(self) -> None:
+        for network in self.allowed_networks:
+            try:   # host bits are accepted (10.0.0.1/8 is 10.0.0.0/8), as fetcher/guard.py reads them
+                ipaddress.ip_network(network, strict=False)
+            except ValueError:
+                raise ConfigError(f"fetcher.allowed_networks: bad value {network!r}: not an IP network "
+                                  "in CIDR notation (e.g. 10.0.0.0/8)") from None
+
 
 @dataclass(frozen=True)
 class SchedulerSettings:
@@ -84,10 +93,22 @@ class SchedulerSettings:
     max_deliver: int = 5              # deliveries before a message is dead-lettered
     retry_delay: float = 5.0          # seconds before a failed message is redelivered
     recrawl_failed_after: float = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
-    events_max_age: float = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
     hop_timeout: float = 120.0        # seconds one hop may take, queueing and re-routing included
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """Limits of the JetStream streams the service creates; 0 = no limit. SPIDERDUCK_URLS refuses
+    new URLs when full (producers see the error) rather than dropping queued ones; the others drop
+    their oldest entries."""
+    urls_max_age: float = 0.0         # seconds a submitted URL may wait in SPIDERDUCK_URLS
+    urls_max_bytes: int = 0           # bytes SPIDERDUCK_URLS may hold; beyond it submits fail
+    events_max_age: float = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
+    events_max_bytes: int = 0         # bytes SPIDERDUCK_EVENTS may hold (oldest dropped)
+    dead_max_age: float = 30 * 86_400.0   # how long SPIDERDUCK_DEAD keeps dead letters
+    dead_max_bytes: int = 0           # bytes SPIDERDUCK_DEAD may hold (oldest dropped)
 
 
 HTML_PARSERS = ("selectolax", "html5lib")      # process.parser: lexbor (fast), the reference
@@ -124,7 +145,12 @@ class ProcessSettings:
 @dataclass(frozen=True)
 class Settings:
     data_dir: str = "./var"           # where embedded state lives (NATS JetStream, SQLite, WARC files)
-    nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server
+    nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server; several
+                                      # servers of one cluster: comma-separated
+    nats_replicas: int = 1            # replicas of every stream and KV bucket the service creates
+    nats_connect_timeout: float = 30.0  # seconds to reach NATS at start before giving up
+    shutdown_grace: float = 10.0      # seconds a stop (SIGINT/SIGTERM) may take; URLs still in
+                                      # flight then are handed back to the stream (nak)
     metadata_store: str = ""          # sqlite:///PATH or cassandra://h1,h2:9042/keyspace; empty = sqlite under data_dir
     content_store: str = ""           # file://PATH or hdfs://namenode:9870/path?user=U; empty = files under data_dir
     robots_cache: str = ""            # memcached://host:11211 ; empty = in-process only
@@ -135,6 +161,20 @@ class Settings:
     fetcher: FetcherSettings = field(default_factory=FetcherSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     process: ProcessSettings = field(default_factory=ProcessSettings)
+    streams: StreamSettings = field(default_factory=StreamSettings)
+
+    def __post_init__(self) -> None:
+        # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.
+        object.__setattr__(self, "data_dir", os.path.abspath(self.data_dir))
+        if not 1 <= self.nats_replicas <= 5:
+            raise ConfigError(f"nats_replicas: bad value {self.nats_replicas!r}: JetStream keeps 1 to 5 "
+                              "replicas (and more than 1 needs a NATS cluster)")
+
+    @property
+    def drain_seconds(self) -> float:
+        """Of shutdown_grace, the part work in flight may take to finish after a stop; the rest
+        is for handing back what remains and closing stores, servers and connections."""
+        return self.shutdown_grace * 0.7
 
     @property
     def metadata_store_url(self) -> str:
@@ -161,7 +201,8 @@ _DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_t
                   "max_crawl_delay", "max_retry_after", "backoff_base", "backoff_max", "error_window",
                   "pause_for", "vulture_interval", "domain_idle_after",
                   "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
-                  "recrawl_failed_after", "events_max_age", "lease_ttl", "lease_margin",
+                  "recrawl_failed_after", "events_max_age", "urls_max_age", "dead_max_age",
+                  "shutdown_grace", "nats_connect_timeout", "lease_ttl", "lease_margin",
                   "busy_retry", "related_timeout", "extract_timeout"}
 
 

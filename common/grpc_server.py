@@ -13,9 +13,11 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 class GrpcServer:
     """`async with GrpcServer(listen) as s: s.add(register_fn, servicer, service_name)`."""
 
-    def __init__(self, listen: str, max_concurrent_rpcs: int | None = None):
-        """`max_concurrent_rpcs`: calls beyond it are refused at once with RESOURCE_EXHAUSTED."""
+    def __init__(self, listen: str, max_concurrent_rpcs: int | None = None, *, stop_grace: float = 2.0):
+        """`max_concurrent_rpcs`: calls beyond it are refused at once with RESOURCE_EXHAUSTED.
+        `stop_grace`: seconds calls in flight at a stop may take before they are cancelled."""
         self.listen = listen
+        self.stop_grace = stop_grace
         self.server = grpc.aio.server(maximum_concurrent_rpcs=max_concurrent_rpcs, options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -46,10 +48,10 @@ class GrpcServer:
         host = self.listen.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
-    async def stop(self, grace: float = 2.0) -> None:
+    async def stop(self, grace: float | None = None) -> None:
         for name in ["", *self._names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-        await self.server.stop(grace)
+        await self.server.stop(self.stop_grace if grace is None else grace)
 
     async def __aenter__(self) -> "GrpcServer":
         await self.start()

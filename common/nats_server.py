@@ -5,8 +5,11 @@ temporary store), so no state leaks between runs or from the machine's own NATS.
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -41,11 +44,55 @@ def port_open(host: str, port: int) -> bool:
         return False
 
 
+PID_FILE = "nats-server.pid"
+
+
+def _die_with_parent() -> None:
+    """In the child: the kernel sends it SIGTERM when the process that started it dies, even by
+    kill -9 (Linux prctl PR_SET_PDEATHSIG)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)   # 1 = PR_SET_PDEATHSIG
+
+
+def reap_orphan(store_dir: str, timeout: float = 10.0) -> int | None:
+    """Stop a nats-server left running on `store_dir` by an `up` that was killed (its pid file
+    names it, and its command line names the folder); returns its pid if there was one. The
+    caller holds data_dir's lock (common.up_lock), so no live `up` is using that server."""
+    try:
+        with open(os.path.join(store_dir, PID_FILE), encoding="ascii") as fh:
+            pid = int(fh.read().strip())
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    if not argv or os.path.basename(argv[0]) != b"nats-server" or os.fsencode(store_dir) not in argv:
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while not process_gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not process_gone(pid):
+            os.kill(pid, signal.SIGKILL)
+    return pid
+
+
+def process_gone(pid: int) -> bool:
+    """No such process, or only its zombie (exited, not yet reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except (OSError, IndexError):
+        return True
+
+
 class EmbeddedNats:
-    def __init__(self, store_dir: str, *, port: int = 0, host: str = "127.0.0.1"):
+    def __init__(self, store_dir: str, *, port: int = 0, host: str = "127.0.0.1",
+                 die_with_parent: bool = False):
         self.store_dir = store_dir
         self.host = host
         self.port = port or free_port(host)
+        self.die_with_parent = die_with_parent
         self.proc: subprocess.Popen | None = None
 
     @property
@@ -57,11 +104,11 @@ class EmbeddedNats:
         log_path = os.path.join(self.store_dir, "nats-server.log")
         self.proc = subprocess.Popen(
             [server_binary(), "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
-             "-l", log_path],
+             "-l", log_path, "-P", os.path.join(self.store_dir, PID_FILE)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             # Its own session: a terminal's Ctrl-C goes to `up`, which stops this server after
             # draining, rather than to both at once (which would pull NATS from under the drain).
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_die_with_parent if self.die_with_parent else None)
         deadline = time.monotonic() + timeout
         while not port_open(self.host, self.port):
             if self.proc.poll() is not None:

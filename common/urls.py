@@ -19,12 +19,14 @@ What canonicalisation does, by example:
   (`0x7f.1` -> `127.0.0.1`);
 - the fragment is dropped; the query is kept as is (not sorted, not decoded).
 
-Errors: `InvalidUrl` (a non-retryable `SpiderDuckError`) with a `reason`.
+Errors: `InvalidUrl` (a non-retryable `SpiderDuckError`) with a `reason`; `InvalidDomain`,
+likewise, for a name given where a registrable domain is meant (`domain_named`).
 """
 from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 
 import ada_url
 import tldextract
@@ -32,8 +34,10 @@ import tldextract
 from common.errors import SpiderDuckError
 
 __all__ = [
+    "InvalidDomain",
     "InvalidUrl",
     "canonicalize",
+    "domain_named",
     "host_of",
     "is_ip_literal",
     "join",
@@ -54,6 +58,13 @@ class InvalidUrl(SpiderDuckError):
         super().__init__(f"invalid URL {url!r}: {reason}")
         self.url = url
         self.reason = reason
+
+
+class InvalidDomain(SpiderDuckError):
+    """A name that is not a registrable domain (nor a host name or URL under one); not retryable."""
+
+    def __init__(self, text: str, reason: str):
+        super().__init__(f"{text!r} is not a registrable domain: {reason}")
 
 
 def parse(url: str, base: str | None = None) -> ada_url.URL:
@@ -159,3 +170,61 @@ def registrable_domain(host: str) -> str:
     if parts.suffix:
         return host
     return ".".join(host.split(".")[-2:])
+
+
+_LABEL = re.compile(r"(?!-)[a-z0-9_-]{1,63}(?<!-)")
+_NOT_IN_A_HOST_NAME = frozenset("/?#@:%\\")
+
+
+@functools.cache
+def _top_level_labels() -> frozenset[str]:
+    """The last label of every Public Suffix List rule (`com`, `uk`, `ck` of `*.ck`)."""
+    return frozenset(rule.rpartition(".")[2] for rule in _extract.tlds)
+
+
+def domain_named(text: str) -> str:
+    """The registrable domain named by a domain, a host name or an http(s) URL, as the fetcher
+    names the domain's queue: `news.bbc.co.uk` and `https://news.bbc.co.uk/x` -> `bbc.co.uk`,
+    `bücher.de` -> `xn--bcher-kva.de`, `127.0.0.1` and `[::1]` (an IP address is its own domain).
+
+    InvalidDomain for anything else: an empty name, a public suffix itself (`com`, `co.uk`), a
+    wildcard (`*.example.com`), a label that is not letters, digits and inner hyphens
+    (`-bad-.com`, `exa mple.com`, `a..com`), or a host name with a port, path or user
+    (a URL needs its scheme)."""
+    name = text.strip()
+    if not name:
+        raise InvalidDomain(text, "a domain is required")
+    if "://" in name:
+        try:
+            host = host_of(canonicalize(name))
+        except InvalidUrl as exc:
+            raise InvalidDomain(text, exc.reason) from None
+    else:
+        if is_ip_literal(name):
+            if ":" in name and not name.startswith("["):
+                name = f"[{name}]"                  # an IPv6 address as a URL writes it
+        elif _NOT_IN_A_HOST_NAME.intersection(name) or any(c.isspace() for c in name):
+            raise InvalidDomain(text, "not a host name (a URL needs its scheme: https://...)")
+        try:
+            host = host_of(f"http://{name}/")
+        except InvalidUrl:
+            raise InvalidDomain(text, "not a host name") from None
+    if is_ip_literal(host):
+        return host
+    host = host.removesuffix(".")
+    if len(host) > 253:
+        raise InvalidDomain(text, "longer than 253 characters")
+    bad = next((label for label in host.split(".") if not _LABEL.fullmatch(label)), None)
+    if bad is not None:
+        if "*" in bad:
+            raise InvalidDomain(text, "a wildcard: name the domain itself (its subdomains share its queue)")
+        what = f"bad label {bad!r}" if bad else "an empty label"
+        raise InvalidDomain(text, f"{what}; a label is 1 to 63 letters, digits or inner hyphens")
+    parts = _extract(host)
+    if (parts.suffix and not parts.domain) or host in _top_level_labels():
+        raise InvalidDomain(text, f"{host} is a public suffix; name a domain under it, "
+                                  f"such as example.{host}")
+    domain = registrable_domain(host)
+    if "_" in domain:
+        raise InvalidDomain(text, f"bad label in {domain} (no underscore in a registrable domain)")
+    return domain

@@ -1,8 +1,10 @@
 """FetcherAdmin over gRPC: operators list, pause, resume and re-rate domain queues.
 
-A thin adapter over Politeness; errors map to gRPC codes here only:
-INVALID_ARGUMENT for a bad domain, rate or duration; FAILED_PRECONDITION when this
-fetcher does not own the domain (the caller asks the owner instead).
+A thin adapter over DomainControls (each change kept in NATS KV, then applied) and Politeness
+(what is listed); errors map to gRPC codes here only: INVALID_ARGUMENT for a bad domain
+(urls.domain_named: not a registrable domain, nor a host name or URL under one), rate or
+duration; FAILED_PRECONDITION when this fetcher does not own the domain (the caller asks the
+owner instead); UNAVAILABLE when NATS could not keep the change (then it was not applied).
 """
 from __future__ import annotations
 
@@ -11,54 +13,51 @@ import time
 import grpc
 
 from common import urls
+from common.errors import BusError
 from fetcher import admin_proto
+from fetcher.domain_controls import DomainControls
 from fetcher.fetcher import Fetcher, NotOwner
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 SERVICE_NAME = fetcher_pb2.DESCRIPTOR.services_by_name["FetcherAdmin"].full_name
 
 
-def domain_of(text: str) -> str:
-    """The registrable domain an operator means by a domain, host name or URL."""
-    text = text.strip()
-    if not text:
-        raise urls.InvalidUrl(text, "a domain is required")
-    host = urls.host_of(urls.canonicalize(text)) if "://" in text else text
-    return urls.registrable_domain(host)
-
-
 class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
-    def __init__(self, fetcher: Fetcher, *, wall=time.time):
+    def __init__(self, fetcher: Fetcher, controls: DomainControls, *, wall=time.time):
         self._fetcher = fetcher
         self._politeness = fetcher.politeness
+        self._controls = controls
         self._wall = wall
 
     async def ListDomains(self, request, context):
         domains = [await self._domain(d, context, owned=False) for d in request.domains]
+        for domain in self._politeness.controlled():   # kept controls show, used or not
+            if self._fetcher.ownership.owns(domain):
+                self._politeness.slot(domain)
         return admin_proto.list_response(self._politeness.infos(domains), owner=self._fetcher.id,
                                          now_wall=self._wall())
 
     async def PauseDomain(self, request, context):
         domain = await self._domain(request.domain, context)
         seconds = request.seconds or self._fetcher.settings.pause_for
-        await self._apply(context, self._politeness.pause, domain, seconds)
+        await self._apply(context, self._controls.pause, domain, seconds)
         return self._info(domain)
 
     async def ResumeDomain(self, request, context):
         domain = await self._domain(request.domain, context)
-        self._politeness.resume(domain)
+        await self._apply(context, self._controls.resume, domain)
         return self._info(domain)
 
     async def SetDomainRate(self, request, context):
         domain = await self._domain(request.domain, context)
-        await self._apply(context, self._politeness.set_rate, domain, request.rate)
+        await self._apply(context, self._controls.set_rate, domain, request.rate)
         return self._info(domain)
 
     async def _domain(self, text: str, context, *, owned: bool = True) -> str:
         try:
-            domain = domain_of(text)
-        except urls.InvalidUrl as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"bad domain {text!r}: {exc}")
+            domain = urls.domain_named(text)
+        except urls.InvalidDomain as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         if owned:
             try:
                 self._fetcher.check_owner(domain)
@@ -69,15 +68,18 @@ class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
     @staticmethod
     async def _apply(context, action, *args) -> None:
         try:
-            action(*args)
+            await action(*args)
         except ValueError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except BusError as exc:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, f"not changed: {exc}")
 
     def _info(self, domain: str) -> fetcher_pb2.DomainInfo:
+        self._politeness.slot(domain)        # a domain without one gets its slot (a rate set ahead)
         [info] = self._politeness.infos([domain])
         return admin_proto.to_proto(info, owner=self._fetcher.id, now_wall=self._wall())
 
 
-def register(server, fetcher: Fetcher) -> None:
-    server.add(fetcher_pb2_grpc.add_FetcherAdminServicer_to_server, FetcherAdminServicer(fetcher),
-               SERVICE_NAME)
+def register(server, fetcher: Fetcher, controls: DomainControls) -> None:
+    server.add(fetcher_pb2_grpc.add_FetcherAdminServicer_to_server,
+               FetcherAdminServicer(fetcher, controls), SERVICE_NAME)

@@ -85,10 +85,8 @@ class DomainHealth:
             return None
         p = self.policy
         if self.consecutive_failures >= p.halt_after:
-            self.halted = True
-            self.reason = (f"{self.consecutive_failures} failures in a row "
-                           f"(last: {outcome_label(result)})")
-            return HealthChange("halted", self.reason)
+            return self.halt(f"{self.consecutive_failures} failures in a row "
+                             f"(last: {outcome_label(result)})")
         if self.is_paused(now):
             return None
         evidence = [e for t, _, e in self._outcomes if t >= self._evidence_since]
@@ -110,6 +108,12 @@ class DomainHealth:
         self._evidence_since = self.paused_until
         self.reason = reason
         return HealthChange("paused", reason, self.paused_until)
+
+    def halt(self, reason: str) -> HealthChange:
+        """Halted until an operator resumes the domain (after failures, or as kept in KV)."""
+        self.halted = True
+        self.reason = reason
+        return HealthChange("halted", reason)
 
     def resume(self, now: float) -> None:
         """Lift a pause or a halt; the domain starts over with a clean slate of evidence."""

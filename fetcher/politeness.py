@@ -14,6 +14,10 @@ operator paused it or changed its rate). A slot with `queue_size` waiters refuse
 with QueueFull (RESOURCE_EXHAUSTED over gRPC); the caller backs off and retries. So is a
 request that could not start before its caller's deadline (`check_wait`).
 
+Operators' controls (fetcher/domain_controls.py: pause, set-rate, and halts, which only an
+operator lifts) are kept per domain here even while the domain has no slot, and are put in
+force when its slot is created: `restore` takes them as kept in NATS KV.
+
 While a domain is paused its requests wait in the queue (a pause is short, and waiting
 keeps every URL's answer); they still count against `queue_size`, and a caller's
 deadline still ends the wait. While a domain is halted its requests fail fast with
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from common.fetch import FetchResult
+from fetcher.domain_controls import OPERATOR_PAUSE, DomainControl
 from fetcher.domain_health import DomainHealth, HealthChange, HealthPolicy
 from fetcher.pacing import DomainPacing, PacingPolicy
 
@@ -80,7 +85,8 @@ class DomainInfo:
 class DomainSlot:
     def __init__(self, domain: str, capacity: int, pacing: DomainPacing, health: DomainHealth,
                  clock: Callable[[], float], sleep: Callable[[float], Awaitable[None]],
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time,
+                 on_change: Callable[[str, HealthChange], None] | None = None):
         self.domain = domain
         self.capacity = capacity
         self.pacing = pacing
@@ -91,6 +97,7 @@ class DomainSlot:
         self._clock = clock
         self._sleep = sleep
         self._wall = wall
+        self._on_change = on_change          # told each pause or halt the outcomes cause
         self._lock = asyncio.Lock()
         self._changed = asyncio.Event()
 
@@ -191,6 +198,8 @@ class DomainSlot:
             else:
                 log.warning("domain %s paused for %gs: %s", self.domain, change.until - now,
                             change.reason)
+            if self._on_change is not None:
+                self._on_change(self.domain, change)
         if hold > 0 or change is not None:
             self._wake_waiters()
         return change
@@ -209,6 +218,11 @@ class DomainSlot:
     def pause(self, seconds: float, reason: str) -> None:
         self.health.pause(self._clock(), seconds, reason)
         log.warning("domain %s paused for %gs: %s", self.domain, seconds, reason)
+        self._wake_waiters()
+
+    def halt(self, reason: str) -> None:
+        self.health.halt(reason)
+        log.warning("domain %s halted: %s", self.domain, reason)
         self._wake_waiters()
 
     def resume(self) -> None:
@@ -252,7 +266,8 @@ class Politeness:
             raise ValueError("fetcher.default_rate must be positive")
         self._default_rate = default_rate
         self._overrides = {d.lower(): r for d, r in (rate_overrides or {}).items()}
-        self._operator_rates: dict[str, float] = {}     # set-rate; kept when a slot is evicted
+        self._controls: dict[str, DomainControl] = {}   # kept when a slot is evicted
+        self.on_halt: Callable[[str], None] | None = None   # told each domain halted after failures
         self._queue_size = queue_size
         self._clock = clock
         self._sleep = sleep
@@ -263,15 +278,14 @@ class Politeness:
         self._slots: dict[str, DomainSlot] = {}
 
     def rate_source(self, domain: str) -> str:
-        domain = domain.lower()
-        if domain in self._operator_rates:
+        if self.control(domain).rate is not None:
             return "operator"
-        return "config" if self._overrides.get(domain, 0) > 0 else "default"
+        return "config" if self._overrides.get(domain.lower(), 0) > 0 else "default"
 
     def rate_for(self, domain: str) -> float:
         source = self.rate_source(domain)
         if source == "operator":
-            return self._operator_rates[domain.lower()]
+            return self.control(domain).rate
         return self._overrides[domain.lower()] if source == "config" else self._default_rate
 
     def slot(self, domain: str) -> DomainSlot:
@@ -281,32 +295,74 @@ class Politeness:
         if slot is None:
             slot = DomainSlot(domain, self._queue_size,
                               DomainPacing(self._pacing, self.rate_for(domain), self._rng),
-                              DomainHealth(self._health), self._clock, self._sleep, self._wall)
+                              DomainHealth(self._health), self._clock, self._sleep, self._wall,
+                              on_change=self._health_changed)
             self._slots[domain] = slot
+            control = self.control(domain)
+            self._enforce(slot, control.resumed(), control)
         slot.last_used = self._clock()
         return slot
 
     # --- operators --------------------------------------------------------------------------
-    def set_rate(self, domain: str, rate: float) -> DomainSlot:
-        if not (rate > 0 and math.isfinite(rate)):
-            raise ValueError(f"rate must be a positive number of requests per second, got {rate}")
-        self._operator_rates[domain.lower()] = rate
-        slot = self.slot(domain)
-        slot.set_rate(rate)
-        log.warning("domain %s rate set to %g/s by an operator", domain, rate)
-        return slot
+    def control(self, domain: str) -> DomainControl:
+        """The domain's control in force (an empty one when it has none)."""
+        domain = domain.lower()
+        return self._controls.get(domain) or DomainControl(domain)
 
-    def pause(self, domain: str, seconds: float, reason: str = "paused by an operator") -> DomainSlot:
-        if not (seconds > 0 and math.isfinite(seconds)):
-            raise ValueError(f"a pause must last a positive number of seconds, got {seconds}")
-        slot = self.slot(domain)
-        slot.pause(seconds, reason)
-        return slot
+    def controlled(self) -> list[str]:
+        """The domains with a control in force, whether they have a slot or not."""
+        now = self._wall()
+        return sorted(d for d, c in self._controls.items() if not c.is_empty(now))
+
+    def set_rate(self, domain: str, rate: float) -> DomainSlot:
+        self.restore(self.control(domain).rated(rate))
+        log.warning("domain %s rate set to %g/s by an operator", domain, rate)
+        return self.slot(domain)
+
+    def pause(self, domain: str, seconds: float, reason: str = OPERATOR_PAUSE) -> DomainSlot:
+        self.restore(self.control(domain).paused(self._wall(), seconds, reason))
+        return self.slot(domain)
 
     def resume(self, domain: str) -> DomainSlot:
+        """Lift a pause (an operator's or an automatic one) or a halt; an operator rate stays."""
+        self._set(self.control(domain).resumed())
         slot = self.slot(domain)
         slot.resume()
         return slot
+
+    def restore(self, control: DomainControl) -> None:
+        """Put `control` in force (as kept in KV, or as an operator changed it): on the domain's
+        slot now, or on the slot when it is created."""
+        before = self.control(control.domain)
+        self._set(control)
+        slot = self._slots.get(control.domain)
+        if slot is not None:
+            self._enforce(slot, before, control)
+
+    def _set(self, control: DomainControl) -> None:
+        if control.is_empty(self._wall()):
+            self._controls.pop(control.domain, None)
+        else:
+            self._controls[control.domain] = control
+
+    def _enforce(self, slot: DomainSlot, before: DomainControl, after: DomainControl) -> None:
+        """Bring `slot` from the control `before` to the control `after`."""
+        now = self._wall()
+        if after.rate != before.rate:
+            slot.set_rate(self.rate_for(slot.domain))
+        if before.holds(now) and not after.holds(now):
+            slot.resume()
+        if after.halted and not slot.halted:
+            slot.halt(after.reason)
+        left = after.paused_until - now
+        if left > 0 and (after.paused_until, after.reason) != (before.paused_until, before.reason):
+            slot.pause(left, after.reason)
+
+    def _health_changed(self, domain: str, change: HealthChange) -> None:
+        if change.state == "halted":
+            self._set(self.control(domain).halted_for(change.reason))
+            if self.on_halt is not None:
+                self.on_halt(domain)
 
     def infos(self, domains: Iterable[str] = ()) -> list[DomainInfo]:
         """Every slot (or those of `domains` that exist), by domain name."""

@@ -32,6 +32,7 @@ from scheduler.task import Submission
 log = logging.getLogger("spiderduck.scheduler")
 
 Handler = Callable[[Submission], Awaitable[Any]]
+HAND_BACK_WAIT = 2.0   # seconds cancelled runs get to nak their messages
 
 
 class Stats(dict):
@@ -56,6 +57,7 @@ class Consumer:
         self._active = 0
         self._holding: set[asyncio.Task] = set()   # tasks that count in _active
         self._stopping = asyncio.Event()
+        self._returns: list = []                    # pulled while stopping: to hand back
         self._room = asyncio.Condition()
         self.stats = Stats(metrics.recorder("scheduler"))
 
@@ -66,8 +68,10 @@ class Consumer:
             deliver_policy=DeliverPolicy.ALL, ack_wait=s.ack_wait, max_deliver=s.max_deliver,
             max_ack_pending=max(s.max_in_flight * 2, s.fetch_batch), filter_subject=SUBMIT_SUBJECT)
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Pull and dispatch until `stop` is set, then drain what is in flight."""
+    async def run(self, stop: asyncio.Event, drain_for: float | None = None) -> None:
+        """Pull and dispatch until `stop` is set, then drain what is in flight: messages still
+        running after `drain_for` seconds are cancelled and handed back (nak), so a stop takes
+        bounded time and another scheduler takes them at once."""
         intake = PullIntake(self._nc, self._js, stream=URLS_STREAM, durable=SCHEDULER_DURABLE,
                             config=self.consumer_config())
         await intake.start()
@@ -85,10 +89,15 @@ class Consumer:
             await asyncio.wait([pulling], timeout=PULL_EXPIRES + PULL_GRACE)
             # The open pull request may still deliver until the server ends it: every message
             # it brings goes back at once (nak), not after ack_wait.
-            for msg in await intake.leftovers():
+            # Handed back only now that no pull request of ours is open: a nak while one is
+            # would bring the message straight back to us, again and again, until its
+            # deliveries ran out and JetStream stopped delivering it at all.
+            for msg in self._returns + await intake.leftovers():
                 await self._hand_back(msg)
+            self._returns.clear()
             await intake.stop()
-            await self.drain()
+            await self.drain(drain_for)
+            await self._hand_back_unfinished()
 
     async def _pull(self, intake: PullIntake) -> None:
         limit = self._settings.max_in_flight
@@ -98,7 +107,7 @@ class Consumer:
             try:
                 async for msg in intake.pull(want):
                     if self._stopping.is_set():
-                        await self._hand_back(msg)
+                        self._returns.append(msg)       # handed back once the pull is over
                     else:
                         self._dispatch(msg)
             except Exception as exc:   # noqa: BLE001 -- connection trouble: nats-py reconnects
@@ -119,11 +128,19 @@ class Consumer:
         task.add_done_callback(self._in_flight.discard)
 
     async def _hand_back(self, msg) -> None:
-        """A message pulled while stopping: back to the stream for whoever runs next."""
+        """A message this scheduler will not finish: back to the stream for whoever runs next.
+        A stop is not the message's failure, so on its last allowed delivery (where a nak
+        would never be redelivered) a fresh copy is queued instead and this one acked."""
         try:
-            await msg.nak()
-        except Exception:   # noqa: BLE001 -- redelivered after ack_wait anyway
-            pass
+            if msg.metadata.num_delivered < self._settings.max_deliver:
+                await msg.nak()
+                return
+            headers = {k: v for k, v in (msg.headers or {}).items() if k != "Nats-Msg-Id"}
+            headers.setdefault(SUBMITTED_AT_HEADER, repr(_published_at(msg)))
+            await self._js.publish(SUBMIT_SUBJECT, msg.data, headers=headers)
+            await msg.ack()
+        except Exception as exc:   # noqa: BLE001 -- not acked: redelivered after ack_wait anyway
+            log.warning("could not hand a message back (redelivered after ack_wait): %r", exc)
 
     async def _run_one(self, msg) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg))
@@ -138,13 +155,21 @@ class Consumer:
                     self.stats.add("deferred")
                     log.debug("parking a message: %s", exc)
                     await self._leave()
-                    await asyncio.sleep(self._settings.busy_retry * (0.5 + random.random()))
+                    with contextlib.suppress(TimeoutError):   # a stop wakes it at once
+                        await asyncio.wait_for(self._stopping.wait(),
+                                               self._settings.busy_retry * (0.5 + random.random()))
+                    if self._stopping.is_set():
+                        await self._hand_back(msg)   # to whoever runs next, at once
+                        return
                     async with self._room:
                         await self._room.wait_for(lambda: self._active < self._settings.max_in_flight)
                         self._active += 1
                         self._holding.add(asyncio.current_task())
-                    if self._stopping.is_set():
-                        return              # not acked: redelivered to whoever runs next
+        except asyncio.CancelledError:
+            # Cut short by a stop past its drain time: back to the stream at once (a run
+            # that had stored and announced its URLs is then done again: at least once).
+            await self._hand_back(msg)
+            raise
         except Exception:
             # Not acked: JetStream redelivers it after ack_wait.
             log.exception("message left for redelivery")
@@ -166,11 +191,21 @@ class Consumer:
             log.info("draining %d messages in flight", len(self._in_flight))
             await asyncio.wait(set(self._in_flight), timeout=timeout)
 
+    async def _hand_back_unfinished(self) -> None:
+        """Cancel the runs the drain left; each hands its message back (see _run_one)."""
+        late = set(self._in_flight)
+        if not late:
+            return
+        log.warning("handing back %d messages still in flight at the drain's end", len(late))
+        for task in late:
+            task.cancel()
+        await asyncio.wait(late, timeout=HAND_BACK_WAIT)
+
     async def _handle(self, msg) -> None:
         meta = msg.metadata
         delivery = meta.num_delivered
         headers = dict(msg.headers or {})
-        published = _submitted_at(headers) or (meta.timestamp.timestamp() if meta.timestamp else time.time())
+        published = _published_at(msg)
         submission = Submission(data=msg.data, headers=headers, received_at=published,
                                 delivery=delivery, stream_seq=meta.sequence.stream)
         try:
@@ -213,6 +248,14 @@ class Consumer:
         await self._js.publish(DEAD_SUBJECT, json.dumps(entry).encode("utf-8"))
         await msg.term()
         self.stats.add("dead_lettered")
+
+
+def _published_at(msg) -> float:
+    """When the producer submitted it: a split part's or re-queued copy's header, else the
+    stream's timestamp."""
+    meta = msg.metadata
+    return (_submitted_at(dict(msg.headers or {}))
+            or (meta.timestamp.timestamp() if meta.timestamp else time.time()))
 
 
 def _submitted_at(headers: dict[str, str]) -> float | None:

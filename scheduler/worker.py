@@ -51,7 +51,7 @@ async def open_router(settings: Settings, js, static: bool):
     """Static over `scheduler.fetchers` (or `up`'s one fetcher), else by the lease bucket."""
     if static or settings.scheduler.fetchers:
         return StaticRouter(settings.fetcher_addresses, settings.fetcher.shards)
-    kv = await bus.lease_bucket(js, settings.fetcher.lease_ttl)
+    kv = await bus.lease_bucket(js, settings.fetcher.lease_ttl, replicas=settings.nats_replicas)
     return await LeaseRouter(kv, settings.fetcher.shards).start()
 
 
@@ -61,10 +61,11 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
 
     `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one)."""
     async with contextlib.AsyncExitStack() as stack:
-        nc = await bus.connect(bus.nats_url(settings), name="spiderduck-scheduler")
+        nc = await bus.connect(bus.nats_url(settings), name="spiderduck-scheduler",
+                               timeout=settings.nats_connect_timeout)
         stack.push_async_callback(nc.close)
         js = nc.jetstream()
-        await bus.ensure_streams(js, events_max_age=settings.scheduler.events_max_age)
+        await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
         metadata = await stack.enter_async_context(
             await open_metadata_store(settings.metadata_store_url))
         content = await stack.enter_async_context(
@@ -86,4 +87,4 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
         log.info("scheduler pipeline: %r; routing: %s; %r", pipeline, type(router).__name__, pool)
-        await Consumer(nc, js, pipeline, settings.scheduler).run(stop)
+        await Consumer(nc, js, pipeline, settings.scheduler).run(stop, drain_for=settings.drain_seconds)

@@ -31,10 +31,11 @@ def _submissions(args) -> list[events_pb2.UrlSubmission]:
 
 
 async def _submit(settings: Settings, items, progress: bool) -> None:
-    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-submit")
+    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-submit",
+                           timeout=settings.nats_connect_timeout)
     try:
         js = nc.jetstream()
-        await bus.ensure_streams(js, events_max_age=settings.scheduler.events_max_age)
+        await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
         headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
         window = 256
         for start in range(0, len(items), window):
@@ -73,7 +74,10 @@ async def _get(settings: Settings, urls: list[str]) -> list[dict]:
                 response = await stub.GetUrlMetadata(
                     metadata_pb2.GetUrlMetadataRequest(urls=urls[start:start + limit]), timeout=30)
             except grpc.aio.AioRpcError as exc:
-                raise SpiderDuckError(f"metadata-api at {address}: {exc.code().name}: {exc.details()}") from exc
+                hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
+                        if exc.code() == grpc.StatusCode.UNAVAILABLE else "")
+                raise SpiderDuckError(f"metadata-api at {address}: {exc.code().name}: "
+                                      f"{exc.details()}{hint}") from exc
             for result in response.results:
                 if result.found:
                     out.append(record_proto.message_to_dict(result.metadata))
@@ -89,7 +93,8 @@ def cmd_get(settings: Settings, args) -> int:
 
 
 async def _watch(settings: Settings, count: int | None, timeout: float | None) -> int:
-    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-watch")
+    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-watch",
+                           timeout=settings.nats_connect_timeout)
     seen = 0
     done = asyncio.Event()
 

@@ -7,8 +7,10 @@
 
 It asks every fetcher it knows of (`scheduler.fetchers`, else `fetcher.listen`). A list
 that misses a fetcher exits non-zero after printing the rest. A change is sent to each
-fetcher; the owner of the domain applies it, the others answer FAILED_PRECONDITION; it
-exits non-zero when no fetcher applied it.
+fetcher; the owner of the domain keeps it in NATS KV (so it outlives restarts) and applies
+it, the others answer FAILED_PRECONDITION; it exits non-zero when no fetcher applied it.
+DOMAIN may be a host name or URL under the domain; what names no registrable domain (`com`,
+`*.example.com`, `-bad-.com`) is refused by the fetchers (INVALID_ARGUMENT).
 """
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import os
 import signal
 
@@ -11,12 +12,16 @@ import uvloop
 
 from common import bus, logs, metrics
 from common.config import Settings
-from common.nats_server import EmbeddedNats, free_port, port_open
+from common.nats_server import EmbeddedNats, free_port, port_open, reap_orphan
+from common.up_lock import UpLock
 from fetcher.local import LocalTransport
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from scheduler.fetcher_client import GrpcTransport
 from scheduler.worker import run_scheduler
+
+log = logging.getLogger("spiderduck")
+CANCEL_WAIT = 2.0     # seconds cancelled roles get to unwind after shutdown_grace
 
 ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api}
 
@@ -24,13 +29,13 @@ ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run
 async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None) -> None:
     """Run role coroutines until `stop` is set (or, without one, SIGINT/SIGTERM).
 
+    Each role stops itself within settings.shutdown_grace: intake first, then what is in
+    flight is finished or handed back. A role still running at the grace is cancelled. A
+    second signal exits the process at once (children die with it: see nats_server).
     If one role fails, the others are stopped and its error is raised."""
     if stop is None:
         stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, stop.set)
+        _on_signals(stop)
     metrics.serve(settings.metrics_listen)
     tasks = [asyncio.create_task(role(settings, stop)) for role in roles]
     try:
@@ -40,7 +45,33 @@ async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None
                 raise task.exception()
     finally:
         stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        _, late = await asyncio.wait(tasks, timeout=settings.shutdown_grace)
+        if late:
+            log.warning("%d role(s) still stopping after shutdown_grace (%gs): cancelled",
+                        len(late), settings.shutdown_grace)
+            for task in late:
+                task.cancel()
+            await asyncio.wait(late, timeout=CANCEL_WAIT)
+        for task in tasks:                 # retrieved, so none is logged as never retrieved
+            if task.done() and not task.cancelled():
+                task.exception()
+
+
+def _on_signals(stop: asyncio.Event) -> None:
+    """First SIGINT/SIGTERM: stop gracefully. Second: exit now, with 130 (as for Ctrl-C)."""
+    loop = asyncio.get_running_loop()
+
+    def handle(sig: signal.Signals) -> None:
+        if stop.is_set():
+            log.warning("%s again: exiting now", sig.name)
+            logging.shutdown()
+            os._exit(130)
+        log.info("%s: stopping (at most shutdown_grace); %s again exits at once", sig.name, sig.name)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, handle, sig)
 
 
 def serve(coro) -> None:
@@ -62,12 +93,20 @@ def _one_role(name: str):
 
 @contextlib.contextmanager
 def embedded_nats(settings: Settings):
-    """Yield settings whose nats_url names a running server, starting one if none is set."""
+    """Yield settings whose nats_url names a running server, starting one if none is set.
+
+    The caller holds data_dir's lock, so a nats-server still running on this store is an
+    orphan of an `up` that was killed: it is stopped first, never run twice. Ours dies with
+    this process, however it ends."""
     if settings.nats_url:
         yield settings
         return
-    server = EmbeddedNats(os.path.join(settings.data_dir, "nats"),
-                          port=4222 if not port_open("127.0.0.1", 4222) else free_port())
+    store = os.path.join(settings.data_dir, "nats")
+    orphan = reap_orphan(store)
+    if orphan is not None:
+        log.warning("stopped nats-server pid %d left running on %s by an earlier `up`", orphan, store)
+    server = EmbeddedNats(store, port=4222 if not port_open("127.0.0.1", 4222) else free_port(),
+                          die_with_parent=True)
     server.start()
     marker = os.path.join(settings.data_dir, bus.EMBEDDED_URL_FILE)
     with open(marker, "w", encoding="utf-8") as fh:
@@ -82,8 +121,7 @@ def embedded_nats(settings: Settings):
 
 def cmd_up(settings: Settings, args) -> int:
     logs.setup(settings.log_level)
-    os.makedirs(settings.data_dir, exist_ok=True)
-    with embedded_nats(settings) as settings:
+    with UpLock(settings.data_dir), embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")
         serve(run_up(settings))
     return 0

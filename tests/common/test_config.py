@@ -1,6 +1,8 @@
 """Settings: defaults < file < environment < overrides; durations; clear errors."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from common import config
@@ -12,8 +14,31 @@ def test_defaults_match_the_design():
     assert s.fetcher.default_rate == 1.0 and s.fetcher.max_redirects == 10
     assert s.fetcher.max_body_bytes == 2097152 and s.recrawl_after == 7 * 86400
     assert s.metadata_api.listen == "127.0.0.1:50051" and s.fetcher.listen == "127.0.0.1:50052"
-    assert s.metadata_store_url == "sqlite:///./var/metadata.db"
-    assert s.content_store_url == "file://./var/content"
+    # data_dir ./var, made absolute (the CLI finds a running `up` from any directory).
+    var = os.path.abspath("var")
+    assert s.data_dir == var
+    assert s.metadata_store_url == f"sqlite:///{var}/metadata.db"
+    assert s.content_store_url == f"file://{var}/content"
+    assert s.shutdown_grace == 10 and s.nats_replicas == 1
+    assert s.streams.events_max_age == 7 * 86400 and s.streams.urls_max_bytes == 0
+
+
+def test_data_dir_is_absolute_from_any_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert config.load(env={}, overrides={"data_dir": "state"}).data_dir == str(tmp_path / "state")
+
+
+@pytest.mark.parametrize("key, value, words", [
+    ("nats_replicas", "0", "nats_replicas: bad value 0"),
+    ("nats_replicas", "7", "nats_replicas: bad value 7"),
+    ("shutdown_grace", "-1", "shutdown_grace: bad value -1"),
+    ("shutdown_grace", "soon", "shutdown_grace: not a duration: 'soon'"),
+    ("streams.dead_max_bytes", "-5", "streams.dead_max_bytes: bad value -5"),
+    ("streams.urls_max_age", "forever", "streams.urls_max_age: not a duration"),
+])
+def test_nats_and_stop_keys_are_checked(key, value, words):
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(")):
+        config.load(env={}, overrides={key: value})
 
 
 def test_precedence_file_then_environment_then_overrides(tmp_path):
@@ -49,10 +74,20 @@ def test_durations(text, seconds):
     ({"scheduler.max_in_flight": True}, r"scheduler.max_in_flight: bad value True"),
     ({"process.parser": "lxml"}, "process.parser: 'lxml' is not one of selectolax, html5lib"),
     ({"process.prefer_dates": "newest"}, "process.prefer_dates"),
+    ({"fetcher.allowed_networks": ["10.0.0.0/33"]}, r"fetcher.allowed_networks: bad value '10.0.0.0/33'"),
+    ({"fetcher.allowed_networks": "127.0.0.0/8,banana"}, r"fetcher.allowed_networks: bad value 'banana'"),
+    ({"fetcher.allowed_networks": ["fc00::/129"]}, r"fetcher.allowed_networks: bad value 'fc00::/129'"),
 ])
 def test_bad_values_name_the_key_and_the_value(overrides, message):
     with pytest.raises(ConfigError, match=message):
         config.load(env={}, overrides=overrides)
+
+
+def test_allowed_networks_are_checked_at_load_and_may_have_host_bits():
+    # As fetcher/guard.py reads them: 10.0.0.1/8 is 10.0.0.0/8, a bare address is one host.
+    networks = ["10.0.0.1/8", "127.0.0.0/8", "::1", "fd00::/8"]
+    settings = config.load(env={}, overrides={"fetcher.allowed_networks": networks})
+    assert settings.fetcher.allowed_networks == networks
 
 
 def test_process_settings_select_parser_and_dates():

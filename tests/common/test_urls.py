@@ -1,6 +1,7 @@
 """common.urls: WHATWG conformance of `parse`, and our own rules on top of it."""
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -149,6 +150,60 @@ def test_registrable_domain(host, expected):
 def test_registrable_domain_rejects_empty_host():
     with pytest.raises(InvalidUrl):
         registrable_domain("")
+
+
+# domain_named: what an operator may name
+
+@pytest.mark.parametrize("text, expected", [
+    ("example.com", "example.com"),
+    (" Example.COM. ", "example.com"),
+    ("news.bbc.co.uk", "bbc.co.uk"),
+    ("https://news.bbc.co.uk/world?x=1", "bbc.co.uk"),
+    ("foo_bar.example.com", "example.com"),            # an underscore in a host name is fine
+    ("a.github.io", "github.io"),                      # as registrable_domain: no private suffixes
+    ("www.city.kawasaki.jp", "city.kawasaki.jp"),
+    ("www.foo.ck", "www.foo.ck"),                      # *.ck: foo.ck is a suffix
+    ("bücher.de", "xn--bcher-kva.de"),
+    ("127.0.0.1", "127.0.0.1"),
+    ("0x7f.1", "127.0.0.1"),                           # as a URL's host would be read
+    ("::1", "[::1]"),
+    ("[2001:DB8::1]", "[2001:db8::1]"),
+    ("http://[::1]:8080/", "[::1]"),
+    ("localhost", "localhost"),                        # a name the list does not know is its own
+    ("a.b.test", "b.test"),
+])
+def test_domain_named(text, expected):
+    assert urls.domain_named(text) == expected
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("", "a domain is required"),
+    ("com", "com is a public suffix"),
+    ("co.uk", "co.uk is a public suffix; name a domain under it, such as example.co.uk"),
+    ("ck", "ck is a public suffix"),
+    ("foo.ck", "foo.ck is a public suffix"),
+    ("http://co.uk/", "co.uk is a public suffix"),
+    ("*.example.com", "a wildcard"),
+    ("http://*.example.com/", "a wildcard"),
+    ("exa mple.com", "not a host name"),
+    ("-bad-.com", "bad label '-bad-'"),
+    ("bad-.com", "bad label 'bad-'"),
+    ("a..com", "an empty label"),
+    (".example.com", "an empty label"),
+    ("a" * 64 + ".com", "bad label"),
+    ("x." * 127 + "com", "longer than 253 characters"),
+    ("a_b.com", "no underscore in a registrable domain"),
+    ("example.com/path", "a URL needs its scheme"),
+    ("example.com:80", "a URL needs its scheme"),
+    ("user@example.com", "a URL needs its scheme"),
+    ("%65xample.com", "a URL needs its scheme"),
+    ("ftp://example.com/", "unsupported scheme ftp"),
+    ("http://[::1", "cannot be parsed"),
+])
+def test_domain_named_refuses_what_is_not_a_registrable_domain(text, reason):
+    with pytest.raises(urls.InvalidDomain, match=f"^{re.escape(repr(text))} is not a registrable domain: .*"
+                                                 f"{re.escape(reason)}"):
+        urls.domain_named(text)
 
 
 def test_suffix_list_is_read_without_network(monkeypatch):

@@ -1,10 +1,13 @@
-"""`spiderduck domains` against a running fetcher: list (table and --json), pause, resume, set-rate."""
+"""`spiderduck domains` against a running fetcher: list (table and --json), pause, resume, set-rate;
+refused names; and the controls kept across a restart of `spiderduck up`."""
 from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import grpc
 import pytest
@@ -28,10 +31,11 @@ async def domains(*args: str, config_file: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def config_file(tmp_path):
+def config_file(tmp_path, nats_server):
     path = tmp_path / "spiderduck.yaml"
     path.write_text(yaml.safe_dump({
         "data_dir": str(tmp_path / "var"),
+        "nats_url": nats_server.url,
         "fetcher": {"listen": f"127.0.0.1:{free_port()}", "id": "fetcher-cli", "default_rate": 20,
                     "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
     }))
@@ -101,6 +105,11 @@ async def test_errors_exit_non_zero_with_one_line(fetcher, config_file, tmp_path
         (("set-rate", "news.test", "fast"), "RATE must be a positive number"),
         (("pause", "news.test", "--for", "soon"), "--for: not a duration"),
         (("pause", "http://[::1"), "INVALID_ARGUMENT"),
+        (("pause", "co.uk"), "INVALID_ARGUMENT: 'co.uk' is not a registrable domain: co.uk is a public suffix"),
+        (("resume", "*.news.test"), "'*.news.test' is not a registrable domain: a wildcard"),
+        (("set-rate", "bad-.com", "2"), "'bad-.com' is not a registrable domain: bad label 'bad-'"),
+        (("list", "news.test", "com"), "'com' is not a registrable domain"),
+        (("pause", ""), "a domain is required"),
     ]:
         code, err = await run(*args)
         assert code != 0 and reason in err, (args, err)
@@ -112,3 +121,58 @@ async def test_errors_exit_non_zero_with_one_line(fetcher, config_file, tmp_path
         code, err = await run(*args, config=str(elsewhere))
         assert code != 0 and "UNAVAILABLE" in err, err
         assert len(err.strip().splitlines()) == 1, err
+
+
+async def test_controls_outlive_a_restart_of_up(tmp_path, localweb):
+    """`up` on its own embedded NATS (JetStream under data_dir), stopped with SIGTERM and started
+    again on the same data_dir: the pause and the rate are still there."""
+    config_file = tmp_path / "up.yaml"
+    config_file.write_text(yaml.safe_dump({
+        "data_dir": str(tmp_path / "var"),               # nats_url empty: `up` embeds NATS
+        "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
+        "fetcher": {"listen": f"127.0.0.1:{free_port()}", "id": "fetcher-up",
+                    "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
+    }))
+    settings = config.load(str(config_file), env={})
+    log = open(tmp_path / "up.log", "ab")                # a file, not a pipe: a full pipe blocks `up`
+
+    async def up_until_stopped(action) -> None:
+        up = subprocess.Popen([*CLI, "up", "--config", str(config_file)],
+                              stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            await wait_port(settings.fetcher.listen, timeout=60)
+            await action()
+        finally:
+            up.send_signal(signal.SIGTERM)
+            code = await asyncio.to_thread(up.wait, 60)
+        assert code == 0, (tmp_path / "up.log").read_text()[-3000:]
+
+    async def pause_and_rate() -> None:
+        code, out, err = await domains("set-rate", "example.com", "0.5", config_file=str(config_file))
+        assert code == 0, err
+        code, out, err = await domains("pause", "www.example.com", "--for", "1h", "--json",
+                                       config_file=str(config_file))
+        assert code == 0, err
+        paused.update(json.loads(out))
+
+    async def still_there() -> None:
+        code, out, err = await domains("list", "--json", config_file=str(config_file))
+        assert code == 0, err
+        [record] = [json.loads(line) for line in out.splitlines()]
+        listed.update(record)
+        code, out, err = await domains(config_file=str(config_file))     # the table too
+        assert code == 0 and " paused " in out and "until " in out, err
+
+    paused: dict = {}
+    listed: dict = {}
+    try:
+        await up_until_stopped(pause_and_rate)
+        await up_until_stopped(still_there)
+    finally:
+        log.close()
+    assert paused["state"] == "DOMAIN_PAUSED" and paused["domain"] == "example.com"
+    assert (listed["domain"], listed["state"], listed["reason"], listed["owner"]) == \
+        ("example.com", "DOMAIN_PAUSED", "paused by an operator", "fetcher-up")
+    assert abs(listed["paused_until"] - paused["paused_until"]) < 1
+    assert listed["paused_until"] > time.time() + 3000
+    assert (listed["rate"], listed["rate_source"]) == (0.5, "operator")

@@ -1,10 +1,13 @@
-"""FetcherAdmin over a real socket: list, pause, resume, set-rate, and its errors."""
+"""FetcherAdmin over a real socket: list, pause, resume, set-rate, and its errors; the controls
+kept in NATS KV through restarts of the fetcher role."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 
 import grpc
+import nats
 import pytest
 
 from common import config
@@ -12,7 +15,11 @@ from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from common.status import Status
 from fetcher import admin, server
+from fetcher import domain_controls
+from fetcher.domain_controls import ControlStore, DomainControls
 from fetcher.fetcher import Fetcher
+from fetcher.main import run_fetcher
+from fetcher.politeness import QueueFull
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 JITTER = 0.02
@@ -29,11 +36,11 @@ def settings(**kw):
 
 
 @contextlib.asynccontextmanager
-async def running(s):
-    async with Fetcher(s) as f:
+async def running(s, store: ControlStore | None = None):
+    async with Fetcher(s) as f, DomainControls(f.politeness, store) as controls:   # no store: nothing kept
         grpc_server = GrpcServer(s.listen)
         server.register(grpc_server, f)
-        admin.register(grpc_server, f)
+        admin.register(grpc_server, f, controls)
         async with grpc_server, grpc.aio.insecure_channel(s.listen) as channel:
             yield f, fetcher_pb2_grpc.FetcherAdminStub(channel)
 
@@ -122,3 +129,146 @@ async def test_a_domain_this_fetcher_does_not_own_is_failed_precondition():
         listing = await stub.ListDomains(pb.ListDomainsRequest())
     assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert list(listing.domains) == []
+
+
+async def test_a_change_nats_cannot_keep_is_unavailable_and_not_made(nats_server):
+    nc = await nats.connect(nats_server.url)
+    store = ControlStore(await domain_controls.open_bucket(nc.jetstream()))
+    async with running(settings(), store) as (f, stub):
+        await nc.close()
+        for call, request_ in [("PauseDomain", pb.PauseDomainRequest(domain="x.test", seconds=5)),
+                               ("SetDomainRate", pb.SetDomainRateRequest(domain="x.test", rate=2)),
+                               ("ResumeDomain", pb.ResumeDomainRequest(domain="x.test"))]:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await getattr(stub, call)(request_)
+            assert refused.value.code() is grpc.StatusCode.UNAVAILABLE, call
+            assert "not changed: cannot" in refused.value.details(), refused.value.details()
+        assert list((await stub.ListDomains(pb.ListDomainsRequest())).domains) == []
+
+
+# --- kept in NATS KV: the fetcher role as `spiderduck fetcher` and `up` wire it -------------------
+
+def role_settings(nats_url: str, **kw):
+    values = {"nats_url": nats_url, "fetcher.allowed_networks": ["127.0.0.0/8"],
+              "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "fetcher.default_rate": 50.0,
+              "fetcher.id": "fetcher-kv", "fetcher.listen": f"127.0.0.1:{free_port()}"}
+    values.update({f"fetcher.{k}": v for k, v in kw.items()})
+    return config.load(env={}, overrides=values)
+
+
+@contextlib.asynccontextmanager
+async def fetcher_role(settings):
+    """run_fetcher holding every shard (as `up` runs it), until the block ends: a new Fetcher,
+    new Politeness, new gRPC server each time, as after a restart; only NATS stays."""
+    ready = asyncio.get_running_loop().create_future()
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_fetcher(settings, stop, hold_all_shards=True,
+                                           on_ready=ready.set_result))
+    try:
+        await asyncio.wait([ready, task], timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            await task                                   # raises what stopped it
+        async with grpc.aio.insecure_channel(settings.fetcher.listen) as channel:
+            yield ready.result(), fetcher_pb2_grpc.FetcherAdminStub(channel)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def only(stub, domain: str) -> pb.DomainInfo:
+    [info] = (await stub.ListDomains(pb.ListDomainsRequest(domains=[domain]))).domains
+    return info
+
+
+async def test_a_pause_and_a_rate_outlive_a_restart_and_so_does_the_resume(nats_server, localweb):
+    localweb.page("ops.test", "/", "<title>x</title>")
+    url = localweb.url("ops.test", "/")
+    settings = role_settings(nats_server.url)
+    async with fetcher_role(settings) as (f, stub):
+        await stub.SetDomainRate(pb.SetDomainRateRequest(domain="ops.test", rate=4))
+        paused = await stub.PauseDomain(pb.PauseDomainRequest(domain="https://www.ops.test/a", seconds=600))
+        assert (paused.domain, paused.state) == ("ops.test", pb.DOMAIN_PAUSED)
+
+    async with fetcher_role(settings) as (f, stub):
+        listing = await stub.ListDomains(pb.ListDomainsRequest())     # no request for it yet
+        [info] = listing.domains
+        assert (info.domain, info.state, info.reason) == ("ops.test", pb.DOMAIN_PAUSED,
+                                                         "paused by an operator")
+        assert info.paused_until == pytest.approx(paused.paused_until, abs=1)
+        assert (info.rate, info.rate_source, info.interval_seconds) == (4, "operator", 0.25)
+        with pytest.raises(QueueFull, match="past the caller's deadline"):
+            await f.fetch(url, max_wait=5)               # its turn is ten minutes away
+        resumed = await stub.ResumeDomain(pb.ResumeDomainRequest(domain="ops.test"))
+        assert resumed.state == pb.DOMAIN_ACTIVE and resumed.rate_source == "operator"
+        assert (await f.fetch(url, max_wait=5)).http_status == 200
+
+    async with fetcher_role(settings) as (f, stub):
+        assert (await f.fetch(url, max_wait=5)).http_status == 200
+        info = await only(stub, "ops.test")
+        assert (info.state, info.paused_until, info.rate, info.rate_source) == \
+            (pb.DOMAIN_ACTIVE, 0, 4, "operator")
+    assert len(localweb.hits_for("ops.test", "/")) == 2      # none while it was paused
+
+
+async def test_a_halt_outlives_a_restart_until_an_operator_resumes_the_domain(nats_server, localweb):
+    localweb.page("down.test", "/", "x", status=500)
+    url = localweb.url("down.test", "/")
+    settings = role_settings(nats_server.url, halt_after_failures=2, pause_error_ratio=1.0)
+    async with fetcher_role(settings) as (f, stub):
+        await f.fetch(url)
+        await f.fetch(url)                               # two failures in a row: halted
+        assert (await only(stub, "down.test")).state == pb.DOMAIN_HALTED
+
+    async with fetcher_role(settings) as (f, stub):
+        result = await f.fetch(url)
+        assert result.status is Status.CONNECTION_ERROR and "is halted" in result.error
+        info = await only(stub, "down.test")
+        assert info.state == pb.DOMAIN_HALTED and "2 failures in a row" in info.reason
+        await stub.ResumeDomain(pb.ResumeDomainRequest(domain="down.test"))
+
+    async with fetcher_role(settings) as (f, stub):
+        assert (await f.fetch(url)).http_status == 500   # it reached the origin again
+        assert (await only(stub, "down.test")).state == pb.DOMAIN_ACTIVE
+    assert len(localweb.hits_for("down.test", "/")) == 3
+
+
+BAD_DOMAINS = [
+    ("", "a domain is required"),
+    ("   ", "a domain is required"),
+    ("com", "com is a public suffix"),
+    ("co.uk", "co.uk is a public suffix"),
+    ("foo.ck", "foo.ck is a public suffix"),           # under the wildcard rule *.ck
+    ("https://co.uk/", "co.uk is a public suffix"),
+    ("*.example.com", "a wildcard"),
+    ("exa mple.com", "not a host name"),
+    ("-bad-.com", "bad label '-bad-'"),
+    ("a..com", "an empty label"),
+    ("a_b.com", "no underscore"),
+    ("example.com/news", "a URL needs its scheme"),
+    ("example.com:8080", "a URL needs its scheme"),
+    ("ftp://example.com/", "unsupported scheme ftp"),
+    ("http://[::1", "cannot be parsed"),
+]
+
+
+async def test_what_is_not_a_registrable_domain_is_invalid_argument_for_every_call():
+    calls = {
+        "PauseDomain": lambda d: pb.PauseDomainRequest(domain=d, seconds=5),
+        "ResumeDomain": lambda d: pb.ResumeDomainRequest(domain=d),
+        "SetDomainRate": lambda d: pb.SetDomainRateRequest(domain=d, rate=1),
+        "ListDomains": lambda d: pb.ListDomainsRequest(domains=["ok.test", d]),
+    }
+    async with running(settings()) as (f, stub):
+        for text, reason in BAD_DOMAINS:
+            for call, make in calls.items():
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await getattr(stub, call)(make(text))
+                assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT, (call, text)
+                assert f"{text!r} is not a registrable domain" in refused.value.details(), (call, text)
+                assert reason in refused.value.details(), (call, text, refused.value.details())
+        assert len(f.politeness) == 0                    # and nothing was created
+        for text, domain in [("news.bbc.co.uk", "bbc.co.uk"), ("https://WWW.Ops.test/x?y", "ops.test"),
+                             ("bücher.de", "xn--bcher-kva.de"), ("127.0.0.1", "127.0.0.1"),
+                             ("::1", "[::1]"), ("localhost", "localhost")]:
+            paused = await stub.PauseDomain(pb.PauseDomainRequest(domain=text, seconds=5))
+            assert paused.domain == domain, text
