@@ -6,22 +6,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 
 import pytest
 import yaml
 
 from common.nats_server import free_port
-
-CLI = [sys.executable, "-m", "spiderduck.cli.main"]
-
-
-async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(*CLI, *args, stdout=subprocess.PIPE,
-                                                stderr=subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), timeout)
-    return proc.returncode, out.decode(), err.decode()
-
+from support.cli import CLI, run_cli
 
 @pytest.fixture
 def config_file(tmp_path):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import subprocess
-import sys
 import time
 
 import grpc
@@ -19,9 +18,9 @@ from aiohttp import web
 
 from common.nats_server import free_port, process_gone
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
+from support.cli import CLI, Proc
 from support.service import Client, service_settings, wait_port
 
-CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 GRACE = 3.0          # shutdown_grace in these tests
 SLACK = 4.0          # on top of it: interpreter exit, a loaded machine
 URLS = 24
@@ -46,48 +45,6 @@ class SlowOrigin:
     async def wait_arrived(self, n: int, timeout: float = 60) -> None:
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: self.arrived >= n), timeout)
-
-
-class Proc:
-    """A `spiderduck` command in its own process; stderr to a file (a full pipe would block it)."""
-
-    def __init__(self, tmp_path, config: str, *args: str):
-        self.log_path = tmp_path / f"{args[0]}-{time.monotonic_ns()}.log"
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen([*CLI, *args, "--config", config], stdout=subprocess.DEVNULL,
-                                     stderr=self._log)
-
-    @property
-    def stderr(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    async def wait_log(self, words: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while words not in self.stderr:
-            assert self.proc.poll() is None, f"exited {self.proc.returncode}:\n{self.stderr[-3000:]}"
-            assert time.monotonic() < deadline, f"no {words!r} in:\n{self.stderr[-3000:]}"
-            await asyncio.sleep(0.05)
-
-    async def stop(self, sig=signal.SIGTERM, timeout: float = GRACE + SLACK) -> float:
-        """Send `sig`; the seconds it took to exit (fails past `timeout`)."""
-        started = time.monotonic()
-        self.proc.send_signal(sig)
-        return await self.wait_exit(started, timeout)
-
-    async def wait_exit(self, started: float, timeout: float) -> float:
-        while self.proc.poll() is None:
-            if time.monotonic() - started > timeout:
-                self.kill()
-                pytest.fail(f"still running {timeout:g}s after the signal:\n{self.stderr[-3000:]}")
-            await asyncio.sleep(0.02)
-        self._log.close()
-        return time.monotonic() - started
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
 
 
 def write_config(tmp_path, settings, **extra) -> str:
@@ -129,16 +86,16 @@ async def test_up_stops_within_grace_under_load_and_loses_nothing(tmp_path, nats
     async with Client(settings) as client:
         for url in origin.urls:
             await client.submit_url(url)
-        up = Proc(tmp_path, config, "up")
+        up = Proc(tmp_path, "up", "--config", config)
         try:
             await origin.wait_arrived(URLS // 2)          # fetches are held at the origin now
-            took = await up.stop(signal.SIGINT)
+            took = await up.stop(signal.SIGINT, GRACE + SLACK)
         finally:
             up.kill()
         assert_clean(up, took)
         assert client.events.items == []                   # none finished: all went back
         origin.release.set()
-        again = Proc(tmp_path, config, "up")
+        again = Proc(tmp_path, "up", "--config", config)
         try:
             try:
                 await assert_each_processed_once(client, origin.urls)
@@ -146,7 +103,7 @@ async def test_up_stops_within_grace_under_load_and_loses_nothing(tmp_path, nats
                 info = await client.js.consumer_info("SPIDERDUCK_URLS", "scheduler")
                 pytest.fail(f"{len(client.events.items)} events; {info}; first up:\n{up.stderr[-4000:]}\n"
                             f"second up:\n{again.stderr[-4000:]}")
-            took = await again.stop(signal.SIGTERM)
+            took = await again.stop(signal.SIGTERM, GRACE + SLACK)
             assert_clean(again, took)
         finally:
             again.kill()
@@ -164,7 +121,7 @@ async def test_a_second_signal_exits_at_once(tmp_path, localweb):
         "fetcher": {"listen": f"127.0.0.1:{free_port()}", "allowed_networks": ["127.0.0.0/8"],
                     "dns_overrides": {"*.test": "127.0.0.1"}, "total_timeout": 120},
         "process": {"workers": 1}}))
-    up = Proc(tmp_path, str(config), "up")
+    up = Proc(tmp_path, "up", "--config", str(config))
     try:
         await up.wait_log("serving every shard")
         submit = await asyncio.create_subprocess_exec(*CLI, "submit", *origin.urls, "--config", str(config),
@@ -196,7 +153,8 @@ async def test_each_role_stops_within_grace_under_load(tmp_path, nats_server, lo
     origin = SlowOrigin(localweb, URLS)
     settings = service_settings(tmp_path, nats_server.url)
     config = write_config(tmp_path, settings)
-    procs = {name: Proc(tmp_path, config, name) for name in ("fetcher", "metadata-api", "scheduler")}
+    procs = {name: Proc(tmp_path, name, "--config", config)
+             for name in ("fetcher", "metadata-api", "scheduler")}
     try:
         async with Client(settings) as client:
             await wait_port(settings.fetcher.listen, 60)
@@ -205,20 +163,20 @@ async def test_each_role_stops_within_grace_under_load(tmp_path, nats_server, lo
                 await client.submit_url(url)
             await origin.wait_arrived(URLS // 2)
 
-            took = await procs["scheduler"].stop()
+            took = await procs["scheduler"].stop(timeout=GRACE + SLACK)
             assert_clean(procs["scheduler"], took)
-            procs["scheduler"] = Proc(tmp_path, config, "scheduler")
+            procs["scheduler"] = Proc(tmp_path, "scheduler", "--config", config)
 
-            took = await procs["fetcher"].stop()
+            took = await procs["fetcher"].stop(timeout=GRACE + SLACK)
             assert_clean(procs["fetcher"], took)
-            procs["fetcher"] = Proc(tmp_path, config, "fetcher")
+            procs["fetcher"] = Proc(tmp_path, "fetcher", "--config", config)
 
             calls = asyncio.create_task(_hammer(settings.metadata_api.listen, origin.urls))
             await asyncio.sleep(0)
-            took = await procs["metadata-api"].stop()
+            took = await procs["metadata-api"].stop(timeout=GRACE + SLACK)
             assert_clean(procs["metadata-api"], took)
             calls.cancel()
-            procs["metadata-api"] = Proc(tmp_path, config, "metadata-api")
+            procs["metadata-api"] = Proc(tmp_path, "metadata-api", "--config", config)
 
             origin.release.set()
             await assert_each_processed_once(client, origin.urls)
@@ -228,7 +186,7 @@ async def test_each_role_stops_within_grace_under_load(tmp_path, nats_server, lo
                     wait_for_ready=True)
             assert [metadata_pb2.Status.Name(r.metadata.status) for r in answer.results] == ["OK"] * URLS
             for name, proc in procs.items():
-                assert_clean(proc, await proc.stop())
+                assert_clean(proc, await proc.stop(timeout=GRACE + SLACK))
     finally:
         for proc in procs.values():
             proc.kill()

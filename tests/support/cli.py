@@ -1,0 +1,61 @@
+"""The `spiderduck` command in real processes, as a user or an operator runs it."""
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+
+
+async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
+    """Run one command to its end: (exit code, stdout, stderr)."""
+    proc = await asyncio.create_subprocess_exec(*CLI, *args, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    return proc.returncode, out.decode(), err.decode()
+
+
+class Proc:
+    """A long-running command (`up`, a role); stderr to a file (a full pipe would block it)."""
+
+    def __init__(self, tmp_path, *args: str):
+        self.log_path = tmp_path / f"{args[0]}-{time.monotonic_ns()}.log"
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen([*CLI, *args], stdout=subprocess.DEVNULL, stderr=self._log)
+
+    @property
+    def stderr(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    async def wait_log(self, words: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while words not in self.stderr:
+            assert self.proc.poll() is None, f"exited {self.proc.returncode}:\n{self.stderr[-3000:]}"
+            assert time.monotonic() < deadline, f"no {words!r} in:\n{self.stderr[-3000:]}"
+            await asyncio.sleep(0.05)
+
+    async def stop(self, sig=signal.SIGTERM, timeout: float = 30) -> float:
+        """Send `sig`; the seconds it took to exit (fails past `timeout`)."""
+        started = time.monotonic()
+        self.proc.send_signal(sig)
+        return await self.wait_exit(started, timeout)
+
+    async def wait_exit(self, started: float, timeout: float) -> float:
+        while self.proc.poll() is None:
+            if time.monotonic() - started > timeout:
+                self.kill()
+                pytest.fail(f"still running {timeout:g}s after the signal:\n{self.stderr[-3000:]}")
+            await asyncio.sleep(0.02)
+        self._log.close()
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._log.close()
