@@ -8,21 +8,13 @@ import signal
 import subprocess
 
 import pytest
-import yaml
 
-from common.nats_server import free_port
-from support.cli import CLI, run_cli
+from support.cli import CLI, run_cli, up_config
+
 
 @pytest.fixture
 def config_file(tmp_path):
-    path = tmp_path / "spiderduck.yaml"
-    path.write_text(yaml.safe_dump({
-        "data_dir": str(tmp_path / "var"),                 # nats_url empty: `up` embeds NATS
-        "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
-        "fetcher": {"listen": f"127.0.0.1:{free_port()}", "default_rate": 20,
-                    "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
-    }))
-    return str(path)
+    return up_config(tmp_path)
 
 
 async def test_up_submit_get_watch(config_file, localweb, tmp_path):

@@ -8,22 +8,15 @@ import signal
 
 import nats
 import pytest
-import yaml
 
 from common import bus
 from common.nats_server import EmbeddedNats, free_port, process_gone
-from support.cli import Proc, run_cli
+from support.cli import Proc, run_cli, up_config
 
 
-@pytest.fixture
-def up_config(tmp_path):
-    path = tmp_path / "spiderduck.yaml"
-    path.write_text(yaml.safe_dump({
-        "data_dir": str(tmp_path / "var"),            # nats_url empty: `up` embeds NATS
-        "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
-        "fetcher": {"listen": f"127.0.0.1:{free_port()}"},
-        "process": {"workers": 1}}))
-    return str(path)
+@pytest.fixture(name="up_config")
+def _up_config(tmp_path):
+    return up_config(tmp_path, process={"workers": 1})
 
 
 def nats_servers_on(store: str) -> list[int]:

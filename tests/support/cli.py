@@ -8,6 +8,9 @@ import sys
 import time
 
 import pytest
+import yaml
+
+from common.nats_server import free_port
 
 CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 
@@ -18,6 +21,19 @@ async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
                                                 stderr=subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     return proc.returncode, out.decode(), err.decode()
+
+
+def up_config(tmp_path, **extra) -> str:
+    """A config file for `spiderduck up` on embedded defaults (nats_url empty: it embeds NATS),
+    on free ports, serving `*.test` from loopback; `extra` adds top-level keys."""
+    path = tmp_path / "spiderduck.yaml"
+    path.write_text(yaml.safe_dump({
+        "data_dir": str(tmp_path / "var"),
+        "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
+        "fetcher": {"listen": f"127.0.0.1:{free_port()}", "default_rate": 20,
+                    "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
+        **extra}))
+    return str(path)
 
 
 class Proc:
