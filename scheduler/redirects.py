@@ -10,6 +10,7 @@ import dataclasses
 from typing import Awaitable, Callable
 
 from common import urls
+from common.errors import FetcherUnavailable
 from common.fetch import FetchResult
 from common.status import Status, is_redirect
 from scheduler.stage import Next
@@ -28,16 +29,22 @@ def next_hop(result: FetchResult) -> str | None:
 
 
 class RedirectFollower:
-    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int):
+    """`last_attempt`: the message's last allowed delivery (scheduler.max_deliver). No fetcher
+    answering a hop fails the message, to be retried; on its last delivery the hop is recorded
+    as CONNECTION_ERROR with the reason instead, so the URL still gets its record and event
+    rather than only a dead letter."""
+
+    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int = 0):
         self._fetch_hop = fetch_hop
         self._max_redirects = max_redirects
+        self._last_attempt = last_attempt
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         url = task.url
         hops: list[FetchResult] = []
         failure = None
         while True:
-            result = await self._fetch_hop(url)
+            result = await self._hop(url, task.attempt)
             hops.append(result)
             target = next_hop(result)
             if target is None:
@@ -52,3 +59,12 @@ class RedirectFollower:
                 failure = (Status.INVALID_URL, f"redirect to an unusable URL: {exc}")
                 break
         return await next(dataclasses.replace(task, hops=tuple(hops), failure=failure))
+
+    async def _hop(self, url: str, attempt: int) -> FetchResult:
+        try:
+            return await self._fetch_hop(url)
+        except FetcherUnavailable as exc:
+            if not self._last_attempt or attempt < self._last_attempt:
+                raise
+            return FetchResult(url=url, status=Status.CONNECTION_ERROR,
+                               error=f"no fetcher answered on the last of {attempt} deliveries: {exc}")

@@ -13,6 +13,8 @@ from aiohttp import web
 from common.config import as_dict
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
+from common.nats_server import free_port
+from scheduler.worker import run_scheduler
 from support.service import Client, RunningService, service_settings
 
 
@@ -67,7 +69,6 @@ async def test_the_scheduler_answers_grpc_health_checks_when_asked_to(tmp_path, 
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     import grpc
     from common.nats_server import free_port
-    from scheduler.worker import run_scheduler
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, **{"scheduler.listen": listen})
     async with RunningService(settings, roles=(run_scheduler,)):
@@ -76,3 +77,20 @@ async def test_the_scheduler_answers_grpc_health_checks_when_asked_to(tmp_path, 
         async with grpc.aio.insecure_channel(listen) as channel:
             reply = await health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest())
     assert reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
+async def test_a_url_no_fetcher_answers_gets_a_record_on_its_last_delivery(tmp_path, nats_server):
+    """Fetchers down for good: each delivery fails (retried), and the last one records the URL
+    as CONNECTION_ERROR with the reason, announces it and acks it, instead of only a dead letter."""
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "scheduler.fetchers": [f"127.0.0.1:{free_port()}"],     # nothing listens there
+        "scheduler.hop_timeout": 0.5, "scheduler.max_deliver": 3, "scheduler.retry_delay": 0.1})
+    async with RunningService(settings, roles=(run_scheduler, run_metadata_api)), \
+            Client(settings) as client:
+        await client.submit_url("http://nobody-fetches.test/page")
+        [event] = await client.events.wait_for(1, timeout=60)
+        [record] = await client.get(["http://nobody-fetches.test/page"])
+        assert await client.dead_letters() == []
+    assert event["status"] == "CONNECTION_ERROR"
+    assert record["status"] == "CONNECTION_ERROR"
+    assert "last of 3 deliveries" in record["error"] and "no answer" in record["error"], record
