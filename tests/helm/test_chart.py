@@ -27,7 +27,7 @@ PRIVATE_CIDRS = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10
 
 # A production-like install: everything external, NATS and memcached outside the cluster.
 EXTERNAL = {
-    "nats": {"url": "nats://nats-1.example.net:4222,nats://nats-2.example.net:4222"},
+    "nats": {"url": "nats://nats-1.example.net:4222,nats://nats-2.example.net:4222", "replicas": 3},
     "cassandra": {"contactPoints": ["cass-a.example.net", "cass-b.example.net"], "port": 9042,
                   "keyspace": "sd_prod", "consistency": "LOCAL_QUORUM"},
     "memcached": {"host": "robots-cache.example.net", "port": 11211},
@@ -254,6 +254,7 @@ def test_configmap_names_the_external_services(external_docs, tmp_path, monkeypa
         "SPIDERDUCK_DATA_DIR": "/var/lib/spiderduck",
     })
     assert settings.nats_url == EXTERNAL["nats"]["url"]
+    assert settings.nats_replicas == 3 and cfg["nats_replicas"] == 3
     assert settings.metadata_store_url.startswith("cassandra://")
     assert settings.fetcher.advertise.endswith(".svc:50052")
     assert settings.fetcher.id == "sd-spiderduck-fetcher-0"

@@ -78,6 +78,7 @@ app.kubernetes.io/component: {{ .role }}
 {{- $cfg := dict
   "data_dir" $v.dataDir
   "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url)
+  "nats_replicas" (int (default 1 $v.nats.replicas))
   "metadata_store" $store
   "content_store" $content
   "robots_cache" $robots
