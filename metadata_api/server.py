@@ -13,7 +13,7 @@ from google.protobuf.message import DecodeError
 
 from common import urls
 from common.errors import StoreError
-from common.stores.metadata import MetadataStore
+from common.stores.metadata import AnswerTooLarge, MetadataStore
 from metadata_api import responses
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
@@ -47,15 +47,24 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         if len(request.urls) > self._max_urls:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 f"{len(request.urls)} URLs requested; at most {self._max_urls} per call")
+        framing = sum(len(u) + _FRAMING for u in request.urls)
+        refusal = None
         try:
-            records = await self._store.get_many_wire([lookup_key(u) for u in request.urls])
+            # Reading stops once the records pass what is left of the budget: a call never
+            # holds much more than max_response_bytes, however many big records it names.
+            records = await self._store.get_many_wire([lookup_key(u) for u in request.urls],
+                                                      max_bytes=max(1, self._max_response_bytes - framing))
         except StoreError as exc:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        size = sum(len(r) for r in records if r is not None) + sum(len(u) + _FRAMING for u in request.urls)
-        if size > self._max_response_bytes:
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                                f"the answer would be about {size} bytes, over metadata_api.max_response_bytes "
-                                f"({self._max_response_bytes}); ask for fewer URLs at a time")
+            refusal = (grpc.StatusCode.UNAVAILABLE, str(exc))
+        except AnswerTooLarge as exc:
+            refusal = (grpc.StatusCode.RESOURCE_EXHAUSTED,
+                       f"the answer would pass {exc.size + framing} bytes, over "
+                       f"metadata_api.max_response_bytes ({self._max_response_bytes}); "
+                       "ask for fewer URLs at a time")
+        if refusal is not None:
+            # Out of the except block: the abort must not carry the store's frames (and the
+            # records they read) in its exception's context, which grpc keeps after the call.
+            await context.abort(*refusal)
         return responses.response(request.urls, records)
 
 

@@ -14,6 +14,32 @@ from common import record_proto
 from common.record import UrlRecord
 
 
+WIRE_CHUNK = 20      # URLs read at a time by the default get_many_wire, checking its budget
+
+
+class AnswerTooLarge(Exception):
+    """The records asked for pass the caller's byte budget (at least `size` bytes)."""
+
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"the records alone pass {size} bytes (limit {limit})")
+        self.size = size
+        self.limit = limit
+
+
+class Budget:
+    """Counts bytes read against a limit (0 = none); raises AnswerTooLarge past it."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+
+    def take(self, data: bytes) -> bytes:
+        self.used += len(data)
+        if self.limit and self.used > self.limit:
+            raise AnswerTooLarge(self.used, self.limit)
+        return data
+
+
 class MetadataStore(abc.ABC):
     """Async; every implementation passes tests/common/stores/test_metadata_store.py."""
 
@@ -29,13 +55,20 @@ class MetadataStore(abc.ABC):
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
         """The record each URL resolves to, in order (None: never seen)."""
 
-    async def get_many_wire(self, urls: Sequence[str]) -> list[bytes | None]:
+    async def get_many_wire(self, urls: Sequence[str], max_bytes: int = 0) -> list[bytes | None]:
         """get_many as serialized spiderduck.v1.UrlMetadata, share_count included, for answers.
 
-        Stores that keep records as those bytes (SQLite) return them unparsed; this default
-        encodes what get_many returns."""
-        return [None if rec is None else record_proto.to_proto(rec).SerializeToString()
-                for rec in await self.get_many(urls)]
+        With `max_bytes`, raises AnswerTooLarge as soon as the records read so far pass it,
+        so one call never holds much more than that in memory. Stores that keep records as
+        those bytes (SQLite) return them unparsed; this default encodes what get_many returns,
+        WIRE_CHUNK URLs at a time."""
+        out: list[bytes | None] = []
+        budget = Budget(max_bytes)
+        for start in range(0, len(urls), WIRE_CHUNK):
+            for rec in await self.get_many(urls[start:start + WIRE_CHUNK]):
+                out.append(None if rec is None else budget.take(
+                    record_proto.to_proto(rec).SerializeToString()))
+        return out
 
     async def get(self, url: str) -> UrlRecord | None:
         return (await self.get_many([url]))[0]

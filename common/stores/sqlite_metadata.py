@@ -30,7 +30,7 @@ from common import record_proto
 from common.errors import StoreError
 from common.record import UrlRecord
 from common.stores.batch_thread import BatchThread
-from common.stores.metadata import MetadataStore
+from common.stores.metadata import Budget, MetadataStore
 
 SCHEMA_VERSION = 2
 _CHUNK = 500                   # URLs per SELECT ... IN (...)
@@ -80,13 +80,16 @@ def _upgrade(conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
-def _lookup(conn: sqlite3.Connection, urls: list[str]) -> dict[str, tuple[bytes, int]]:
+def _lookup(conn: sqlite3.Connection, urls: list[str], max_bytes: int = 0) -> dict[str, tuple[bytes, int]]:
+    """Each URL's stored record and share count; with max_bytes, AnswerTooLarge as soon as the
+    rows read pass it (the rest are never read)."""
     found: dict[str, tuple[bytes, int]] = {}
+    budget = Budget(max_bytes)
     for i in range(0, len(urls), _CHUNK):
         chunk = urls[i:i + _CHUNK]
         sql = _LOOKUP.format(",".join("?" * len(chunk)))
         for url, data, shares in conn.execute(sql, chunk):
-            found[url] = (data, shares)
+            found[url] = (budget.take(data), shares)
     return found
 
 
@@ -160,17 +163,17 @@ class SqliteMetadataStore(MetadataStore):
         except sqlite3.Error as exc:
             raise StoreError(f"sqlite {self._path}: {exc}") from exc
 
-    async def _lookup(self, urls: Sequence[str]) -> dict[str, tuple[bytes, int]]:
+    async def _lookup(self, urls: Sequence[str], max_bytes: int = 0) -> dict[str, tuple[bytes, int]]:
         urls = list(urls)
         if self._loop_reads is not None:
             try:
-                return _lookup(self._loop_reads, urls)
+                return _lookup(self._loop_reads, urls, max_bytes)
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) and "busy" not in str(exc):
                     raise StoreError(f"sqlite {self._path}: {exc}") from exc
             except sqlite3.Error as exc:
                 raise StoreError(f"sqlite {self._path}: {exc}") from exc
-        return await self._guard(self._reader.call(_lookup, urls))
+        return await self._guard(self._reader.call(_lookup, urls, max_bytes))
 
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
         first_seen = record.first_seen or self._clock()
@@ -203,12 +206,17 @@ class SqliteMetadataStore(MetadataStore):
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
         return await self._answers(urls, record_proto.from_bytes)
 
-    async def get_many_wire(self, urls: Sequence[str]) -> list[bytes | None]:
-        return await self._answers(urls, record_proto.with_share_count)
+    async def get_many_wire(self, urls: Sequence[str], max_bytes: int = 0) -> list[bytes | None]:
+        return await self._answers(urls, record_proto.with_share_count, max_bytes)
 
-    async def _answers(self, urls: Sequence[str], make) -> list:
+    async def _answers(self, urls: Sequence[str], make, max_bytes: int = 0) -> list:
         """make(stored bytes, share count) for each URL that resolves, None for the others."""
-        found = await self._lookup(urls)
+        found = await self._lookup(urls, max_bytes)
+        if max_bytes:        # a URL asked for twice is answered twice: count it so, before copying
+            budget = Budget(max_bytes)
+            for url in urls:
+                if (hit := found.get(url)) is not None:
+                    budget.take(hit[0])
         return [None if (hit := found.get(url)) is None else make(*hit) for url in urls]
 
     async def add_share(self, key: str, count: int = 1) -> int:

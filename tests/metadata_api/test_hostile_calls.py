@@ -29,11 +29,11 @@ class SlowStore:
         self.gate: asyncio.Event | None = None
         self.waiting = 0
 
-    async def get_many_wire(self, keys):
+    async def get_many_wire(self, keys, max_bytes=0):
         if self.gate is not None:
             self.waiting += 1
             await self.gate.wait()
-        return await self._store.get_many_wire(keys)
+        return await self._store.get_many_wire(keys, max_bytes)
 
 
 @pytest.fixture

@@ -185,3 +185,19 @@ async def test_wire_answers_are_the_stored_records_with_their_share_counts(store
     msg.ParseFromString(wire[0])
     assert msg.share_count == 300 == records[0].share_count
     assert record_proto.from_proto(msg) == records[0]
+
+
+async def test_wire_answers_stop_reading_past_a_byte_budget(store):
+    from common.stores.metadata import AnswerTooLarge
+
+    urls = [f"http://big{i}.test/" for i in range(30)]
+    for url in urls:
+        await store.put(url, record(url=url, final_url=url, canonical_url=url, redirects=(),
+                                    description="d" * 20_000), [])
+    one = len((await store.get_many_wire(urls[:1]))[0])
+    assert len(await store.get_many_wire(urls[:3], max_bytes=3 * one)) == 3     # fits exactly
+    with pytest.raises(AnswerTooLarge) as err:
+        await store.get_many_wire(urls, max_bytes=3 * one)
+    assert 3 * one < err.value.size <= 4 * one + 64    # stopped at the record that passed it
+    with pytest.raises(AnswerTooLarge):                 # one URL asked for four times is four answers
+        await store.get_many_wire(urls[:1] * 4, max_bytes=3 * one)
