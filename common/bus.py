@@ -69,19 +69,53 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float = 30.0):
     `timeout` (config nats_connect_timeout), so a role pointed at a dead address fails at
     start with one line instead of hanging."""
     pool = servers(url)
-    last: Exception | None = None
+    failures: list[Exception] = []
     try:
         async with asyncio.timeout(timeout):
             while True:
+                nc = nats.NATS()
+                callbacks = _Callbacks(nc, name, failures)
                 try:
-                    return await nats.connect(pool, name=name, connect_timeout=min(5.0, timeout),
-                                              max_reconnect_attempts=-1, allow_reconnect=True,
-                                              reconnect_time_wait=0.5)
+                    await nc.connect(pool, name=name, connect_timeout=min(5.0, timeout),
+                                     max_reconnect_attempts=-1, allow_reconnect=True,
+                                     reconnect_time_wait=0.5, error_cb=callbacks.error,
+                                     disconnected_cb=callbacks.disconnected,
+                                     reconnected_cb=callbacks.reconnected)
+                    callbacks.connected = True
+                    return nc
                 except (NatsError, OSError) as exc:
-                    last = exc
+                    failures.append(exc)
                     await asyncio.sleep(0.5)
     except TimeoutError:
-        raise BusError(f"cannot connect to NATS at {url} within {timeout:g}s: {last!r}") from None
+        last = f"{type(failures[-1]).__name__}: {failures[-1]}" if failures else "no answer"
+        raise BusError(f"cannot connect to NATS at {url} within {timeout:g}s: {last}") from None
+
+
+class _Callbacks:
+    """nats-py's connection events as one log line each (its default logs a traceback at ERROR
+    for every server it fails to reach, so a cluster node down filled the log at each
+    reconnect). Before the first connection a failure is only noted (and logged at DEBUG):
+    connect() reports the last one if no server answers in time."""
+
+    def __init__(self, nc, name: str, failures: list[Exception]):
+        self._nc = nc
+        self._name = name
+        self._failures = failures
+        self.connected = False
+
+    async def error(self, exc: Exception) -> None:
+        if not self.connected:
+            self._failures.append(exc)
+        log.log(logging.WARNING if self.connected else logging.DEBUG, "NATS (%s): %s: %s",
+                self._name, type(exc).__name__, exc)
+
+    async def disconnected(self) -> None:
+        if self.connected and not self._nc.is_closed:
+            log.warning("NATS (%s): disconnected; reconnecting", self._name)
+
+    async def reconnected(self) -> None:
+        server = self._nc.connected_url
+        log.info("NATS (%s): reconnected to %s", self._name, server and server.netloc)
 
 
 async def ensure_streams(js, streams: StreamSettings | None = None, *, replicas: int = 1) -> None:

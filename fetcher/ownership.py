@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from nats.js.errors import KeyWrongLastSequenceError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 
 from common.shards import SHARD_KEY, member_key, shard_number, shard_of
 
@@ -172,16 +172,40 @@ class LeaseKeeper:
         due_before = self._clock() + (self._ttl - self._margin) - self.interval / 2
 
         async def renew(shard: int, lease: _Lease) -> None:
+            key = SHARD_KEY.format(shard)
             sent = self._clock()
             try:
-                revision = await self._kv.update(SHARD_KEY.format(shard), self._value, last=lease.revision)
+                revision = await self._kv.update(key, self._value, last=lease.revision)
             except KeyWrongLastSequenceError:
-                log.warning("lost the lease of shard %d", shard)
-                self._leases.pop(shard, None)
-                return
+                sent = self._clock()
+                revision = await self._retake(key) if shard in self._leases else None
+                if revision is None:
+                    log.warning("lost the lease of shard %d", shard)
+                    self._leases.pop(shard, None)
+                    return
             self._leases[shard] = _Lease(revision, sent + self._ttl - self._margin)
         await _bounded_gather([renew(s, l) for s, l in list(self._leases.items())
                                if l.valid_until <= due_before])
+
+    async def _retake(self, key: str) -> int | None:
+        """A renewal met another revision than ours, typically after a NATS failover of the
+        bucket. Nobody took the shard when that revision holds this member's own lease (a
+        renewal NATS stored but whose answer the failover lost, or one sent again by a tick
+        that overlapped a failed one): renew on it. Nobody holds it when the key is gone (its
+        TTL ran out while the bucket had no leader; no other member is told of that): take it
+        again by atomic create. Else another member holds it: None, the lease is lost."""
+        try:
+            entry = await self._kv.get(key)
+        except (KeyNotFoundError, KeyDeletedError):
+            entry = None
+        try:
+            if entry is None:
+                return await self._kv.create(key, self._value)
+            if entry.value == self._value:
+                return await self._kv.update(key, self._value, last=entry.revision)
+        except KeyWrongLastSequenceError:
+            pass
+        return None
 
     async def _acquire(self, wanted: int, others: dict[int, int | None]) -> None:
         """Take free shards (atomic create) and stale ones (compare-and-set on the stale revision)."""

@@ -1,12 +1,15 @@
 """The streams and buckets the service creates, against a real nats-server."""
 from __future__ import annotations
 
+import logging
+
 import nats
 import pytest
 from nats.js.api import DiscardPolicy
 
 from common import bus, config
 from common.errors import BusError
+from common.nats_server import free_port
 
 
 async def test_stream_limits_come_from_config_and_are_updated_in_place(nats_server):
@@ -44,7 +47,6 @@ async def test_replicas_beyond_one_need_a_cluster_and_say_so(nats_server):
 
 
 async def test_connect_takes_the_first_live_server_of_a_list_and_gives_up_in_time(nats_server):
-    from common.nats_server import free_port
     dead = f"nats://127.0.0.1:{free_port()}"
     nc = await bus.connect(f"{dead}, {nats_server.url}", timeout=10)
     try:
@@ -53,3 +55,33 @@ async def test_connect_takes_the_first_live_server_of_a_list_and_gives_up_in_tim
         await nc.close()
     with pytest.raises(BusError, match=r"cannot connect to NATS at .* within 1s"):
         await bus.connect(dead, timeout=1)
+
+
+async def test_a_dead_server_first_in_nats_url_is_passed_over_quietly(nats_server, caplog):
+    dead = f"nats://127.0.0.1:{free_port()}"
+    caplog.set_level(logging.DEBUG, logger="spiderduck.bus")
+    # nats-py shuffles the servers it is given: connect until one try met the dead one first
+    # (1 in 2 each time).
+    for _ in range(20):
+        nc = await bus.connect(f"{dead}, {nats_server.url}", timeout=10)
+        try:
+            assert nc.connected_url.port == nats_server.port
+            await nc.jetstream().account_info()
+        finally:
+            await nc.close()
+        if caplog.records:
+            break
+    refused = [r.getMessage() for r in caplog.records if r.name == "spiderduck.bus"]
+    assert refused and all(m.startswith("NATS (spiderduck): ConnectionRefusedError") for m in refused), \
+        refused
+    # Noted at DEBUG only (the connection was made); never a traceback.
+    assert all(r.levelno == logging.DEBUG and not r.exc_info for r in caplog.records), caplog.text
+
+
+async def test_no_server_answering_is_one_line_naming_the_last_failure():
+    dead = f"nats://127.0.0.1:{free_port()}"
+    with pytest.raises(BusError) as failed:
+        await bus.connect(f"{dead},{dead}", timeout=1.5)
+    assert str(failed.value).startswith(f"cannot connect to NATS at {dead},{dead} within 1.5s: "
+                                        "ConnectionRefusedError: ")
+    assert "\n" not in str(failed.value)

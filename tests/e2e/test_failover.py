@@ -5,7 +5,6 @@ and no two requests to one domain ever come closer than the domain's rate allows
 """
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -22,7 +21,7 @@ from common.nats_server import free_port
 from metadata_api.main import run_metadata_api
 from scheduler.routing import LeaseRouter
 from scheduler.worker import run_scheduler
-from support.service import Client, RunningService, service_settings, wait_port
+from support.service import Client, RunningService, service_settings, wait_port, wait_until
 
 ORIGIN = os.path.join(os.path.dirname(__file__), "..", "support", "origin_process.py")
 
@@ -40,17 +39,6 @@ def start_fetcher(config_path, name: str, port: int, log_path) -> subprocess.Pop
              "--set", f"fetcher.id={name}", "--set", f"fetcher.listen=127.0.0.1:{port}",
              "--set", f"fetcher.user_agent=SpiderDuck-test-{name}"],
             stdout=subprocess.DEVNULL, stderr=log)
-
-
-async def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_a_killed_fetcher_loses_no_url_and_its_shards_move(tmp_path, nats_server):

@@ -8,8 +8,10 @@ import time
 import grpc
 import nats
 import pytest
+from nats.js.errors import KeyNotFoundError
 
 from common import bus, config
+from common.shards import SHARD_KEY
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from fetcher import server
@@ -89,6 +91,38 @@ async def test_a_member_that_leaves_hands_its_shards_over_at_once(nats_server):
     handed = await watch([b], lambda h: len(h[0]) == SHARDS, 15)
     assert handed < TTL, handed            # no waiting for expiry
     await b.leave()
+
+
+async def test_after_a_failover_a_lease_renewed_unseen_or_expired_is_kept_and_anothers_is_lost(
+        nats_server, caplog):
+    """A NATS failover of the bucket can store a renewal whose answer is lost, or let a key's
+    TTL run out while there is no leader to renew on (no other member is told): the keeper
+    keeps those shards. A key another member wrote is lost, as before."""
+    a = await Member("a").start(nats_server.url)
+    await watch([a], lambda h: len(h[0]) == SHARDS, 15)
+    kv, js = a.keeper._kv, a.nc.jetstream()
+    mine = (await kv.get(SHARD_KEY.format(0))).value
+    renewed_unseen = await kv.update(SHARD_KEY.format(0), mine,
+                                     last=(await kv.get(SHARD_KEY.format(0))).revision)
+    await js.purge_stream(f"KV_{bus.LEASE_BUCKET}",
+                          subject=f"$KV.{bus.LEASE_BUCKET}.{SHARD_KEY.format(1)}")   # expired
+    await kv.put(SHARD_KEY.format(2), b'{"owner": "b", "address": "b"}')
+
+    async def settled():
+        try:
+            entries = [await kv.get(SHARD_KEY.format(n)) for n in range(2)]
+        except KeyNotFoundError:           # shard 1 not taken again yet
+            return False
+        return (entries[0].revision > renewed_unseen and entries[1].value == mine
+                and 2 not in a.keeper.held())
+    deadline = time.monotonic() + 5 * TTL
+    while not await settled():
+        assert {0, 1} <= set(a.keeper.held()), a.keeper.held()
+        assert time.monotonic() < deadline, "the keeper did not renew shards 0 and 1"
+        await asyncio.sleep(0.02)
+    lost = [r.getMessage() for r in caplog.records if "lost the lease" in r.getMessage()]
+    assert lost == ["lost the lease of shard 2"], lost
+    await a.leave()
 
 
 class Nobody:

@@ -47,6 +47,19 @@ async def wait_port(address: str, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
+async def wait_until(predicate, timeout: float, what: str, every: float = 0.05):
+    """Poll the async `predicate` until it returns something true, and return that; fail
+    naming `what` after `timeout` seconds."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+        await asyncio.sleep(every)
+
+
 class Events:
     """Every UrlProcessed published, collected from a core NATS subscription."""
 
@@ -78,9 +91,9 @@ class Client:
         self.events = Events()
 
     async def __aenter__(self) -> "Client":
-        self.nc = await nats.connect(self.settings.nats_url)
+        self.nc = await nats.connect(bus.servers(self.settings.nats_url))
         self.js = self.nc.jetstream()
-        await bus.ensure_streams(self.js)
+        await bus.ensure_streams(self.js, self.settings.streams, replicas=self.settings.nats_replicas)
         await self.nc.subscribe(bus.PROCESSED_SUBJECT, cb=self.events.on_message)
         await self.nc.flush()
         self.channel = grpc.aio.insecure_channel(self.settings.metadata_api.listen)
