@@ -20,6 +20,7 @@ import random
 import time
 from typing import Any, Awaitable, Callable
 
+from nats.errors import MsgAlreadyAckdError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
@@ -33,6 +34,8 @@ log = logging.getLogger("spiderduck.scheduler")
 
 Handler = Callable[[Submission], Awaitable[Any]]
 HAND_BACK_WAIT = 2.0   # seconds cancelled runs get to nak their messages
+ACK_TIMEOUT = 1.0      # seconds to wait for the server to confirm an ack
+ACK_RETRY = 0.25       # seconds between tries while it does not
 
 
 class Stats(dict):
@@ -138,7 +141,7 @@ class Consumer:
             headers = {k: v for k, v in (msg.headers or {}).items() if k != "Nats-Msg-Id"}
             headers.setdefault(SUBMITTED_AT_HEADER, repr(_published_at(msg)))
             await self._js.publish(SUBMIT_SUBJECT, msg.data, headers=headers)
-            await msg.ack()
+            await self._ack(msg)
         except Exception as exc:   # noqa: BLE001 -- not acked: redelivered after ack_wait anyway
             log.warning("could not hand a message back (redelivered after ack_wait): %r", exc)
 
@@ -224,8 +227,25 @@ class Consumer:
                 self.stats.add("nacked")
                 await msg.nak(delay=self._settings.retry_delay)
         else:
-            await msg.ack()
+            await self._ack(msg)
             self.stats.add("acked")
+
+    async def _ack(self, msg) -> None:
+        """Ack and wait for the server to confirm it, retrying for up to half of ack_wait. A
+        plain ack sent while the consumer has no leader (a NATS node lost) is dropped, and the
+        message would be redelivered and its URL announced again."""
+        deadline = time.monotonic() + self._settings.ack_wait / 2
+        while True:
+            try:
+                await msg.ack_sync(timeout=ACK_TIMEOUT)
+                return
+            except MsgAlreadyAckdError:
+                return
+            except Exception as exc:   # noqa: BLE001 -- no leader yet, a reconnect: try again
+                if time.monotonic() >= deadline:
+                    log.warning("ack not confirmed (redelivered after ack_wait): %r", exc)
+                    return
+                await asyncio.sleep(ACK_RETRY)
 
     async def _heartbeat(self, msg) -> None:
         period = max(self._settings.ack_wait / 3, 0.5)

@@ -9,7 +9,10 @@ from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome
 from spiderduck.v1 import events_pb2
 
-Publish = Callable[[events_pb2.UrlProcessed], Awaitable[None]]
+# publish(event, dedupe_id): the same dedupe_id for the same submission of the same URL, so a
+# message redelivered after its event went out (an ack lost in a NATS failover) is not
+# announced twice in the stream (JetStream's duplicate window drops the repeat).
+Publish = Callable[[events_pb2.UrlProcessed, str], Awaitable[None]]
 
 
 class Notifier:
@@ -20,7 +23,7 @@ class Notifier:
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome: Outcome = await next(task)
         event = processed_event(outcome)
-        await self._publish(event)
+        await self._publish(event, f"{task.submitted}\n{task.received_at!r}")
         self._metrics.count("processed", status=outcome.record.status.name,
                             resolution=outcome.resolution.name)
         self._metrics.observe("latency_seconds", event.latency_seconds)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import contextlib
 import logging
 
@@ -41,9 +42,13 @@ def event_publisher(js, max_payload: int):
     send = publisher(js, bus.PROCESSED_SUBJECT)
     limit = max(max_payload - HEADER_ROOM, 1024)
 
-    async def publish(event: events_pb2.UrlProcessed) -> None:
+    async def publish(event: events_pb2.UrlProcessed, dedupe_id: str = "") -> None:
         event = fitted(event, limit)
-        await send(event.SerializeToString(), {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
+        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
+        if dedupe_id:
+            digest = hashlib.blake2b(dedupe_id.encode("utf-8", "surrogatepass"), digest_size=16)
+            headers["Nats-Msg-Id"] = f"spiderduck-event-{digest.hexdigest()}"
+        await send(event.SerializeToString(), headers)
     return publish
 
 
