@@ -47,7 +47,7 @@ def port_open(host: str, port: int) -> bool:
 PID_FILE = "nats-server.pid"
 
 
-def _die_with_parent() -> None:
+def kill_with_parent() -> None:
     """In the child: the kernel sends it SIGTERM when the process that started it dies, even by
     kill -9 (Linux prctl PR_SET_PDEATHSIG)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -108,7 +108,7 @@ class EmbeddedNats:
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             # Its own session: a terminal's Ctrl-C goes to `up`, which stops this server after
             # draining, rather than to both at once (which would pull NATS from under the drain).
-            start_new_session=True, preexec_fn=_die_with_parent if self.die_with_parent else None)
+            start_new_session=True, preexec_fn=kill_with_parent if self.die_with_parent else None)
         deadline = time.monotonic() + timeout
         while not port_open(self.host, self.port):
             if self.proc.poll() is not None:

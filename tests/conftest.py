@@ -166,3 +166,58 @@ def memcached_server(memcached_binary):
     server = MemcachedProcess(memcached_binary).start()
     yield server
     server.stop()
+
+
+# --- Cassandra (the metadata store's conformance suite) -------------------------------------------
+
+CASSANDRA_ENV = "SPIDERDUCK_TEST_CASSANDRA"
+
+
+def _backend(env: str, start, address, name: str, how: str):
+    """The address in `env` when set; else a server of our own (start() -> server, stopped
+    at the end of the session, address(server) -> what the tests use); skip where it cannot run."""
+    import os
+    named = os.environ.get(env, "").strip()
+    if named:
+        yield named
+        return
+    from support.maven_backend import BackendUnavailable
+    try:
+        server = start()
+    except BackendUnavailable as missing:
+        pytest.skip(f"{name} unavailable: {missing} (or set {env}={how})")
+    try:
+        yield address(server)
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def cassandra_target():
+    """`host1,host2[:port][?options]` of the cluster the Cassandra tests use.
+
+    SPIDERDUCK_TEST_CASSANDRA when set; otherwise a node of our own on loopback
+    (tests/support/cassandra_server.py: jars from Maven Central, fetched once into .backends/),
+    started on first use and stopped at the end of the session. Skips where java or mvn is missing.
+    """
+    from support.cassandra_server import CassandraServer, resolve
+    yield from _backend(CASSANDRA_ENV, lambda: CassandraServer(resolve()).start(),
+                        lambda server: server.target, "Cassandra", "host1,host2:9042")
+
+
+# --- HDFS (the content store's conformance suite) -------------------------------------------------
+
+HDFS_ENV = "SPIDERDUCK_TEST_HDFS"
+
+
+@pytest.fixture(scope="session")
+def hdfs_cluster():
+    """`http://namenode:PORT?user=U`: the WebHDFS the HDFS content-store tests write to.
+
+    SPIDERDUCK_TEST_HDFS when set; otherwise a mini HDFS of our own on loopback
+    (tests/support/hdfs_server.py: jars from Maven Central, fetched once into .backends/),
+    started on first use and stopped at the end of the session. Skips where java or mvn is missing.
+    """
+    from support.hdfs_server import HdfsServer, resolve
+    yield from _backend(HDFS_ENV, lambda: HdfsServer(resolve()).start(), lambda server: server.url,
+                        "HDFS", "http://namenode:9870?user=U")

@@ -22,7 +22,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 
-from common.nats_server import _die_with_parent, free_port, port_open, server_binary
+from common.nats_server import kill_with_parent, free_port, port_open, server_binary
 
 
 @dataclass
@@ -82,7 +82,7 @@ class NatsCluster:
                  "--cluster_name", self.cluster_name, "--cluster", node.route_url, "--routes", routes,
                  "-l", node.log_path],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent)      # no node outlives a killed test run
+                preexec_fn=kill_with_parent)      # no node outlives a killed test run
         deadline = time.monotonic() + timeout
         for node in self.nodes:
             while not port_open("127.0.0.1", node.port):

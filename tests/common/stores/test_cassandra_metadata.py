@@ -1,7 +1,7 @@
 """What of the Cassandra store can be checked without a cluster: its URL and its schema.
 
 The store's behaviour is checked by the conformance suite (test_metadata_store.py), which runs
-against a real cluster when SPIDERDUCK_TEST_CASSANDRA names one.
+against a real node (one the tests start, or the cluster SPIDERDUCK_TEST_CASSANDRA names).
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """One conformance suite for every ContentStore.
 
-The local WARC-file store runs it every time. The HDFS store runs it when
-SPIDERDUCK_TEST_HDFS names a cluster (`http://namenode:9870?user=U`), each test in a
-fresh folder on the cluster that is deleted afterwards; HDFS cannot run on this machine,
-so without the variable those cases skip and say so.
+The local WARC-file store runs it every time. The HDFS store runs it against the
+`hdfs_cluster` fixture (tests/conftest.py): the cluster SPIDERDUCK_TEST_HDFS names
+(`http://namenode:9870?user=U`), else a mini HDFS the session starts on loopback; each test
+writes in a fresh folder on the cluster that is deleted afterwards.
 """
 from __future__ import annotations
 
@@ -22,10 +22,6 @@ from common.errors import StoreError
 from common.stores.content import ContentStore, FetchedContent
 from common.stores.open import open_content_store
 from common.stores.warc_rolling import ContentRef
-
-HDFS_ENV = "SPIDERDUCK_TEST_HDFS"
-HDFS_SKIP = (f"{HDFS_ENV} not set: HDFS cannot run on this machine; set it to "
-             "http://namenode:9870?user=U to run the suite against a cluster")
 
 
 class FileBackend:
@@ -58,7 +54,7 @@ class HdfsBackend:
         parts = urlsplit(cluster)
         user = parse_qs(parts.query).get("user", [""])[0]
         if parts.scheme != "http" or not parts.netloc or not user:
-            pytest.fail(f"{HDFS_ENV}={cluster!r}: want http://namenode:9870?user=U")
+            pytest.fail(f"HDFS cluster {cluster!r}: want http://namenode:9870?user=U")
         import hdfs
         self.netloc, self.user = parts.netloc, user
         self.base = f"/tmp/spiderduck-test-{uuid.uuid4().hex}"
@@ -98,10 +94,7 @@ def backend(request, tmp_path):
     if request.param == "file":
         b = FileBackend(tmp_path)
     else:
-        cluster = os.environ.get(HDFS_ENV)
-        if not cluster:
-            pytest.skip(HDFS_SKIP)
-        b = HdfsBackend(cluster)
+        b = HdfsBackend(request.getfixturevalue("hdfs_cluster"))
     yield b
     b.cleanup()
 

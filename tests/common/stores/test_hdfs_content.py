@@ -1,8 +1,8 @@
 """The HDFS content store without a cluster: its URL and its errors.
 
-The store's behaviour runs in the conformance suite (test_content_store.py) when
-SPIDERDUCK_TEST_HDFS names a cluster. Here nothing pretends to be HDFS: the error tests
-talk to a closed local port, as a store would when its namenode is down.
+The store's behaviour runs in the conformance suite (test_content_store.py) against a real
+HDFS (SPIDERDUCK_TEST_HDFS's, or a mini HDFS on loopback). Here nothing pretends to be HDFS:
+the error tests talk to a closed local port, as a store would when its namenode is down.
 """
 from __future__ import annotations
 

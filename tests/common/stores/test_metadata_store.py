@@ -1,16 +1,16 @@
-"""One conformance suite for every MetadataStore: SQLite on every run, Cassandra on a cluster.
+"""One conformance suite for every MetadataStore: SQLite and Cassandra.
 
-The Cassandra cases run when SPIDERDUCK_TEST_CASSANDRA names a cluster, as `host1,host2[:port]`
-optionally followed by store options (`10.0.0.5:9042?dc=dc1&consistency=QUORUM`). Each test
-gets a throwaway keyspace (schema applied by `apply_schema`, dropped afterwards). Without the
-variable they skip and say why: Cassandra cannot run on this machine.
+The Cassandra cases run against the `cassandra_target` fixture (tests/conftest.py): the cluster
+SPIDERDUCK_TEST_CASSANDRA names, as `host1,host2[:port]` optionally followed by store options
+(`10.0.0.5:9042?dc=dc1&consistency=QUORUM`), or else a single node the tests start on loopback
+(they skip, saying why, where java or mvn is missing). Each test gets a throwaway keyspace
+(schema applied by `apply_schema`, dropped afterwards).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
-import os
 import uuid
 
 import pytest
@@ -19,25 +19,18 @@ from common.record import Image, Redirect, UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store
 
-CASSANDRA_ENV = "SPIDERDUCK_TEST_CASSANDRA"
-CASSANDRA_SKIP = (f"{CASSANDRA_ENV} not set: Cassandra cannot run on this machine; set it to "
-                  "host[:port] of a cluster to run the suite against it")
 
-
-def cassandra_test_url(keyspace: str) -> str:
-    """cassandra://HOSTS/KEYSPACE[?OPTIONS] from SPIDERDUCK_TEST_CASSANDRA, or skip."""
-    target = os.environ.get(CASSANDRA_ENV, "").strip()
-    if not target:
-        pytest.skip(CASSANDRA_SKIP)
+def cassandra_test_url(target: str, keyspace: str) -> str:
+    """cassandra://HOSTS/KEYSPACE[?OPTIONS] from a `host1,host2[:port][?options]` target."""
     hosts, sep, query = target.removeprefix("cassandra://").partition("?")
     return f"cassandra://{hosts.rstrip('/')}/{keyspace}" + (f"?{query}" if sep else "")
 
 
 @contextlib.asynccontextmanager
-async def throwaway_keyspace():
+async def throwaway_keyspace(target: str):
     """A fresh keyspace with the schema applied, dropped afterwards; yields its store URL."""
     from common.stores.cassandra_metadata import CassandraOptions, apply_schema, connect
-    url = cassandra_test_url(f"spiderduck_test_{uuid.uuid4().hex[:16]}")
+    url = cassandra_test_url(target, f"spiderduck_test_{uuid.uuid4().hex[:16]}")
     await apply_schema(url)
     try:
         yield url
@@ -52,8 +45,8 @@ async def throwaway_keyspace():
 
 
 @pytest.fixture
-async def cassandra_url():
-    async with throwaway_keyspace() as url:
+async def cassandra_url(cassandra_target):
+    async with throwaway_keyspace(cassandra_target) as url:
         yield url
 
 
@@ -63,7 +56,8 @@ async def store(request, tmp_path):
         if request.param == "sqlite":
             url = f"sqlite:///{tmp_path}/m.db"
         else:
-            url = await stack.enter_async_context(throwaway_keyspace())
+            target = request.getfixturevalue("cassandra_target")   # started only when used
+            url = await stack.enter_async_context(throwaway_keyspace(target))
         s = await open_metadata_store(url)
         stack.push_async_callback(s.close)
         yield s
@@ -163,9 +157,10 @@ async def test_cassandra_schema_apply_is_idempotent(cassandra_url):
     assert version == cassandra_schema.LATEST and applied == []
 
 
-async def test_cassandra_store_refuses_a_keyspace_without_schema():
+async def test_cassandra_store_refuses_a_keyspace_without_schema(cassandra_target):
     from common.errors import ConfigError
-    url = cassandra_test_url(f"spiderduck_test_{uuid.uuid4().hex[:16]}")   # never created
+    never_created = f"spiderduck_test_{uuid.uuid4().hex[:16]}"
+    url = cassandra_test_url(cassandra_target, never_created)
     with pytest.raises(ConfigError, match="schema apply"):
         await open_metadata_store(url)
 

@@ -1,0 +1,153 @@
+"""A single-node Cassandra on loopback for the tests, run from Maven Central's jars.
+
+    resolve()          the jars of tests/backends/cassandra/pom.xml (cassandra-all and its runtime
+                       dependencies), copied once by `mvn dependency:copy-dependencies` into
+                       .backends/cassandra-<version>/lib (outside git); later calls find them there
+    CassandraServer    CassandraDaemon in the foreground on free loopback ports, configured by
+                       tests/backends/cassandra/cassandra.yaml filled in under a temporary folder;
+                       `start()` waits until CQL answers, `stop()` ends it and removes the folder
+
+Needs `java` (17) and, on first use, `mvn` with access to Maven Central; without them
+`BackendUnavailable` says how to get them. `python tests/support/cassandra_server.py` resolves
+the jars ahead of a test run and prints how long that took.
+"""
+from __future__ import annotations
+
+import contextlib
+import pathlib
+import shutil
+import string
+import subprocess
+import tempfile
+import time
+
+from common.nats_server import free_port, kill_with_parent, port_open
+from support.maven_backend import BackendUnavailable, JvmServer, pom_property, resolve as resolve_backend
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BACKEND = ROOT / "tests" / "backends" / "cassandra"
+HOST = "127.0.0.1"
+
+# What Cassandra 5.0's conf/jvm17-server.options opens up for it on Java 17, its GC choice, and
+# the exit on OutOfMemoryError its start-up check asks for.
+JVM17_OPTIONS = [
+    "-XX:+UseG1GC", "-XX:+ParallelRefProcEnabled", "-XX:MaxTenuringThreshold=1",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djdk.attach.allowAttachSelf=true",
+    *(f"--add-exports={m}=ALL-UNNAMED" for m in (
+        "java.base/jdk.internal.misc", "java.management.rmi/com.sun.jmx.remote.internal.rmi",
+        "java.rmi/sun.rmi.registry", "java.rmi/sun.rmi.server", "java.sql/java.sql",
+        "java.base/java.lang.ref", "jdk.unsupported/sun.misc",
+        "jdk.compiler/com.sun.tools.javac.file", "jdk.attach/sun.tools.attach")),
+    *(f"--add-opens={m}=ALL-UNNAMED" for m in (
+        "java.base/java.lang.module", "java.base/jdk.internal.loader", "java.base/jdk.internal.ref",
+        "java.base/jdk.internal.reflect", "java.base/jdk.internal.math",
+        "java.base/jdk.internal.module", "java.base/jdk.internal.util.jar",
+        "jdk.management/com.sun.management.internal", "java.base/sun.nio.ch", "java.base/java.io",
+        "java.base/java.lang.reflect", "jdk.compiler/com.sun.tools.javac", "java.base/java.lang",
+        "java.base/java.util")),
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Dio.netty.allocator.useCacheForAllThreads=true", "-Dio.netty.allocator.maxOrder=11",
+]
+# A throwaway node: skip the waits a cluster needs and the fsyncs of the system tables.
+TEST_PROPERTIES = [
+    "-Dcassandra-foreground=yes", "-Dcassandra.skip_wait_for_gossip_to_settle=0",
+    "-Dcassandra.ring_delay_ms=100", "-Dcassandra.unsafesystem=true",
+    "-Dcassandra.superuser_setup_delay_ms=0", "-Djava.net.preferIPv4Stack=true",
+]
+
+
+def version() -> str:
+    """The cassandra-all version the pom names."""
+    return pom_property("cassandra", "cassandra.version")
+
+
+def resolve() -> pathlib.Path:
+    """The folder of Cassandra's jars, downloaded by Maven on the first call only."""
+    return resolve_backend("cassandra", version(), expect="cassandra-all-*.jar")
+
+
+def _tail(path: pathlib.Path, chars: int = 3000) -> str:
+    with contextlib.suppress(OSError):
+        return path.read_text("utf-8", errors="replace")[-chars:]
+    return ""
+
+
+class CassandraServer(JvmServer):
+    """One Cassandra node of our own: `.target` is "127.0.0.1:PORT" (native protocol)."""
+
+    def __init__(self, lib: pathlib.Path, *, heap: str = "512m"):
+        self.lib = lib
+        self.heap = heap
+        self.port = free_port(HOST)
+        self.dir: pathlib.Path | None = None
+        self.proc: subprocess.Popen | None = None
+        self.release_version = ""
+
+    @property
+    def target(self) -> str:
+        return f"{HOST}:{self.port}"
+
+    def _configure(self) -> pathlib.Path:
+        self.dir = pathlib.Path(tempfile.mkdtemp(prefix="spiderduck-cassandra-"))
+        template = string.Template((BACKEND / "cassandra.yaml").read_text("utf-8"))
+        config = self.dir / "cassandra.yaml"
+        config.write_text(template.substitute(
+            dir=self.dir, native_transport_port=self.port, storage_port=free_port(HOST),
+            ssl_storage_port=free_port(HOST)), "utf-8")
+        return config
+
+    def start(self, timeout: float = 180.0) -> "CassandraServer":
+        java = shutil.which("java")
+        if not java:
+            raise BackendUnavailable("java not found: Cassandra 5.0 needs a JDK 11 or 17 "
+                                     "(apt-get install openjdk-17-jdk-headless)")
+        config = self._configure()
+        command = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *JVM17_OPTIONS, *TEST_PROPERTIES,
+                   f"-Dcassandra.config={config.as_uri()}", f"-Dcassandra.storagedir={self.dir}",
+                   f"-Dcassandra.logdir={self.dir}",
+                   f"-Dlogback.configurationFile={BACKEND / 'logback.xml'}",
+                   "-cp", f"{self.lib}/*", "org.apache.cassandra.service.CassandraDaemon"]
+        with open(self.dir / "stdout.log", "wb") as out:
+            self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
+                                         stderr=subprocess.STDOUT, cwd=self.dir,
+                                         preexec_fn=kill_with_parent)
+        deadline = time.monotonic() + timeout
+        try:
+            self._wait_for_cql(deadline)
+        except BaseException:
+            self.stop(keep=True)
+            raise
+        return self
+
+    def _failure(self, what: str) -> RuntimeError:
+        logs = "\n".join(f"--- {name}:\n{_tail(self.dir / name)}" for name in
+                         ("stdout.log", "system.log"))
+        return RuntimeError(f"Cassandra {what} (files in {self.dir})\n{logs}")
+
+    def _wait_for_cql(self, deadline: float) -> None:
+        """Until the native port is open and `SELECT release_version FROM system.local` answers."""
+        from cassandra.cluster import Cluster, NoHostAvailable
+        while True:
+            if self.proc.poll() is not None:
+                raise self._failure(f"exited with {self.proc.returncode} while starting")
+            if time.monotonic() > deadline:
+                raise self._failure(f"did not answer CQL on {self.target} in time")
+            if port_open(HOST, self.port):
+                cluster = Cluster([HOST], port=self.port, connect_timeout=5)
+                try:
+                    row = cluster.connect().execute("SELECT release_version FROM system.local").one()
+                    self.release_version = row[0]
+                    return
+                except (NoHostAvailable, OSError):
+                    pass
+                finally:
+                    cluster.shutdown()
+            time.sleep(0.25)
+
+
+if __name__ == "__main__":
+    started = time.monotonic()
+    folder = resolve()
+    print(f"cassandra-all {version()}: {len(list(folder.glob('*.jar')))} jars in {folder} "
+          f"({time.monotonic() - started:.1f}s)")
