@@ -185,6 +185,19 @@ def test_every_pod_is_locked_down(default_docs):
             assert container["args"][-2:] == ["--config", "/etc/spiderduck/config.yaml"], where
 
 
+def test_a_credentials_secret_reaches_every_pod_and_the_config_holds_none():
+    """The README's way to give Cassandra a password: a Secret setting SPIDERDUCK_METADATA_STORE,
+    through extraEnvFrom, on every role and on the schema Job; the ConfigMap never has it."""
+    docs = render({**EXTERNAL, "extraEnvFrom": [{"secretRef": {"name": "spiderduck-stores"}}]})
+    specs = pod_specs(docs)
+    assert len(specs) == 4, sorted(specs)
+    for where, spec in specs.items():
+        for container in spec["containers"]:
+            assert {"secretRef": {"name": "spiderduck-stores"}} in container.get("envFrom", []), where
+    for cm in (d for d in docs if d["kind"] == "ConfigMap"):
+        assert "@" not in yaml.safe_load(cm["data"]["config.yaml"])["metadata_store"]
+
+
 @pytest.mark.parametrize("kind,component,port", [
     ("StatefulSet", "fetcher", 50052),
     ("Deployment", "scheduler", 50053),
