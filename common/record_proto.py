@@ -73,9 +73,18 @@ class StructuredData(Mapping):
 
 
 def _ts_from_epoch(seconds: float) -> Timestamp:
-    ts = Timestamp()
-    ts.FromNanoseconds(int(seconds * 1e9))
-    return ts
+    """Whole seconds and the fraction apart: `seconds * 1e9` is past a float's 53 bits (an
+    epoch in nanoseconds has 19 digits), so 1795444492.25 came back as 1795444492.2499998."""
+    whole = math.floor(seconds)
+    nanos = round((seconds - whole) * 1e9)
+    if nanos >= 1_000_000_000:
+        whole, nanos = whole + 1, nanos - 1_000_000_000
+    return Timestamp(seconds=whole, nanos=nanos)
+
+
+def _epoch_from_ts(ts: Timestamp) -> float:
+    """The inverse of _ts_from_epoch: the same float comes back."""
+    return ts.seconds + ts.nanos / 1e9
 
 
 def _ts_from_rfc3339(text: str) -> Timestamp | None:
@@ -134,9 +143,9 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     if msg.HasField("structured_data"):
         values["structured_data"] = StructuredData(msg.structured_data.SerializeToString())
     if msg.HasField("first_seen"):
-        values["first_seen"] = msg.first_seen.ToNanoseconds() / 1e9
+        values["first_seen"] = _epoch_from_ts(msg.first_seen)
     if msg.HasField("fetched_at"):
-        values["fetched_at"] = msg.fetched_at.ToNanoseconds() / 1e9
+        values["fetched_at"] = _epoch_from_ts(msg.fetched_at)
     return UrlRecord(**values)
 
 

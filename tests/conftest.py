@@ -175,7 +175,7 @@ CASSANDRA_ENV = "SPIDERDUCK_TEST_CASSANDRA"
 
 def _backend(env: str, start, address, name: str, how: str):
     """The address in `env` when set; else a server of our own (start() -> server, stopped
-    at the end of the session, address(server) -> what the tests use); skip where it cannot run."""
+    when the fixture ends, address(server) -> what the tests use); skip where it cannot run."""
     import os
     named = os.environ.get(env, "").strip()
     if named:
@@ -192,13 +192,14 @@ def _backend(env: str, start, address, name: str, how: str):
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def cassandra_target():
     """`host1,host2[:port][?options]` of the cluster the Cassandra tests use.
 
     SPIDERDUCK_TEST_CASSANDRA when set; otherwise a node of our own on loopback
     (tests/support/cassandra_server.py: jars from Maven Central, fetched once into .backends/),
-    started on first use and stopped at the end of the session. Skips where java or mvn is missing.
+    started on first use in a module and stopped at its end, so no JVM runs under the rest of
+    the suite. Skips where java or mvn is missing.
     """
     from support.cassandra_server import CassandraServer, resolve
     yield from _backend(CASSANDRA_ENV, lambda: CassandraServer(resolve()).start(),
@@ -210,13 +211,14 @@ def cassandra_target():
 HDFS_ENV = "SPIDERDUCK_TEST_HDFS"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def hdfs_cluster():
     """`http://namenode:PORT?user=U`: the WebHDFS the HDFS content-store tests write to.
 
     SPIDERDUCK_TEST_HDFS when set; otherwise a mini HDFS of our own on loopback
     (tests/support/hdfs_server.py: jars from Maven Central, fetched once into .backends/),
-    started on first use and stopped at the end of the session. Skips where java or mvn is missing.
+    started on first use in a module and stopped at its end, so no JVM runs under the rest of
+    the suite. Skips where java or mvn is missing.
     """
     from support.hdfs_server import HdfsServer, resolve
     yield from _backend(HDFS_ENV, lambda: HdfsServer(resolve()).start(), lambda server: server.url,

@@ -88,3 +88,13 @@ def test_a_share_count_appended_to_stored_bytes_is_read_by_protobuf(count):
     msg.ParseFromString(record_proto.with_share_count(record_proto.to_bytes(EVERYTHING), count))
     assert msg.share_count == min(count, 2**31 - 1)
     assert msg.title == "Tïtle"
+
+
+@pytest.mark.parametrize("at", [1795444492.25, 1795444492.2499998, 1700000000.123456, 0.000001,
+                                1e9 + 0.999999999, 4102444800.5, *[1.7e9 + i / 7 for i in range(50)]])
+def test_times_come_back_as_the_same_float(at):
+    """first_seen and fetched_at through the protobuf Timestamp: a Cassandra-stored record's
+    wire answer was 1795444492.2499998 for 1795444492.25 (seconds * 1e9 is past 53 bits)."""
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, first_seen=at, fetched_at=at)
+    back = record_proto.from_proto(record_proto.to_proto(rec))
+    assert (back.first_seen, back.fetched_at) == (at, at)

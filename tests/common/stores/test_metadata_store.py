@@ -157,6 +157,32 @@ async def test_cassandra_schema_apply_is_idempotent(cassandra_url):
     assert version == cassandra_schema.LATEST and applied == []
 
 
+async def test_cassandra_writes_at_local_quorum_on_a_keyspace_of_one_replica(cassandra_target):
+    """Production's consistency on a development keyspace: LOCAL_QUORUM of one replica is that
+    replica, so writes and reads succeed (and the lightweight transaction at LOCAL_SERIAL)."""
+    from common.stores.cassandra_metadata import CassandraOptions, connect
+    target = cassandra_target.partition("?")[0]              # the store's defaults, not the target's
+    async with throwaway_keyspace(target) as url:
+        options = CassandraOptions.from_url(url)
+        assert (options.consistency, options.serial_consistency) == ("LOCAL_QUORUM", "LOCAL_SERIAL")
+        cluster, session = await connect(options)
+        try:
+            row = (await asyncio.to_thread(session.execute,
+                   "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = %s",
+                   (options.keyspace,))).one()
+        finally:
+            await asyncio.to_thread(cluster.shutdown)
+        assert row["replication"]["replication_factor"] == "1", row
+        s = await open_metadata_store(url)
+        try:
+            stored = await s.put("http://news.test/story", record(), ["http://s.test/a"])
+            assert (await s.get("http://s.test/a")) == stored
+            stored_again = await s.put("http://news.test/story", record(fetched_at=2000.0), [])
+            assert stored_again.first_seen == stored.first_seen     # kept by the LWT
+        finally:
+            await s.close()
+
+
 async def test_cassandra_store_refuses_a_keyspace_without_schema(cassandra_target):
     from common.errors import ConfigError
     never_created = f"spiderduck_test_{uuid.uuid4().hex[:16]}"
