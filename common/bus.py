@@ -146,14 +146,22 @@ async def ensure_streams(js, streams: StreamSettings | None = None, *, replicas:
 
 async def lease_bucket(js, ttl: float, *, replicas: int = 1):
     """The KV bucket of shard leases; entries expire `ttl` seconds after their last write."""
+    return await kv_bucket(js, KeyValueConfig(bucket=LEASE_BUCKET, ttl=ttl, history=1,
+                                              replicas=replicas))
+
+
+async def kv_bucket(js, config: KeyValueConfig):
+    """Open the KV bucket `config` names, creating it as configured. Creating it again with the
+    same configuration is a no-op; one made with another configuration (by an older version,
+    or by hand) is used as it is."""
     try:
-        return await js.key_value(LEASE_BUCKET)
-    except BucketNotFoundError:
-        pass
-    try:
-        return await js.create_key_value(KeyValueConfig(bucket=LEASE_BUCKET, ttl=ttl, history=1,
-                                                          replicas=replicas))
-    except BadRequestError:          # created by another fetcher meanwhile
-        return await js.key_value(LEASE_BUCKET)
+        try:
+            return await js.create_key_value(config)
+        except BadRequestError as exc:      # there already, configured otherwise: use it
+            try:
+                return await js.key_value(config.bucket)
+            except BucketNotFoundError:
+                raise BusError(f"cannot create KV bucket {config.bucket} "
+                               f"(replicas {config.replicas}): {exc}") from exc
     except NatsError as exc:
-        raise BusError(f"cannot open KV bucket {LEASE_BUCKET}: {exc}") from exc
+        raise BusError(f"cannot open KV bucket {config.bucket}: {exc}") from exc

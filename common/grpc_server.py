@@ -48,10 +48,10 @@ class GrpcServer:
         host = self.listen.rsplit(":", 1)[0]
         return f"{host}:{self.port}"
 
-    async def stop(self, grace: float | None = None) -> None:
+    async def stop(self) -> None:
         for name in ["", *self._names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-        await self.server.stop(self.stop_grace if grace is None else grace)
+        await self.server.stop(self.stop_grace)
 
     async def __aenter__(self) -> "GrpcServer":
         await self.start()

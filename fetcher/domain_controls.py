@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Callable
 
 from nats.errors import Error as NatsError
 from nats.js.api import KeyValueConfig
-from nats.js.errors import BadRequestError, BucketNotFoundError, KeyWrongLastSequenceError
+from nats.js.errors import BadRequestError, KeyWrongLastSequenceError
 
-from common import urls
+from common import bus, urls
 from common.errors import BusError
 
 if TYPE_CHECKING:
@@ -123,18 +123,9 @@ def _nameable(domain: str) -> bool:
 async def open_bucket(js, *, replicas: int = 1):
     """The KV bucket of domain controls. No TTL: a control lasts until an operator lifts it
     (or its pause is over); history 1: only the current control matters."""
-    config = KeyValueConfig(bucket=BUCKET, history=1, replicas=replicas,
-                            description="SpiderDuck: operators' pauses, halts and rates by domain")
-    try:
-        try:
-            return await js.create_key_value(config)      # the same configuration again: a no-op
-        except BadRequestError as exc:      # there already with another configuration: use it
-            try:
-                return await js.key_value(BUCKET)
-            except BucketNotFoundError:
-                raise BusError(f"cannot create KV bucket {BUCKET} (replicas {replicas}): {exc}") from exc
-    except NatsError as exc:
-        raise BusError(f"cannot open KV bucket {BUCKET}: {exc}") from exc
+    return await bus.kv_bucket(js, KeyValueConfig(
+        bucket=BUCKET, history=1, replicas=replicas,
+        description="SpiderDuck: operators' pauses, halts and rates by domain"))
 
 
 OnChange = Callable[[str, "DomainControl | None"], None]   # (domain, control; None when deleted)

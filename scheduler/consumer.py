@@ -90,11 +90,10 @@ class Consumer:
             self._stopping.set()
             pulling.cancel()            # a pull waiting on the server is cut short
             await asyncio.wait([pulling], timeout=PULL_EXPIRES + PULL_GRACE)
-            # The open pull request may still deliver until the server ends it: every message
-            # it brings goes back at once (nak), not after ack_wait.
-            # Handed back only now that no pull request of ours is open: a nak while one is
-            # would bring the message straight back to us, again and again, until its
-            # deliveries ran out and JetStream stopped delivering it at all.
+            # What the open pull request still brings, and what was pulled while stopping, goes
+            # back at once (nak), not after ack_wait; but only now that no pull request of ours
+            # is open: a nak while one is would bring the message straight back to us, again
+            # and again, until its deliveries ran out and JetStream stopped delivering it.
             for msg in self._returns + await intake.leftovers():
                 await self._hand_back(msg)
             self._returns.clear()
@@ -207,10 +206,9 @@ class Consumer:
     async def _handle(self, msg) -> None:
         meta = msg.metadata
         delivery = meta.num_delivered
-        headers = dict(msg.headers or {})
-        published = _published_at(msg)
-        submission = Submission(data=msg.data, headers=headers, received_at=published,
-                                delivery=delivery, stream_seq=meta.sequence.stream)
+        submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
+                                received_at=_published_at(msg), delivery=delivery,
+                                stream_seq=meta.sequence.stream)
         try:
             await self._handler(submission)
         except InvalidMessage as exc:
@@ -279,7 +277,8 @@ def _published_at(msg) -> float:
 
 
 def _submitted_at(headers: dict[str, str]) -> float | None:
-    """The original submit time a split part carries (see decode.py), if it is a sane one."""
+    """The original submit time a split part (see decode.py) or a re-queued copy carries, if it
+    is a sane one."""
     try:
         value = float(headers.get(SUBMITTED_AT_HEADER, ""))
     except ValueError:

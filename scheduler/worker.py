@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import contextlib
+import hashlib
 import logging
 
 from nats.errors import Error as NatsError
