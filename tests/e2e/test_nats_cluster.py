@@ -181,7 +181,9 @@ async def test_a_three_node_cluster_keeps_three_replicas_and_loses_no_url_when_a
             events = await wait_until(all_processed, DEADLINE, "an event for every URL", every=0.25)
             done = time.monotonic() - killed
             records = await client.get(urls)
-            dead = (await jsm.stream_info(bus.DEAD_STREAM)).state.messages
+            # Asked like the others: the dead-letter stream may still be electing its leader.
+            dead = (await wait_until(led(lambda: jsm.stream_info(bus.DEAD_STREAM)), 20,
+                                     bus.DEAD_STREAM)).state.messages
             core_seen = collections.Counter(e["url"] for e in client.events.items)
 
     per_url = collections.defaultdict(list)
