@@ -10,10 +10,10 @@ relative to PATH, the record's byte offset and compressed length; `read` fetches
 those bytes with WebHDFS OPEN (offset=, length=).
 
 Every writer owns its files (host, pid and serial in the name), so fetchers and schedulers
-never append to the same file. One writer thread per store performs the creates and
-appends in order; the store counts the current file's length itself, so offsets need no
-status call. A failed create or append abandons the file (its tail may hold part of a
-record) and the next record starts a new one, so a ref handed out is always exact.
+never append to the same file. One writer thread per store stages the records and writes each
+batch with one WebHDFS call; a file is written under a hidden in-progress name and renamed when
+it rolls or the store closes, and files a killed writer left behind are recovered at start (see
+common.stores.hdfs_writer). A read looks for the sealed name first, then the in-progress one.
 
 URL: `hdfs://nn:9870/path?user=U[&roll_bytes=N][&roll_seconds=S][&timeout=S]`; several
 namenodes (HA) as `hdfs://nn1:9870,nn2:9870/path`. WebHDFS over plain HTTP, simple
@@ -34,14 +34,17 @@ from urllib.parse import parse_qsl, urlsplit
 import hdfs
 import requests
 
-from common.errors import ConfigError, StoreError
+from common.errors import ConfigError
+from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
+from common.stores.hdfs_writer import HdfsWriter, WebHdfsClient, store_error, sweep_orphans
 from common.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS, ContentRef,
-                                        RollingFile, RollPolicy, decode_record)
+                                        RollPolicy, decode_record, in_progress)
 
 DEFAULT_PORT = 9870                   # the namenode's WebHDFS (HTTP) port since Hadoop 3
 DEFAULT_TIMEOUT = 30.0                # seconds per WebHDFS request
-_NOT_THERE = {"FileNotFoundException", "InvalidPathException"}
+TICKS_PER_ROLL = 4                    # age checks per roll_seconds (so a file seals at most
+MAX_TICK = 60.0                       # a quarter of its age, or a minute, late)
 
 
 @dataclass(frozen=True)
@@ -89,25 +92,24 @@ def _namenode(url: str, hostport: str) -> tuple[str, int]:
     return host, int(port) if port else DEFAULT_PORT
 
 
-def _store_error(where: str, exc: Exception) -> StoreError:
-    """Retryable, unless the file is not there or the offset lies past its end."""
-    missing = isinstance(exc, hdfs.HdfsError) and (
-        getattr(exc, "exception", None) in _NOT_THERE or "out of the range" in str(exc))
-    return StoreError(f"hdfs content store {where}: {exc}", retryable=not missing)
-
-
 class HdfsContentStore(ContentStore):
-    def __init__(self, location: HdfsLocation, *, clock=time.time, readers: int = 4):
+    def __init__(self, location: HdfsLocation, *, clock=time.time, readers: int = 4,
+                 sweep: bool = True):
         self._loc = location
+        # Writes and reads use separate clients (so separate HTTP sessions per thread).
         self._clock = clock
-        # Writes and reads use separate clients (so separate HTTP sessions per thread pool).
-        self._writer = hdfs.InsecureClient(location.webhdfs_url, user=location.user,
-                                           root=location.root, timeout=location.timeout)
-        self._reader = hdfs.InsecureClient(location.webhdfs_url, user=location.user,
-                                           root=location.root, timeout=location.timeout)
-        self._write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hdfs-write")
+        writer = HdfsWriter(self._client(), location.roll, clock)
+        self._reader = self._client()
+        self._thread = BatchThread("hdfs-write", lambda: writer, batch=HdfsWriter.batch,
+                                   close_resource=HdfsWriter.seal)
         self._read_pool = ThreadPoolExecutor(max_workers=readers, thread_name_prefix="hdfs-read")
-        self._file = RollingFile(location.roll, dated=True)
+        self._sweep = sweep
+        self._ticker: asyncio.Task | None = None
+        self._closed = False
+
+    def _client(self) -> WebHdfsClient:
+        return WebHdfsClient(self._loc.webhdfs_url, user=self._loc.user, root=self._loc.root,
+                             timeout=self._loc.timeout)
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> "HdfsContentStore":
@@ -116,37 +118,40 @@ class HdfsContentStore(ContentStore):
     def __repr__(self) -> str:
         return f"HdfsContentStore({self._loc.webhdfs_url}{self._loc.root})"
 
-    # -- writing: only ever on the one writer thread --------------------------------------
-
-    def _append(self, data: bytes) -> str:
-        new = self._file.next(self._clock())
-        path = self._file.path
-        try:
-            if new:
-                # Creates the dated folders too; overwrite=False: never clobber a file.
-                self._writer.write(path, data=data, overwrite=False)
-            else:
-                self._writer.write(path, data=data, append=True)
-        except (hdfs.HdfsError, requests.RequestException) as exc:
-            self._file.abandon()
-            raise _store_error(f"append to {path}", exc) from exc
-        return str(self._file.wrote(len(data)))
+    # -- writing ---------------------------------------------------------------------------
 
     async def append(self, item: FetchedContent) -> str:
+        if self._ticker is None:
+            self._ticker = asyncio.create_task(self._tick_forever())
         loop = asyncio.get_running_loop()
-        data = await loop.run_in_executor(None, warc_record, item)   # zlib releases the GIL
-        return await loop.run_in_executor(self._write_pool, self._append, data)
+        data = await loop.run_in_executor(None, warc_record, item)   # igzip releases the GIL
+        return await self._thread.call(HdfsWriter.stage, data)
+
+    async def _tick_forever(self) -> None:
+        """Sweep orphans once, then seal the current file when it comes of age."""
+        if self._sweep:
+            await asyncio.to_thread(sweep_orphans, self._client(), self._loc.roll.roll_seconds,
+                                    self._clock())
+        period = min(self._loc.roll.roll_seconds / TICKS_PER_ROLL, MAX_TICK)
+        while True:
+            await asyncio.sleep(period)
+            await self._thread.call(HdfsWriter.tick)
 
     # -- reading ---------------------------------------------------------------------------
 
     def _read(self, ref: ContentRef) -> bytes:
-        try:
-            # chunk_size: iter_content turns urllib3 errors mid-body into requests errors.
-            with self._reader.read(ref.path, offset=ref.offset, length=ref.length,
-                                   chunk_size=1 << 16) as chunks:
-                return b"".join(chunks)
-        except (hdfs.HdfsError, requests.RequestException) as exc:
-            raise _store_error(f"read {ref}", exc) from exc
+        # Sealed, else still in progress, else sealed in between: a rename never hides it.
+        for attempt, path in enumerate((ref.path, in_progress(ref.path), ref.path)):
+            try:
+                # chunk_size: iter_content turns urllib3 errors mid-body into requests errors.
+                with self._reader.read(path, offset=ref.offset, length=ref.length,
+                                       chunk_size=1 << 16) as chunks:
+                    return b"".join(chunks)
+            except (hdfs.HdfsError, requests.RequestException) as exc:
+                error = store_error(f"read {ref}", exc)
+                if error.retryable or attempt == 2:
+                    raise error from exc
+        raise AssertionError("unreachable")
 
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         ref = ContentRef.parse(content_ref)
@@ -154,8 +159,12 @@ class HdfsContentStore(ContentStore):
         return decode_record(ref, data)
 
     async def close(self) -> None:
-        # Each append closes its HDFS stream, so there is nothing to flush: wait for
-        # writes already queued, then let the pools go.
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, self._write_pool.shutdown, True)
+        """Write and seal the current file, then let the threads go."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._ticker is not None:
+            self._ticker.cancel()
+            await asyncio.gather(self._ticker, return_exceptions=True)
+        await self._thread.stop()
         self._read_pool.shutdown(wait=False)

@@ -9,6 +9,11 @@ PATH is the file relative to the store's root (the local store writes flat names
 store adds `YYYY/MM/DD/` folders, so a ref may hold `/`), OFFSET the byte offset of the
 record's gzip member and LENGTH its compressed length. A ref never holds `..`, a leading `/`
 or empty segments, so it cannot leave the store's root.
+
+A file being written may live under its in-progress name (`in_progress(path)`: the same folder,
+`.NAME.inprogress`, hidden from Hadoop's and Spark's readers, which skip names starting with
+`.` or `_`) until its writer seals it by renaming it to PATH. A ref always names PATH; a reader
+that does not find it there looks for the in-progress name.
 """
 from __future__ import annotations
 
@@ -76,6 +81,45 @@ class RollPolicy:
         return size >= self.roll_bytes or now - opened_at >= self.roll_seconds
 
 
+IN_PROGRESS_SUFFIX = ".inprogress"
+
+
+def in_progress(path: str) -> str:
+    """`a/b/NAME` -> `a/b/.NAME.inprogress`: where a file lives until it is sealed."""
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/" * bool(folder) + f".{name}{IN_PROGRESS_SUFFIX}"
+
+
+def sealed_name(name: str) -> str | None:
+    """`.NAME.inprogress` -> `NAME`; None for any other name."""
+    if name.startswith(".") and name.endswith(IN_PROGRESS_SUFFIX):
+        return name[1:-len(IN_PROGRESS_SUFFIX)] or None
+    return None
+
+
+def complete_length(data: bytes, *, chunk: int = 1 << 20) -> int:
+    """How many leading bytes of `data` are whole gzip members: where a file cut mid-record (its
+    writer killed during an append) must be truncated so readers never see half a record.
+    Memory stays at about `chunk` whatever the members inflate to."""
+    view = memoryview(data)
+    end = 0
+    while end < len(view):
+        d = zlib.decompressobj(wbits=31)
+        pos = end
+        try:
+            while not d.eof and pos < len(view):
+                d.decompress(view[pos:pos + chunk], chunk)
+                pos = min(pos + chunk, len(view))
+                while d.unconsumed_tail and not d.eof:
+                    d.decompress(d.unconsumed_tail, chunk)
+        except zlib.error:
+            return end
+        if not d.eof:
+            return end
+        end = pos - len(d.unused_data)
+    return end
+
+
 def host_label(host: str | None = None) -> str:
     label = _HOST_UNSAFE.sub("_", (host if host is not None else socket.gethostname()).split(".")[0])
     return label.strip("._-") or "host"
@@ -123,6 +167,10 @@ class RollingFile:
         self.size = 0
         self.opened_at = now
         return True
+
+    def due(self, now: float) -> bool:
+        """The current file has reached its size or age limit (False when there is none)."""
+        return bool(self.path) and self.policy.should_roll(self.size, self.opened_at, now)
 
     def wrote(self, n: int) -> ContentRef:
         ref = ContentRef(self.path, self.size, n)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from common.errors import StoreError
-from common.stores.warc_rolling import ContentRef, RollingFile, RollPolicy, file_name, host_label
+from common.stores.warc_rolling import (ContentRef, RollingFile, RollPolicy, complete_length, file_name,
+                                        host_label, in_progress, sealed_name)
 
 T0 = 1_700_000_000.0          # 2023-11-14T22:13:20Z
 
@@ -99,3 +100,23 @@ def test_a_damaged_member_is_a_store_error_not_a_crash(damage):
     with pytest.raises(StoreError) as err:
         decode_record(ContentRef("a.warc.gz", 0, len(damaged)), damaged)
     assert not err.value.retryable
+
+
+def test_complete_length_finds_the_last_whole_member_wherever_a_file_is_cut():
+    import gzip
+    import os
+    members = [gzip.compress(os.urandom(n) + b"a" * (n * 50)) for n in (10, 5000, 300_000, 1)]
+    data = b"".join(members)
+    ends = [sum(map(len, members[:i])) for i in range(len(members) + 1)]
+    for cut in range(0, len(data) + 1, 997):
+        assert complete_length(data[:cut], chunk=4096) == max(e for e in ends if e <= cut), cut
+    assert complete_length(data) == len(data)
+    assert complete_length(data + b"not gzip") == len(data)
+    assert complete_length(b"") == 0
+
+
+def test_in_progress_names_are_hidden_and_map_back():
+    assert in_progress("2026/01/02/x.warc.gz") == "2026/01/02/.x.warc.gz.inprogress"
+    assert in_progress("x.warc.gz") == ".x.warc.gz.inprogress"
+    assert sealed_name(".x.warc.gz.inprogress") == "x.warc.gz"
+    assert sealed_name("x.warc.gz") is None and sealed_name(".inprogress") is None
