@@ -1,0 +1,181 @@
+"""bench/stores: the metadata and content stores, embedded against production, in one run.
+
+Metadata: RECORDS records like a crawled page's (a redirect hop, title, description, image,
+a little JSON-LD) written with `put` by CONCURRENCY writers, as the schedulers do, then read
+with `get_many` (one URL a call, and batches of 20 as GetUrlMetadata asks) by CONCURRENCY
+readers: SQLite (a file in a temporary folder) and Cassandra (one node on loopback).
+
+Content: WARC appends of page-sized bodies (the ../shared corpus pages when present, else
+synthetic HTML) by CONCURRENCY writers: the local disk store and HDFS (a mini HDFS on loopback:
+one NameNode, one DataNode, replication 1).
+
+Per store: operations per second and the p50/p99 of one operation's latency. The Cassandra
+node and the mini HDFS are started from the jars the tests use (tests/support/*_server.py) and
+their start-up times printed; `--cassandra HOST:PORT` or `--hdfs http://NN:PORT?user=U` use
+running ones instead. One process, one event loop (uvloop), like a service's.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import pathlib
+import random
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+from pipeline_bench import percentile                                     # noqa: E402
+
+from common.record import Image, Redirect, UrlRecord                      # noqa: E402
+from common.status import Status                                          # noqa: E402
+from common.stores.content import FetchedContent                          # noqa: E402
+from common.stores.open import open_content_store, open_metadata_store    # noqa: E402
+
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+def page_record(n: int) -> tuple[str, UrlRecord, list[str]]:
+    final = f"https://site{n % 300}.test/articles/{n}/a-title-of-some-length"
+    url = f"https://t.co/{n:010d}"
+    rec = UrlRecord(
+        url=url, status=Status.OK, canonical_url=final, final_url=final, http_status=200,
+        redirects=(Redirect(url=url, http_status=301),), content_type="text/html", charset="utf-8",
+        title=f"A headline of ordinary length, number {n}",
+        description="A description of a page as publishers write them, a sentence or two " * 3,
+        site_name=f"Site {n % 300}", author="A. Writer", published_time="2026-11-01T10:00:00Z",
+        lang="en", image=Image(url=f"https://site{n % 300}.test/img/{n}.jpg", width=1200, height=630),
+        favicon=f"https://site{n % 300}.test/favicon.ico", type="article",
+        structured_data={"@context": "https://schema.org", "@type": "NewsArticle",
+                         "headline": f"A headline {n}", "datePublished": "2026-11-01"},
+        fetched_at=time.time(), first_seen=time.time(), content_length=48_000)
+    return final, rec, [url, final]
+
+
+def bodies(count: int) -> list[bytes]:
+    pages = sorted(CORPUS.rglob("*.html"))[:count] if CORPUS.is_dir() else []
+    if pages:
+        return [p.read_bytes() for p in pages]
+    rnd = random.Random(1)
+    words = [f"w{rnd.randrange(5000)}" for _ in range(20000)]
+    return [("<html><body>" + " ".join(rnd.sample(words, 6000)) + "</body></html>").encode()
+            for _ in range(count)]
+
+
+async def timed(concurrency: int, jobs: list, run) -> tuple[float, list[float]]:
+    """Run `run(job)` for every job, `concurrency` at a time: (seconds, latencies in ms)."""
+    latencies: list[float] = []
+    queue = list(reversed(jobs))
+
+    async def worker():
+        while queue:
+            job = queue.pop()
+            t = time.perf_counter()
+            await run(job)
+            latencies.append((time.perf_counter() - t) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started, latencies
+
+
+def row(store: str, what: str, n: int, seconds: float, lat: list[float], unit: str = "ops") -> str:
+    return (f"{store:<10} {what:<22} {n / seconds:>10,.0f} {unit}/s   p50 {percentile(lat, 50):7.2f} ms"
+            f"   p99 {percentile(lat, 99):7.2f} ms   ({n:,} in {seconds:.1f}s)")
+
+
+async def bench_metadata(name: str, url: str, records: int, concurrency: int) -> list[str]:
+    store = await open_metadata_store(url)
+    items = [page_record(n) for n in range(records)]
+    out = []
+    async with store:
+        seconds, lat = await timed(concurrency, items, lambda it: store.put(it[0], it[1], it[2]))
+        out.append(row(name, "put", records, seconds, lat, "writes"))
+        singles = [[it[2][0]] for it in items]
+        random.Random(2).shuffle(singles)
+        seconds, lat = await timed(concurrency, singles, store.get_many)
+        out.append(row(name, "get_many(1 URL)", records, seconds, lat, "reads"))
+        batches = [[items[(b * 20 + i) * 7 % records][2][0] for i in range(20)]
+                   for b in range(records // 20)]
+        seconds, lat = await timed(concurrency, batches, store.get_many)
+        out.append(row(name, "get_many(20 URLs)", len(batches) * 20, seconds, lat, "URLs"))
+        seconds, lat = await timed(concurrency, batches, store.get_many_wire)
+        out.append(row(name, "get_many_wire(20)", len(batches) * 20, seconds, lat, "URLs"))
+    return out
+
+
+async def bench_content(name: str, url: str, appends: int, concurrency: int) -> list[str]:
+    pages = bodies(200)
+    items = [FetchedContent(url=f"https://site.test/{n}", http_status=200,
+                            headers=(("Content-Type", "text/html; charset=utf-8"),),
+                            body=pages[n % len(pages)], fetched_at=time.time())
+             for n in range(appends)]
+    store = await open_content_store(url)
+    async with store:
+        seconds, lat = await timed(concurrency, items, store.append)
+    mib = sum(len(i.body) for i in items) / 2**20
+    return [row(name, "WARC append", appends, seconds, lat, "records") +
+            f"   {mib / seconds:.1f} MiB/s of bodies"]
+
+
+async def main(args) -> None:
+    import uvloop
+    uvloop.install()
+    servers, lines = [], []
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="spiderduck-bench-stores-"))
+    try:
+        cassandra, hdfs_url = args.cassandra, args.hdfs
+        if not cassandra:
+            from support.cassandra_server import CassandraServer, resolve, version
+            t = time.monotonic()
+            server = CassandraServer(resolve(), heap="1g").start()
+            servers.append(server)
+            cassandra = server.target
+            lines.append(f"Cassandra {server.release_version} (cassandra-all {version()}) "
+                         f"started in {time.monotonic() - t:.1f}s")
+        if not hdfs_url:
+            from support.hdfs_server import HdfsServer, resolve, version
+            t = time.monotonic()
+            server = HdfsServer(resolve()).start()
+            servers.append(server)
+            hdfs_url = server.url
+            lines.append(f"HDFS {version()} (mini cluster) started in {time.monotonic() - t:.1f}s")
+        keyspace = f"bench_{uuid.uuid4().hex[:8]}"
+        cassandra_url = f"cassandra://{cassandra}/{keyspace}"
+        from common.stores.cassandra_metadata import apply_schema
+        await apply_schema(cassandra_url)
+        netloc, _, query = hdfs_url.removeprefix("http://").partition("?")
+        hdfs_store = f"hdfs://{netloc}/tmp/bench-{uuid.uuid4().hex[:8]}?{query}"
+        print("\n".join(lines), flush=True)
+        print(f"{args.records:,} records / {args.appends:,} appends, {args.concurrency} at a time",
+              flush=True)
+        for line in await bench_metadata("sqlite", f"sqlite:///{tmp}/meta.db", args.records,
+                                         args.concurrency):
+            print(line, flush=True)
+        for line in await bench_metadata("cassandra", cassandra_url, args.records, args.concurrency):
+            print(line, flush=True)
+        for line in await bench_content("disk", f"file://{tmp}/content", args.appends,
+                                        args.concurrency):
+            print(line, flush=True)
+        for line in await bench_content("hdfs", hdfs_store, args.appends, args.concurrency):
+            print(line, flush=True)
+    finally:
+        for server in servers:
+            server.stop()
+        import shutil
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=5000)
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--cassandra", default="", help="HOST:PORT of a running Cassandra")
+    parser.add_argument("--hdfs", default="", help="http://NAMENODE:PORT?user=U of a running HDFS")
+    asyncio.run(main(parser.parse_args()))
