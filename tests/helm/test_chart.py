@@ -253,7 +253,7 @@ def test_configmap_names_the_external_services(external_docs, tmp_path, monkeypa
     cfg = yaml.safe_load(cm["data"]["config.yaml"])
     assert cfg["nats_url"] == EXTERNAL["nats"]["url"]
     assert cfg["metadata_store"] == \
-        "cassandra://cass-a.example.net,cass-b.example.net:9042/sd_prod?consistency=LOCAL_QUORUM"
+        "cassandra://cass-a.example.net,cass-b.example.net:9042/sd_prod?consistency=LOCAL_QUORUM&replication=3"
     assert cfg["robots_cache"] == "memcached://robots-cache.example.net:11211"
     assert cfg["content_store"] == "hdfs://hdfs-nn.example.net:9870/crawl/warc?user=crawler"
     assert cfg["fetcher"]["listen"] == "0.0.0.0:50052"
@@ -271,6 +271,24 @@ def test_configmap_names_the_external_services(external_docs, tmp_path, monkeypa
     assert settings.metadata_store_url.startswith("cassandra://")
     assert settings.fetcher.advertise.endswith(".svc:50052")
     assert settings.fetcher.id == "sd-spiderduck-fetcher-0"
+
+
+def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
+    """What the schema Job and the stores read: the chart renders them into the URLs, and the
+    stores' own parsers take them."""
+    from common.stores.cassandra_metadata import CassandraOptions
+    from common.stores.hdfs_content import HdfsLocation
+    values = {**EXTERNAL,
+              "cassandra": {**EXTERNAL["cassandra"], "dc": "eu-west", "replication": 5},
+              "hdfs": {**EXTERNAL["hdfs"], "rollBytes": 1073741824, "rollSeconds": 600}}
+    cm = next(d for d in render(values) if d["kind"] == "ConfigMap"
+              and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
+    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    options = CassandraOptions.from_url(cfg["metadata_store"])
+    assert (options.dc, options.replication, options.consistency) == ("eu-west", 5, "LOCAL_QUORUM")
+    location = HdfsLocation.parse(cfg["content_store"])
+    assert (location.roll.roll_bytes, location.roll.roll_seconds) == (1 << 30, 600.0)
+    assert location.user == "crawler" and location.root == "/crawl/warc"
 
 
 def test_config_values_merge_over_the_rendered_keys(tmp_path):

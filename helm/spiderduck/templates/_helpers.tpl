@@ -67,10 +67,22 @@ app.kubernetes.io/component: {{ .role }}
 {{- define "spiderduck.config" -}}
 {{- $v := .Values }}
 {{- $store := printf "cassandra://%s:%v/%s" (join "," $v.cassandra.contactPoints) $v.cassandra.port $v.cassandra.keyspace }}
-{{- if $v.cassandra.consistency }}
-{{- $store = printf "%s?consistency=%s" $store $v.cassandra.consistency }}
+{{- $options := list }}
+{{- range $key, $name := dict "consistency" "consistency" "dc" "dc" "replication" "replication" }}
+{{- with index $v.cassandra $key }}
+{{- $options = append $options (printf "%s=%v" $name .) }}
+{{- end }}
+{{- end }}
+{{- if $options }}
+{{- $store = printf "%s?%s" $store (join "&" $options) }}
 {{- end }}
 {{- $content := printf "hdfs://%s/%s?user=%s" $v.hdfs.namenode (trimPrefix "/" $v.hdfs.path) $v.hdfs.user }}
+{{- with $v.hdfs.rollBytes }}
+{{- $content = printf "%s&roll_bytes=%v" $content (int64 .) }}
+{{- end }}
+{{- with $v.hdfs.rollSeconds }}
+{{- $content = printf "%s&roll_seconds=%v" $content . }}
+{{- end }}
 {{- $robots := "" }}
 {{- if $v.memcached.host }}
 {{- $robots = printf "memcached://%s:%v" $v.memcached.host $v.memcached.port }}
