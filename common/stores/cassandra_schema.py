@@ -6,17 +6,28 @@
     MIGRATIONS    [(version, [CQL statement, ...]), ...], ascending; `{keyspace}` in a
                   statement is replaced by the (validated) keyspace name
 
-Tables (version 1):
+Tables (version 2):
 
-    records        key text PK -> record (protobuf JSON), first_seen, fetched_at
+    records        key text PK -> record_pb (protobuf bytes, v2), record (protobuf JSON, v1),
+                                  first_seen, fetched_at
     resolutions    url text PK -> key            any URL of a chain -> the final record's key
     crawl_status   key text PK -> status, fetched_at               for the crawl decider
     shares         key text PK -> "count" counter                  sightings per record
     schema_version id int PK (always 1) -> version, applied_at
 
-`apply` is idempotent: every statement says IF NOT EXISTS, the version reached is recorded in
-`schema_version` after all of its statements ran, and migrations at or below it are skipped.
-Two concurrent applies of the same build are safe: each statement is idempotent.
+Versions:
+
+    1   the tables above, each record as the JSON text of its UrlMetadata in `record`
+    2   `records.record_pb blob`: the store writes the record's UrlMetadata bytes there (first_seen
+        and share_count left out: they have columns of their own) and no longer writes `record`;
+        rows written at version 1 keep their JSON and read as before (cassandra_metadata)
+
+`apply` is idempotent: every statement says IF NOT EXISTS (CREATE TABLE, ALTER TABLE ... ADD),
+the version reached is recorded in `schema_version` after all of its statements ran, and
+migrations at or below it are skipped. Two concurrent applies are safe: each statement is
+idempotent, and the recorded version only goes up (a lightweight transaction,
+`IF version < N`), so the slower apply cannot write an older version over a newer one; each
+version is reported as applied by the one call whose transaction recorded it.
 Statements are blocking driver calls: run `apply` in a worker thread from async code.
 """
 from __future__ import annotations
@@ -40,14 +51,21 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         'CREATE TABLE IF NOT EXISTS {keyspace}.shares ('
         ' key text PRIMARY KEY, "count" counter)',
     ]),
+    (2, [
+        # No IF EXISTS on the table: were `records` missing, the migration should fail, not
+        # record version 2 without the column.
+        "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS record_pb blob",
+    ]),
 ]
 
 LATEST = MIGRATIONS[-1][0]
 
 _VERSION_TABLE = MIGRATIONS[0][1][0]     # created before reading the version
 _READ_VERSION = "SELECT version FROM {keyspace}.schema_version WHERE id = 1"
-_WRITE_VERSION = ("INSERT INTO {keyspace}.schema_version (id, version, applied_at) "
-                  "VALUES (1, %s, toTimestamp(now()))")
+_START_VERSION = ("INSERT INTO {keyspace}.schema_version (id, version) VALUES (1, 0) "
+                  "IF NOT EXISTS")
+_RAISE_VERSION = ("UPDATE {keyspace}.schema_version SET version = %s, "
+                  "applied_at = toTimestamp(now()) WHERE id = 1 IF version < %s")
 
 
 def check_keyspace(name: str) -> str:
@@ -89,22 +107,24 @@ def current_version(session, keyspace: str) -> int:
     return int(value or 0)
 
 
-def apply(session, keyspace: str, *, replication: int = 1, dc: str = "") -> tuple[int, list[int]]:
-    """Create the keyspace and run the migrations it lacks, in order.
+def apply(session, keyspace: str, *, replication: int = 1, dc: str = "",
+          upto: int = LATEST) -> tuple[int, list[int]]:
+    """Create the keyspace and run the migrations it lacks, in order, up to version `upto`.
 
-    Returns (version now, versions applied by this call). Blocking (cassandra-driver's
+    Returns (version now, versions this call recorded). Blocking (cassandra-driver's
     synchronous `Session.execute`, which also waits for schema agreement after each DDL).
     """
     session.execute(keyspace_statement(keyspace, replication=replication, dc=dc))
     session.execute(_VERSION_TABLE.format(keyspace=keyspace))
+    session.execute(_START_VERSION.format(keyspace=keyspace))
     version = current_version(session, keyspace)
     applied = []
     for number, _ in MIGRATIONS:
-        if number <= version:
+        if number <= version or number > upto:
             continue
         for statement in statements(number, keyspace):
             session.execute(statement)
-        session.execute(_WRITE_VERSION.format(keyspace=keyspace), (number,))
+        if session.execute(_RAISE_VERSION.format(keyspace=keyspace), (number, number)).was_applied:
+            applied.append(number)
         version = number
-        applied.append(number)
-    return version, applied
+    return max(version, current_version(session, keyspace)), applied
