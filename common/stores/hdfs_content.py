@@ -34,7 +34,7 @@ from urllib.parse import parse_qsl, urlsplit
 import hdfs
 import requests
 
-from common.errors import ConfigError
+from common.errors import ConfigError, StoreError
 from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
 from common.stores.hdfs_writer import HdfsWriter, WebHdfsClient, store_error, sweep_orphans
@@ -135,7 +135,10 @@ class HdfsContentStore(ContentStore):
         period = min(self._loc.roll.roll_seconds / TICKS_PER_ROLL, MAX_TICK)
         while True:
             await asyncio.sleep(period)
-            await self._thread.call(HdfsWriter.tick)
+            try:
+                await self._thread.call(HdfsWriter.tick)
+            except StoreError:
+                pass              # a write of the same batch failed: its callers were told
 
     # -- reading ---------------------------------------------------------------------------
 
