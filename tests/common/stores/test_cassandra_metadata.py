@@ -46,6 +46,7 @@ def test_url_options_and_credentials():
     ("cassandra://h1/ks?colour=red", "unknown cassandra option"),
     ("cassandra://h1/ks?replication=0", "out of range"),
     ("cassandra://h1/ks?retries=many", "not a valid value"),
+    ("cassandra://h1/ks?reconnect_max=0.1", "out of range"),
     ("cassandra://h1:9042,h2:9043/ks", "one port"),
     ("cassandra://h1:port/ks", "bad port"),
     ("cassandra://,h2/ks", "empty host"),
@@ -67,6 +68,16 @@ def test_the_cluster_is_token_aware_over_the_local_dc():
     assert profile.load_balancing_policy._child_policy.local_dc == "dc1"
     assert profile.consistency_level == ConsistencyLevel.LOCAL_ONE
     assert cluster.port == 9142
+
+
+def test_a_node_that_went_away_is_tried_again_within_seconds_not_minutes():
+    """The driver's default waits up to 600 s between tries; ours backs off to reconnect_max."""
+    def delays(url):
+        policy = build_cluster(CassandraOptions.from_url(url)).reconnection_policy
+        return list(zip(range(12), policy.new_schedule()))
+    default = [d for _, d in delays("cassandra://127.0.0.1/ks")]
+    assert default[0] <= 1.0 and max(default) <= 10.0 and default[-1] >= 5.0
+    assert max(d for _, d in delays("cassandra://127.0.0.1/ks?reconnect_max=3")) <= 3.0
 
 
 async def test_an_unreachable_cluster_is_a_retryable_store_error():
