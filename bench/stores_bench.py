@@ -9,7 +9,9 @@ Content: WARC appends of page-sized bodies (the ../shared corpus pages when pres
 synthetic HTML) by CONCURRENCY writers: the local disk store and HDFS (a mini HDFS on loopback:
 one NameNode, one DataNode, replication 1).
 
-Per store: operations per second and the p50/p99 of one operation's latency. The Cassandra
+Per store: operations per second and the p50/p99 of one operation's latency. Beside them, the
+bare floors: cassandra-driver alone (one prepared INSERT or SELECT a call) and the `hdfs` client
+appending one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
 node and the mini HDFS are started from the jars the tests use (tests/support/*_server.py) and
 their start-up times printed; `--cassandra HOST:PORT` or `--hdfs http://NN:PORT?user=U` use
 running ones instead. One process, one event loop (uvloop), like a service's.
@@ -109,6 +111,36 @@ async def bench_metadata(name: str, url: str, records: int, concurrency: int) ->
     return out
 
 
+async def bare_cassandra(target: str, keyspace: str, keys: list[str], concurrency: int) -> list[str]:
+    """The floor: cassandra-driver alone, one prepared single-partition read a call (a get_many
+    of one URL makes three: URL -> key, then the record and the counter together), and one
+    plain INSERT a call (a put makes six or more, one of them a lightweight transaction)."""
+    from cassandra.cluster import Cluster
+    host, _, port = target.partition(":")
+    cluster = Cluster([host], port=int(port or 9042))
+    session = await asyncio.to_thread(cluster.connect, keyspace)
+    select = session.prepare("SELECT key FROM resolutions WHERE url = ?")
+    insert = session.prepare("INSERT INTO crawl_status (key, status) VALUES (?, 'OK')")
+    loop = asyncio.get_running_loop()
+
+    def call(statement, params):
+        future = loop.create_future()
+        response = session.execute_async(statement, params)
+        response.add_callbacks(
+            lambda rows: loop.call_soon_threadsafe(future.set_result, rows),
+            lambda exc: loop.call_soon_threadsafe(future.set_exception, exc))
+        return future
+
+    try:
+        seconds, lat = await timed(concurrency, keys, lambda k: call(insert, (k,)))
+        out = [row("bare", "driver INSERT", len(keys), seconds, lat, "writes")]
+        seconds, lat = await timed(concurrency, keys, lambda k: call(select, (k,)))
+        out.append(row("bare", "driver SELECT", len(keys), seconds, lat, "reads"))
+        return out
+    finally:
+        await asyncio.to_thread(cluster.shutdown)
+
+
 async def bench_content(name: str, url: str, appends: int, concurrency: int) -> list[str]:
     pages = bodies(200)
     items = [FetchedContent(url=f"https://site.test/{n}", http_status=200,
@@ -121,6 +153,33 @@ async def bench_content(name: str, url: str, appends: int, concurrency: int) -> 
     mib = sum(len(i.body) for i in items) / 2**20
     return [row(name, "WARC append", appends, seconds, lat, "records") +
             f"   {mib / seconds:.1f} MiB/s of bodies"]
+
+
+async def bare_hdfs(webhdfs: str, appends: int) -> list[str]:
+    """The floor without batching: the `hdfs` client appending one compressed record per
+    WebHDFS call to one file, as our store did before it batched."""
+    import hdfs
+    from common.stores.content import warc_record
+    netloc, _, query = webhdfs.removeprefix("http://").partition("?")
+    client = hdfs.InsecureClient(f"http://{netloc}", user=query.removeprefix("user="))
+    path = f"/tmp/bench-bare-{uuid.uuid4().hex[:8]}.warc.gz"
+    pages = bodies(200)
+    data = [warc_record(FetchedContent(url=f"https://site.test/{n}", http_status=200, headers=(),
+                                       body=pages[n % len(pages)], fetched_at=time.time()))
+            for n in range(appends)]
+
+    def write(n: int) -> None:
+        client.write(path, data=data[n], append=n > 0)
+
+    lat = []
+    started = time.perf_counter()
+    for n in range(appends):
+        t = time.perf_counter()
+        await asyncio.to_thread(write, n)
+        lat.append((time.perf_counter() - t) * 1000)
+    seconds = time.perf_counter() - started
+    client.delete(path)
+    return [row("bare", "WebHDFS append each", appends, seconds, lat, "records")]
 
 
 async def main(args) -> None:
@@ -159,10 +218,15 @@ async def main(args) -> None:
             print(line, flush=True)
         for line in await bench_metadata("cassandra", cassandra_url, args.records, args.concurrency):
             print(line, flush=True)
+        urls = [page_record(n)[2][0] for n in range(args.records)]
+        for line in await bare_cassandra(cassandra, keyspace, urls, args.concurrency):
+            print(line, flush=True)
         for line in await bench_content("disk", f"file://{tmp}/content", args.appends,
                                         args.concurrency):
             print(line, flush=True)
         for line in await bench_content("hdfs", hdfs_store, args.appends, args.concurrency):
+            print(line, flush=True)
+        for line in await bare_hdfs(hdfs_url, min(args.appends, 300)):
             print(line, flush=True)
     finally:
         for server in servers:
