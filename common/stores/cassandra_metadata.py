@@ -233,8 +233,10 @@ def build_cluster(options: CassandraOptions):
     return Cluster(contact_points=list(options.hosts), port=options.port,
                    execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                    auth_provider=auth, connect_timeout=options.connect_timeout,
+                   # max_attempts=None: never give up (the driver's default stops after 64
+                   # tries, ~10 minutes at 10 s, and the node is never used again).
                    reconnection_policy=ExponentialReconnectionPolicy(
-                       RECONNECT_BASE, options.reconnect_max))
+                       RECONNECT_BASE, options.reconnect_max, max_attempts=None))
 
 
 async def connect(options: CassandraOptions):

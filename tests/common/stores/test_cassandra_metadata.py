@@ -72,11 +72,13 @@ def test_the_cluster_is_token_aware_over_the_local_dc():
 
 def test_a_node_that_went_away_is_tried_again_within_seconds_not_minutes():
     """The driver's default waits up to 600 s between tries; ours backs off to reconnect_max."""
-    def delays(url):
+    def delays(url, n=12):
         policy = build_cluster(CassandraOptions.from_url(url)).reconnection_policy
-        return list(zip(range(12), policy.new_schedule()))
+        return list(zip(range(n), policy.new_schedule()))
     default = [d for _, d in delays("cassandra://127.0.0.1/ks")]
     assert default[0] <= 1.0 and max(default) <= 10.0 and default[-1] >= 5.0
+    # It never stops trying: past the driver's default of 64 tries (~10 minutes).
+    assert len(delays("cassandra://127.0.0.1/ks", 500)) == 500
     assert max(d for _, d in delays("cassandra://127.0.0.1/ks?reconnect_max=3")) <= 3.0
 
 
