@@ -96,6 +96,21 @@ class SchedulerSettings:
     hop_timeout: float = 120.0        # seconds one hop may take, queueing and re-routing included
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
+    # An outage (the metadata or content store, or NATS, failing: a retryable StoreError or
+    # BusError) is not the URL's fault, so it uses up none of max_deliver: the message stays
+    # here (its slot held, heartbeats sent) and is retried in place, the waits doubling from
+    # outage_backoff_base up to outage_backoff_max (with jitter), until it succeeds or a stop
+    # hands it back. Only after outage_retry_for seconds of one delivery does the failure count
+    # as a delivery (nak after retry_delay; dead-lettered on the last), so a persistent "store"
+    # failure that is really the URL's still ends; 0 = retry an outage for as long as it lasts.
+    outage_backoff_base: float = 0.5  # seconds before the first in-place retry after an outage failure
+    outage_backoff_max: float = 15.0  # the longest wait between in-place retries
+    outage_retry_for: float = 3600.0  # seconds one delivery retries an outage in place (0 = no limit)
+
+    def __post_init__(self) -> None:
+        for name in ("outage_backoff_base", "outage_backoff_max"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"scheduler.{name}: {getattr(self, name):g}s must be positive")
 
 
 @dataclass(frozen=True)
@@ -203,7 +218,8 @@ _DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_t
                   "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
                   "recrawl_failed_after", "events_max_age", "urls_max_age", "dead_max_age",
                   "shutdown_grace", "nats_connect_timeout", "lease_ttl", "lease_margin",
-                  "busy_retry", "related_timeout", "extract_timeout"}
+                  "busy_retry", "related_timeout", "extract_timeout", "outage_backoff_base",
+                  "outage_backoff_max", "outage_retry_for"}
 
 
 def parse_duration(value: Any) -> float:

@@ -6,8 +6,12 @@ notify. A message whose domain is busy in this scheduler (DomainBusy) is parked
 without holding a slot and retried after about scheduler.busy_retry, so a slow domain
 never starves the others. A retryable failure naks it for redelivery after retry_delay; the last
 allowed delivery, and any message that cannot be decoded, goes to the dead-letter
-stream with the reason, then is acked (terminated). Long runs send in-progress
-heartbeats so JetStream does not redeliver a message still being worked on.
+stream with the reason, then is acked (terminated). An outage (a metadata or content store, or
+NATS, failing: a retryable StoreError or BusError) is not the URL's fault and uses up none of
+its deliveries: the message stays here, holding its slot, and is retried in place with capped
+exponential backoff (scheduler.outage_backoff_base/_max) for up to scheduler.outage_retry_for
+per delivery, so a store down for minutes costs no URL. Long runs send in-progress heartbeats
+so JetStream does not redeliver a message still being worked on.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
 from common import metrics
-from common.errors import DomainBusy, InvalidMessage, SpiderDuckError
+from common.errors import BusError, DomainBusy, InvalidMessage, SpiderDuckError, StoreError
 from scheduler.intake import PULL_EXPIRES, PULL_GRACE, PullIntake
 from scheduler.task import Submission
 
@@ -38,11 +42,55 @@ ACK_TIMEOUT = 1.0      # seconds to wait for the server to confirm an ack
 ACK_RETRY = 0.25       # seconds between tries while it does not
 
 
+class _Outage(Exception):
+    """A message failed by an outage, to be retried in place (see Outage)."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class Outage:
+    """One delivery's in-place retries of outage failures: which failures count as an outage,
+    for how long, and the (capped, jittered, doubling) wait before each retry."""
+
+    KINDS = (StoreError, BusError)
+
+    def __init__(self, settings: SchedulerSettings, *, clock=time.monotonic, rand=random.random):
+        self._settings = settings
+        self._clock = clock
+        self._rand = rand
+        self.since: float | None = None     # when this delivery first met the outage
+        self.retries = 0
+
+    def covers(self, exc: BaseException) -> bool:
+        """Whether `exc` is retried in place rather than counted as a failed delivery."""
+        if not isinstance(exc, self.KINDS) or not exc.retryable:
+            return False
+        now = self._clock()
+        if self.since is None:
+            self.since = now
+        limit = self._settings.outage_retry_for
+        return not limit or now - self.since < limit
+
+    def next_wait(self) -> float:
+        """Seconds to wait before the next retry: base x 2^retries up to the cap, the upper
+        half of it at random (so held messages do not retry in step)."""
+        s = self._settings
+        ceiling = min(s.outage_backoff_max, s.outage_backoff_base * 2 ** min(self.retries, 32))
+        self.retries += 1
+        return ceiling * (0.5 + 0.5 * self._rand())
+
+    @property
+    def lasted(self) -> float:
+        return 0.0 if self.since is None else self._clock() - self.since
+
+
 class Stats(dict):
     """Message outcomes, kept here (stats["acked"]) and counted as spiderduck_scheduler_messages_total."""
 
     def __init__(self, recorder):
-        super().__init__(acked=0, nacked=0, dead_lettered=0, deferred=0)
+        super().__init__(acked=0, nacked=0, dead_lettered=0, deferred=0, outage_retried=0)
         self._recorder = recorder
 
     def add(self, outcome: str) -> None:
@@ -146,21 +194,32 @@ class Consumer:
 
     async def _run_one(self, msg) -> None:
         heartbeat = asyncio.create_task(self._heartbeat(msg))
+        outage = Outage(self._settings)
         try:
             while True:
                 try:
-                    await self._handle(msg)
+                    await self._handle(msg, outage)
                     return
+                except _Outage as failed:
+                    # Not the URL's fault: retried here, holding the slot (every message
+                    # would meet the same outage, so pulling more would not help), with no
+                    # delivery used up; the heartbeat keeps JetStream from redelivering it.
+                    self.stats.add("outage_retried")
+                    wait = outage.next_wait()
+                    (log.warning if outage.retries == 1 else log.debug)(
+                        "message (delivery %d) met an outage, retrying in place in %.2gs "
+                        "(%d retries over %.3gs): %s", msg.metadata.num_delivered, wait,
+                        outage.retries, outage.lasted, failed.cause)
+                    if not await self._pause(wait):
+                        await self._hand_back(msg)   # stopping: to whoever runs next, at once
+                        return
                 except DomainBusy as exc:
                     # Park it without holding a slot: others use the slot meanwhile, and
                     # waiting on a busy domain uses up none of the message's deliveries.
                     self.stats.add("deferred")
                     log.debug("parking a message: %s", exc)
                     await self._leave()
-                    with contextlib.suppress(TimeoutError):   # a stop wakes it at once
-                        await asyncio.wait_for(self._stopping.wait(),
-                                               self._settings.busy_retry * (0.5 + random.random()))
-                    if self._stopping.is_set():
+                    if not await self._pause(self._settings.busy_retry * (0.5 + random.random())):
                         await self._hand_back(msg)   # to whoever runs next, at once
                         return
                     async with self._room:
@@ -178,6 +237,12 @@ class Consumer:
         finally:
             heartbeat.cancel()
             await self._leave()
+
+    async def _pause(self, seconds: float) -> bool:
+        """Wait `seconds`; False at once when a stop comes meanwhile (or came before)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+        return not self._stopping.is_set()
 
     async def _leave(self) -> None:
         """Give back this message's slot (at most once per take)."""
@@ -203,7 +268,7 @@ class Consumer:
             task.cancel()
         await asyncio.wait(late, timeout=HAND_BACK_WAIT)
 
-    async def _handle(self, msg) -> None:
+    async def _handle(self, msg, outage: Outage) -> None:
         meta = msg.metadata
         delivery = meta.num_delivered
         submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
@@ -217,6 +282,8 @@ class Consumer:
             raise
         except Exception as exc:
             retryable = exc.retryable if isinstance(exc, SpiderDuckError) else True
+            if retryable and outage.covers(exc):
+                raise _Outage(exc) from exc
             if not retryable or delivery >= self._settings.max_deliver:
                 await self._dead_letter(msg, f"{type(exc).__name__}: {exc}", delivery)
             else:

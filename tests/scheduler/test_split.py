@@ -7,7 +7,6 @@ import asyncio
 import base64
 import json
 
-import nats
 import pytest
 
 from common import bus
@@ -41,15 +40,6 @@ async def until(condition, timeout: float = 20.0) -> None:
     async with asyncio.timeout(timeout):
         while not condition():
             await asyncio.sleep(0.02)
-
-
-@pytest.fixture
-async def bus_js(nats_server):
-    nc = await nats.connect(nats_server.url)
-    js = nc.jetstream()
-    await bus.ensure_streams(js)
-    yield nc, js
-    await nc.close()
 
 
 async def run_consumer(nc, js, last: Last):

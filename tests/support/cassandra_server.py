@@ -5,7 +5,9 @@
                        .backends/cassandra-<version>/lib (outside git); later calls find them there
     CassandraServer    CassandraDaemon in the foreground on free loopback ports, configured by
                        tests/backends/cassandra/cassandra.yaml filled in under a temporary folder;
-                       `start()` waits until CQL answers, `stop()` ends it and removes the folder
+                       `start()` waits until CQL answers, `stop()` ends it and removes the folder.
+                       A node restarts on the same ports and data: `restart()`, or
+                       `stop(keep=True, graceful=S)` then `start()` again (a kept folder is reused)
 
 Needs `java` (17) and, on first use, `mvn` with access to Maven Central; without them
 `BackendUnavailable` says how to get them. `python tests/support/cassandra_server.py` resolves
@@ -89,6 +91,10 @@ class CassandraServer(JvmServer):
         return f"{HOST}:{self.port}"
 
     def _configure(self) -> pathlib.Path:
+        """The node's cassandra.yaml: written once in a new temporary folder, then reused, so a
+        node started again (after `stop(keep=True)`) has the same ports, data and commit log."""
+        if self.dir is not None and (self.dir / "cassandra.yaml").exists():
+            return self.dir / "cassandra.yaml"
         self.dir = pathlib.Path(tempfile.mkdtemp(prefix="spiderduck-cassandra-"))
         template = string.Template((BACKEND / "cassandra.yaml").read_text("utf-8"))
         config = self.dir / "cassandra.yaml"
@@ -108,7 +114,7 @@ class CassandraServer(JvmServer):
                    f"-Dcassandra.logdir={self.dir}",
                    f"-Dlogback.configurationFile={BACKEND / 'logback.xml'}",
                    "-cp", f"{self.lib}/*", "org.apache.cassandra.service.CassandraDaemon"]
-        with open(self.dir / "stdout.log", "wb") as out:
+        with open(self.dir / "stdout.log", "ab") as out:      # appended to across restarts
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
                                          stderr=subprocess.STDOUT, cwd=self.dir,
                                          preexec_fn=kill_with_parent)
@@ -119,6 +125,17 @@ class CassandraServer(JvmServer):
             self.stop(keep=True)
             raise
         return self
+
+    def stop(self, *, keep: bool = False, graceful: float = 0.0) -> None:
+        """As JvmServer.stop. `graceful` (seconds) sends SIGTERM first: Cassandra's shutdown hook
+        drains the node (flushes the memtables, syncs and closes the commit log) before the JVM
+        exits, so a node started again on the kept folder has every acknowledged write."""
+        super().stop(keep=keep, graceful=graceful)
+
+    def restart(self, *, graceful: float = 60.0, timeout: float = 180.0) -> "CassandraServer":
+        """Stop the node (SIGTERM, see stop) and start it again on the same ports and data."""
+        self.stop(keep=True, graceful=graceful)
+        return self.start(timeout)
 
     def _failure(self, what: str) -> RuntimeError:
         logs = "\n".join(f"--- {name}:\n{_tail(self.dir / name)}" for name in

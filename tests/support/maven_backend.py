@@ -73,9 +73,17 @@ class JvmServer:
     proc: subprocess.Popen | None = None
     dir: pathlib.Path | None = None
 
-    def stop(self, *, keep: bool = False) -> None:
-        """Kill it (its data is throwaway) and remove its folder unless `keep`."""
+    def stop(self, *, keep: bool = False, graceful: float = 0.0) -> None:
+        """End it and remove its folder unless `keep`. By default it is killed (its data is
+        throwaway); with `graceful` seconds it is sent SIGTERM first (the JVM runs its shutdown
+        hooks) and killed only if still running after that long."""
         if self.proc is not None:
+            if self.proc.poll() is None and graceful > 0:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(graceful)
+                except subprocess.TimeoutExpired:
+                    pass
             if self.proc.poll() is None:
                 self.proc.kill()
                 self.proc.wait(30)
