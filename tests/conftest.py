@@ -27,6 +27,19 @@ def nats_server(tmp_path):
 
 
 @pytest.fixture
+async def bus_js(nats_server):
+    """(connection, JetStream context) on `nats_server`, SpiderDuck's streams created."""
+    import nats
+
+    from common import bus
+    nc = await nats.connect(nats_server.url)
+    js = nc.jetstream()
+    await bus.ensure_streams(js)
+    yield nc, js
+    await nc.close()
+
+
+@pytest.fixture
 async def localweb():
     from support.localweb import LocalWeb
     web = await LocalWeb().start()
