@@ -12,7 +12,7 @@ One deviation from the standard: a <meta> naming a legacy encoding is overruled
 when the bytes are valid, non-ASCII UTF-8 (see `sniff`). The header and the BOM
 are always obeyed.
 
-Labels go through the WHATWG Encoding Standard's label table, so `latin1`,
+Labels go through the WHATWG Encoding Standard's label table (webencodings), so `latin1`,
 `iso-8859-1` and `ascii` mean windows-1252, `gb2312` means GBK, `x-sjis` means
 Shift_JIS, and so on. A label the table does not know is ignored.
 `decode` never raises: undecodable bytes become U+FFFD.
@@ -22,67 +22,15 @@ from __future__ import annotations
 import codecs
 import re
 
-# WHATWG encoding name -> (Python codec, labels). https://encoding.spec.whatwg.org/#names-and-labels
-# The "replacement" and "x-user-defined" encodings are left out on purpose: their labels
-# are treated as unknown, so detection moves on to the next source.
-_ENCODINGS: dict[str, tuple[str, str]] = {
-    "utf-8": ("utf-8", "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"),
-    "ibm866": ("cp866", "866 cp866 csibm866 ibm866"),
-    "iso-8859-2": ("iso8859-2", "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 "
-                                "iso_8859-2:1987 l2 latin2"),
-    "iso-8859-3": ("iso8859-3", "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 "
-                                "iso_8859-3:1988 l3 latin3"),
-    "iso-8859-4": ("iso8859-4", "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 "
-                                "iso_8859-4:1988 l4 latin4"),
-    "iso-8859-5": ("iso8859-5", "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 "
-                                "iso_8859-5 iso_8859-5:1988"),
-    "iso-8859-6": ("iso8859-6", "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 "
-                                "iso-8859-6 iso-8859-6-e iso-8859-6-i iso-ir-127 iso8859-6 iso88596 "
-                                "iso_8859-6 iso_8859-6:1987"),
-    "iso-8859-7": ("iso8859-7", "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 "
-                                "iso8859-7 iso88597 iso_8859-7 iso_8859-7:1987 sun_eu_greek"),
-    "iso-8859-8": ("iso8859-8", "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 "
-                                "iso8859-8 iso88598 iso_8859-8 iso_8859-8:1988 visual"),
-    "iso-8859-8-i": ("iso8859-8", "csiso88598i iso-8859-8-i logical"),
-    "iso-8859-10": ("iso8859-10", "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6"),
-    "iso-8859-13": ("iso8859-13", "iso-8859-13 iso8859-13 iso885913"),
-    "iso-8859-14": ("iso8859-14", "iso-8859-14 iso8859-14 iso885914"),
-    "iso-8859-15": ("iso8859-15", "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9"),
-    "iso-8859-16": ("iso8859-16", "iso-8859-16"),
-    "koi8-r": ("koi8-r", "cskoi8r koi koi8 koi8-r koi8_r"),
-    "koi8-u": ("koi8-u", "koi8-ru koi8-u"),
-    "macintosh": ("mac-roman", "csmacintosh mac macintosh x-mac-roman"),
-    "windows-874": ("cp874", "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874"),
-    "windows-1250": ("cp1250", "cp1250 windows-1250 x-cp1250"),
-    "windows-1251": ("cp1251", "cp1251 windows-1251 x-cp1251"),
-    "windows-1252": ("cp1252", "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 "
-                               "iso-ir-100 iso8859-1 iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 "
-                               "us-ascii windows-1252 x-cp1252"),
-    "windows-1253": ("cp1253", "cp1253 windows-1253 x-cp1253"),
-    "windows-1254": ("cp1254", "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 "
-                               "iso_8859-9:1989 l5 latin5 windows-1254 x-cp1254"),
-    "windows-1255": ("cp1255", "cp1255 windows-1255 x-cp1255"),
-    "windows-1256": ("cp1256", "cp1256 windows-1256 x-cp1256"),
-    "windows-1257": ("cp1257", "cp1257 windows-1257 x-cp1257"),
-    "windows-1258": ("cp1258", "cp1258 windows-1258 x-cp1258"),
-    "x-mac-cyrillic": ("mac-cyrillic", "x-mac-cyrillic x-mac-ukrainian"),
-    # WHATWG's GBK decoder is the gb18030 decoder, and its Big5 includes HKSCS.
-    "gbk": ("gb18030", "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk"),
-    "gb18030": ("gb18030", "gb18030"),
-    "big5": ("big5hkscs", "big5 big5-hkscs cn-big5 csbig5 x-x-big5"),
-    "euc-jp": ("euc_jp", "cseucpkdfmtjapanese euc-jp x-euc-jp"),
-    "iso-2022-jp": ("iso2022_jp", "csiso2022jp iso-2022-jp"),
-    # WHATWG's Shift_JIS and EUC-KR are Microsoft's supersets.
-    "shift_jis": ("cp932", "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis"),
-    "euc-kr": ("cp949", "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 "
-                        "ksc5601 ksc_5601 windows-949"),
-    "utf-16be": ("utf-16-be", "unicodefffe utf-16be"),
-    "utf-16le": ("utf-16-le", "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"),
-}
+import webencodings
 
-LABELS: dict[str, str] = {label: name for name, (_, labels) in _ENCODINGS.items()
-                          for label in labels.split()}
-CODECS: dict[str, str] = {name: codec for name, (codec, _) in _ENCODINGS.items()}
+# The WHATWG label table comes from webencodings (html5lib's, kept to the Encoding Standard), so
+# `latin1` is windows-1252, `x-sjis` Shift_JIS (decoded as cp932), `big5` Big5-HKSCS, and so on.
+# Two changes of ours: GBK decodes with gb18030 (the WHATWG GBK decoder is the gb18030 decoder;
+# webencodings says gbk), and the "replacement" and "x-user-defined" encodings are left out on
+# purpose: their labels count as unknown, so detection moves on to the next source.
+_CODEC_OVERRIDES = {"gbk": "gb18030"}
+_UNUSED = frozenset({"replacement", "x-user-defined"})
 
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16be"), (codecs.BOM_UTF16_LE, "utf-16le"))
 _PRESCAN_BYTES = 1024
@@ -97,7 +45,16 @@ def lookup(label: str | None) -> str | None:
     """The WHATWG encoding name for a label, or None when the label is unknown."""
     if not label:
         return None
-    return LABELS.get(label.strip("\t\n\f\r \"'").lower())
+    found = webencodings.lookup(label.strip("\t\n\f\r \"'"))
+    return None if found is None or found.name in _UNUSED else found.name
+
+
+def codec(name: str) -> str:
+    """The Python codec that decodes the WHATWG encoding `name` (utf-8 for an unknown one)."""
+    if name in _CODEC_OVERRIDES:
+        return _CODEC_OVERRIDES[name]
+    found = webencodings.lookup(name)
+    return found.codec_info.name if found is not None and found.name not in _UNUSED else "utf-8"
 
 
 def charset_param(value: str | None) -> str | None:
@@ -175,7 +132,7 @@ def decode(body: bytes, content_type: str | None = None) -> tuple[str, str]:
 
 def decode_as(body: bytes, name: str) -> str:
     """`body` decoded with a WHATWG encoding (a BOM for it is dropped); bad bytes become U+FFFD."""
-    return strip_bom(body, name).decode(CODECS.get(name, "utf-8"), "replace")
+    return strip_bom(body, name).decode(codec(name), "replace")
 
 
 def strip_bom(body: bytes, name: str) -> bytes:

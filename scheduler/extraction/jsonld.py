@@ -1,6 +1,11 @@
-"""JSON-LD blocks: parsed with json.loads, flattened, looked up by path.
+"""JSON-LD blocks: parsed as extruct's JSON-LD loader reads them, flattened, looked up by path.
 
-A block that is not valid JSON is skipped; it never fails the page.
+Each block is read with json.loads(strict=False), and one that fails gets extruct's fallback:
+jstyleson (extruct's own dependency), which also takes JavaScript comments and trailing commas,
+after HTML comment and CDATA wrappers and a trailing `;` are taken off. extruct's loader itself
+(JsonLdExtractor) is not called: it splits a top-level array into its items, and the record's
+structured_data keeps each block as the page wrote it. A block that is still not JSON is
+skipped; it never fails the page.
 Flattening follows common practice: a top-level array is a list of nodes, and a
 `@graph` yields its nodes, each also carrying the properties written beside
 the graph (e.g. a shared `@context`). References (`{"@id": ...}`) are resolved
@@ -12,6 +17,8 @@ import json
 import re
 from typing import Any, Iterable
 
+import jstyleson
+
 _WRAPPER = re.compile(r"^\s*(?:<!--|//\s*<!\[CDATA\[|<!\[CDATA\[)|(?:-->|//\s*\]\]>|\]\]>)\s*$")
 _decoder = json.JSONDecoder(strict=False)  # allow raw control characters inside strings
 
@@ -21,6 +28,9 @@ _decoder = json.JSONDecoder(strict=False)  # allow raw control characters inside
 MAX_DEPTH = 32
 # Blocks read per page; a page of 10,000 blocks is an attack, not metadata.
 MAX_BLOCKS = 64
+# The lenient reading walks a block in Python, about 0.26 s a megabyte: only blocks up to this
+# size get it (hand-written JSON-LD with comments is small; a huge broken block is skipped).
+LENIENT_MAX_CHARS = 64 * 1024
 
 
 def load(texts: Iterable[str]) -> list[Any]:
@@ -32,17 +42,21 @@ def load(texts: Iterable[str]) -> list[Any]:
         text = text.strip()
         if not text:
             continue
-        block = _parse(text)
-        if block is None:
-            block = _parse(_WRAPPER.sub("", text).strip().rstrip(";"))
+        block = _parse(text, _decoder.decode)
+        if block is None and len(text) <= LENIENT_MAX_CHARS:
+            block = _parse(_WRAPPER.sub("", text).strip().rstrip(";"), _lenient)
         if block is not None and _shallow(block):
             blocks.append(block)
     return blocks
 
 
-def _parse(text: str) -> Any:
+def _lenient(text: str) -> Any:
+    return jstyleson.loads(text, strict=False)
+
+
+def _parse(text: str, loads) -> Any:
     try:
-        return _decoder.decode(text)
+        return loads(text)
     except (ValueError, RecursionError):
         return None
 

@@ -72,6 +72,19 @@ def test_invalid_labels_are_ignored():
 
 def test_replacement_encodings_are_treated_as_unknown():
     assert charset.lookup("iso-2022-kr") is None
+    assert charset.lookup("hz-gb-2312") is None
+    assert charset.lookup("x-user-defined") is None
+    assert charset.lookup('"utf-8"') == "utf-8"                # quoted, as in a header
+
+
+def test_decoders_are_the_whatwg_supersets():
+    """GBK text decodes with gb18030 (its four-byte sequences included), Shift_JIS with cp932
+    (NEC and IBM extensions), Big5 with HKSCS, EUC-KR with cp949."""
+    assert charset.decode_as(b"\x81\x30\x81\x30", "gbk") == "\x80"       # gb18030-only
+    assert charset.decode_as("\u2460".encode("cp932"), "shift_jis") == "\u2460"  # NEC circled 1
+    assert charset.decode_as("\u5803".encode("big5hkscs"), "big5") == "\u5803"
+    assert charset.decode_as("\uac02".encode("cp949"), "euc-kr") == "\uac02"   # UHC-only
+    assert charset.codec("no-such-encoding") == "utf-8"
 
 
 def test_whatwg_label_table():

@@ -275,6 +275,23 @@ def test_json_ld_with_control_characters_and_comment_wrapper(parser):
     assert page(head, parser=parser).title == "Line one"
 
 
+def test_json_ld_with_javascript_comments_and_trailing_commas_is_read(parser):
+    """What extruct's loader falls back to (jstyleson): blocks hand-written like JavaScript."""
+    head = ld('// <![CDATA[\n{"@type": "Article", // the story\n "headline": "Commented",'
+              ' "keywords": ["a", "b",],}\n// ]]>')
+    meta = page(head, parser=parser)
+    assert meta.title == "Commented"
+    assert meta.structured_data["json-ld"] == [
+        {"@type": "Article", "headline": "Commented", "keywords": ["a", "b"]}]
+
+
+def test_a_huge_broken_json_ld_block_is_skipped_without_the_lenient_walk():
+    from scheduler.extraction import jsonld
+    huge = '{"headline": "x", "pad": "' + "y" * jsonld.LENIENT_MAX_CHARS + '",}'
+    assert jsonld.load([huge]) == []                      # strict JSON fails; too big to walk
+    assert jsonld.load(['{"headline": "x", "pad": "yy",}']) == [{"headline": "x", "pad": "yy"}]
+
+
 def test_structured_data_keeps_opengraph(parser):
     head = '<meta property="og:title" content="T"><meta property="og:type" content="website">'
     assert page(head, parser=parser).structured_data == {"opengraph": {"og:title": "T", "og:type": "website"}}
