@@ -1,7 +1,13 @@
 """The content store interface: raw fetched content as WARC records.
 
 One WARC `response` record per fetch (redirect hops included), gzip-compressed
-per record and appended to rolling files; `content_ref` locates a record.
+per record and appended to rolling files; `content_ref` locates a record. Each record carries
+WARC-Block-Digest and WARC-Payload-Digest (sha1, base32), so readers can check it and
+deduplicate by payload.
+
+Written by hand rather than with warcio's WARCWriter, which measured 16x slower on the corpus
+pages (14.6 against 0.9 ms a record, zlib against igzip); warcio reads every record back in the
+content stores' conformance suite.
 
 Compression is ISA-L's igzip (python-isal) at level 1: standard gzip members that any reader
 (gzip, warcio) opens, made about 9x faster than zlib's level 6 on the corpus pages (0.65 against
@@ -11,6 +17,8 @@ back (bench/pipeline's profile had 36% of its samples in zlib). igzip releases t
 from __future__ import annotations
 
 import abc
+import base64
+import hashlib
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +40,11 @@ class FetchedContent:
     truncated: bool = False             # the body was cut at the fetcher's cap (or a probe's)
 
 
+def _digest(sha1) -> str:
+    """WARC's `sha1:` + base32 form (what warcio writes and checks)."""
+    return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
+
+
 def warc_record(item: FetchedContent) -> bytes:
     """One gzip member holding one WARC/1.1 response record."""
     reason = HTTPStatus(item.http_status).phrase if item.http_status in HTTPStatus._value2member_map_ else ""
@@ -50,7 +63,12 @@ def warc_record(item: FetchedContent) -> bytes:
         fields.append(f"WARC-IP-Address: {item.remote_address}")
     if item.truncated:
         fields.append("WARC-Truncated: length")
+    payload = hashlib.sha1(item.body)                    # the body as stored (decoded)
+    block = hashlib.sha1(http_head)
+    block.update(item.body)
     fields += ["Content-Type: application/http;msgtype=response",
+               f"WARC-Payload-Digest: {_digest(payload)}",
+               f"WARC-Block-Digest: {_digest(block)}",
                f"Content-Length: {len(http_head) + len(item.body)}"]
     # Fed in pieces, so the body (up to megabytes) is never copied into one buffer first.
     gz = isal_zlib.compressobj(COMPRESSION_LEVEL, isal_zlib.DEFLATED, 31)     # wbits 31: gzip

@@ -8,8 +8,10 @@ writes in a fresh folder on the cluster that is deleted afterwards.
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import gzip
+import hashlib
 import os
 import pathlib
 import time
@@ -286,7 +288,7 @@ async def test_warcio_reads_every_record_of_the_files_and_of_each_ref(backend, s
         return [(r.rec_type, r.rec_headers.get_header("WARC-Target-URI"),
                  int(r.http_headers.get_statuscode()), r.content_stream().read(),
                  r.rec_headers.get_header("WARC-Truncated"))
-                for r in ArchiveIterator(io.BytesIO(data), check_digests=True)]
+                for r in ArchiveIterator(io.BytesIO(data), check_digests="raise")]
 
     expected = [("response", i.url, i.http_status, i.body, "length" if i.truncated else None)
                 for i in items]
@@ -296,4 +298,9 @@ async def test_warcio_reads_every_record_of_the_files_and_of_each_ref(backend, s
     assert [r for data in backend.files().values() for r in read(data)] == expected
     for r in ArchiveIterator(io.BytesIO(b"".join(backend.files().values()))):
         assert r.rec_headers.protocol == "WARC/1.1"
+        # Digests present (and checked above: a wrong one raises), payload = the body as stored.
+        assert r.rec_headers.get_header("WARC-Block-Digest").startswith("sha1:")
+        body = r.content_stream().read()
+        assert r.rec_headers.get_header("WARC-Payload-Digest") == \
+            "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode()
         assert r.rec_headers.get_header("WARC-Date").endswith("Z")
