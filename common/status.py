@@ -1,4 +1,4 @@
-"""The closed set of outcomes (the record's `status`) and the one mapping onto it."""
+"""The closed set of outcomes (the record's `status`), the transient ones, and the one mapping onto it."""
 from __future__ import annotations
 
 import enum
@@ -20,7 +20,10 @@ class Status(enum.IntEnum):
     UNSUPPORTED_CONTENT = 11
 
 
-REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+# No answer from the origin (no name, no connection, no answer in time): about the network
+# more than the page, and may pass. Kept fresh for less long (scheduler.decide), not
+# remembered (scheduler.related), held against the domain (fetcher.domain_health).
+TRANSIENT = frozenset({Status.DNS_ERROR, Status.CONNECTION_ERROR, Status.TIMEOUT})
 
 
 def status_for_http(code: int) -> Status:
@@ -28,8 +31,3 @@ def status_for_http(code: int) -> Status:
     if 200 <= code < 300:
         return Status.OK
     return Status.HTTP_ERROR
-
-
-def is_redirect(code: int, location: str | None) -> bool:
-    """RFC 9110 §15.4: these codes with a Location header are followed."""
-    return code in REDIRECT_CODES and bool(location)

@@ -24,14 +24,12 @@ from collections import Counter, deque
 from dataclasses import dataclass
 
 from common.fetch import FetchResult
-from common.status import Status
-
-NO_ANSWER = frozenset({Status.CONNECTION_ERROR, Status.TIMEOUT, Status.DNS_ERROR})
+from common.status import TRANSIENT, Status
 
 
 def is_error(result: FetchResult) -> bool:
     """Connection errors, timeouts, DNS errors, 5xx and 429 count against a domain."""
-    if result.status in NO_ANSWER:
+    if result.status in TRANSIENT:
         return True
     code = result.http_status
     return result.status is Status.OK and (code == 429 or 500 <= code <= 599)

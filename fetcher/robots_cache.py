@@ -5,6 +5,8 @@ Two levels, looked up in order, then the origin itself:
     in-process   this OrderedDict (LRU, TTL)
     shared       an optional SharedRobotsStore (memcached), holding payloads made by a codec
     origin       the fetch function, called once per origin in flight in this process
+                 (common.single_flight: a request cancelled while it waits leaves the fetch
+                 to the others)
 
 A fetched verdict is written to both levels; one read from the shared level is kept
 in-process for the rest of its TTL. TTLs are capped at 24 h (RFC 9309 §2.4). The shared
@@ -12,12 +14,12 @@ level never fails a lookup: a store that is down is a miss.
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Protocol
 
+from common.single_flight import SingleFlight
 from fetcher.robots_store import SharedRobotsStore
 
 log = logging.getLogger("spiderduck.fetcher.robots")
@@ -40,7 +42,7 @@ class RobotsCache:
         if store is not None and codec is None:
             raise ValueError("a shared robots store needs a codec")
         self._entries: OrderedDict[str, tuple[Any, float]] = OrderedDict()
-        self._pending: dict[str, asyncio.Future] = {}
+        self._pending: SingleFlight[tuple[Any, float, bool]] = SingleFlight()
         self._max = max_entries
         self._clock = clock
         self._store = store
@@ -63,34 +65,27 @@ class RobotsCache:
         rules = self.cached(origin)
         if rules is not None:
             return rules
-        pending = self._pending.get(origin)
-        if pending is not None:
-            return await asyncio.shield(pending)
-        future = asyncio.get_running_loop().create_future()
-        self._pending[origin] = future
-        try:
-            shared = await self._shared_get(origin)
-            if shared is not None:
-                self.shared_hits += 1
-                rules, ttl = shared
-            else:
-                self.fetches += 1
-                rules, ttl = await fetch()
-            ttl = min(ttl, MAX_TTL)
-            self._entries[origin] = (rules, self._clock() + ttl)
-            self._entries.move_to_end(origin)
-            while len(self._entries) > self._max:
-                self._entries.popitem(last=False)
-            future.set_result(rules)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # consumed here; waiters re-raise it
-            raise
-        finally:
-            del self._pending[origin]
-        if shared is None:
+        leads = origin not in self._pending
+        rules, ttl, fetched = await self._pending.run(origin, lambda: self._look_up(origin, fetch))
+        if leads and fetched:
             await self._shared_set(origin, rules, ttl)   # waiters already have the verdict
         return rules
+
+    async def _look_up(self, origin: str, fetch: RobotsFetch) -> tuple[Any, float, bool]:
+        """(verdict, TTL, whether it was fetched from the origin), kept in-process."""
+        shared = await self._shared_get(origin)
+        if shared is not None:
+            self.shared_hits += 1
+            rules, ttl = shared
+        else:
+            self.fetches += 1
+            rules, ttl = await fetch()
+        ttl = min(ttl, MAX_TTL)
+        self._entries[origin] = (rules, self._clock() + ttl)
+        self._entries.move_to_end(origin)
+        while len(self._entries) > self._max:
+            self._entries.popitem(last=False)
+        return rules, ttl, shared is None
 
     async def _shared_get(self, origin: str) -> tuple[Any, float] | None:
         if self._store is None:

@@ -11,6 +11,9 @@
         400-499 (401, 403, 404 and 429 too)        ALLOW_ALL     "unavailable"            §2.3.1.3
         500-599, or any other code                 DISALLOW_ALL  error TTL                §2.3.1.4
 
+The chain is followed by common.redirects.follow (RFC 9110 §15.4: which codes redirect, the
+Location joined against the requested URL); what ends it is mapped onto a verdict here.
+
 Decisions the RFC leaves open:
 - Redirects are followed across authorities and registrable domains; every hop is a new
   request, so the address guard checks its resolved and connected address (fetcher.http).
@@ -33,15 +36,15 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from common import metrics, urls
+from common import metrics, redirects, urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
-from common.status import Status, is_redirect
+from common.status import Status
 from fetcher.http import HttpClient
 from fetcher.politeness import DomainSlot
 from fetcher.robots_verdict import RobotsVerdict, VerdictKind
 
-__all__ = ["MAX_REDIRECTS", "fetch_robots", "next_hop", "verdict_for"]
+__all__ = ["MAX_REDIRECTS", "fetch_robots", "verdict_for"]
 
 log = logging.getLogger("spiderduck.fetcher.robots")
 _metrics = metrics.recorder("fetcher")
@@ -59,16 +62,14 @@ async def fetch_robots(http: HttpClient, url: str, slot: DomainSlot, settings: F
 
     `slot` is the domain slot of `url`; `check_owner(domain)` raises when this fetcher has lost
     that domain. Raises what `slot.turn()` raises (DomainHalted, QueueFull)."""
-    first = target = urls.origin_of(url) + "/robots.txt"
-    for _ in range(MAX_REDIRECTS + 1):
-        result = await _get(http, target, slot, settings, check_owner)
-        nxt = next_hop(target, result)
-        if nxt is None:
-            verdict, ttl, why = verdict_for(result, settings)
-            return _decided(first, target, verdict, ttl, why)
-        target = nxt
-    return _decided(first, target, RobotsVerdict.allow_all(), settings.robots_ttl,
-                    f"more than {MAX_REDIRECTS} redirects")
+    first = urls.origin_of(url) + "/robots.txt"
+    chain = await redirects.follow(lambda target: _get(http, target, slot, settings, check_owner),
+                                   first, max_redirects=MAX_REDIRECTS)
+    last = chain.hops[-1]
+    if chain.failure is not None and chain.failure[0] is Status.TOO_MANY_REDIRECTS:
+        return _decided(first, last.url, RobotsVerdict.allow_all(), settings.robots_ttl, chain.failure[1])
+    verdict, ttl, why = verdict_for(last, settings)     # a Location not to follow: a 3xx
+    return _decided(first, last.url, verdict, ttl, why)
 
 
 async def _get(http: HttpClient, target: str, slot: DomainSlot, settings: FetcherSettings,
@@ -81,21 +82,6 @@ async def _get(http: HttpClient, target: str, slot: DomainSlot, settings: Fetche
     if urls.registrable_domain(urls.host_of(target)) == slot.domain:
         slot.observe(result)
     return result
-
-
-def next_hop(target: str, result: FetchResult) -> str | None:
-    """The URL a redirect answer sends us to, or None: not a redirect, or no usable Location
-    (RFC 9110 §15.4; only http and https are fetched)."""
-    if result.status is not Status.OK:
-        return None
-    location = result.header("location")
-    if not is_redirect(result.http_status, location):
-        return None
-    joined = urls.join(target, location)
-    try:
-        return urls.canonicalize(joined) if joined is not None else None
-    except urls.InvalidUrl:
-        return None
 
 
 def verdict_for(result: FetchResult, settings: FetcherSettings) -> tuple[RobotsVerdict, float, str]:

@@ -21,13 +21,14 @@ import logging
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable
 
-from common import metrics, urls
+from common import metrics, redirects, urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
 from common.record import Image, UrlRecord
-from common.status import Status
+from common.single_flight import SingleFlight
+from common.status import TRANSIENT, Status
 from scheduler.extraction import images, oembed
-from scheduler.redirects import FetchHop, next_hop
+from scheduler.redirects import FetchHop
 from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome
 
@@ -36,28 +37,29 @@ log = logging.getLogger("spiderduck.scheduler")
 
 class _Answers:
     """Answers per URL: one read at a time per URL (pages sharing a logo wait for the same
-    read), and a bounded LRU of the lasting answers."""
+    read, common.single_flight: a page whose time runs out leaves the read to the others), and
+    a bounded LRU of the lasting answers. A read that fails fails the page that started it;
+    the pages waiting for it go without."""
 
     def __init__(self, size: int):
         self._size = size
         self._done: OrderedDict[str, Any] = OrderedDict()
-        self._reading: dict[str, asyncio.Future] = {}
+        self._reading: SingleFlight[Any] = SingleFlight()
 
     async def once(self, url: str, read: Callable[[], Awaitable[tuple[Any, bool]]]) -> Any:
         if url in self._done:
             self._done.move_to_end(url)
             return self._done[url]
-        if url in self._reading:
-            return await asyncio.shield(self._reading[url])
-        future = self._reading[url] = asyncio.get_running_loop().create_future()
+        joined = url in self._reading
         try:
-            answer, lasting = await read()
-        except BaseException:           # failed or cancelled (timeout): those waiting go without
-            future.set_result(None)
-            raise
-        finally:
-            del self._reading[url]
-        future.set_result(answer)
+            return await self._reading.run(url, lambda: self._read(url, read))
+        except Exception:
+            if not joined:
+                raise
+            return None                 # a read that failed: those waiting go without
+
+    async def _read(self, url: str, read: Callable[[], Awaitable[tuple[Any, bool]]]) -> Any:
+        answer, lasting = await read()
         if lasting and self._size > 0:
             self._done[url] = answer
             while len(self._done) > self._size:
@@ -141,26 +143,23 @@ class RelatedFetcher:
         Every response is added to `fetched`, for the content log. A domain that cannot serve
         the request before `deadline` (busy, backing off, paused) says so at once (DomainBusy)."""
         loop = asyncio.get_running_loop()
+
+        async def hop(target: str) -> FetchResult:
+            result = await self._fetch(target, purpose=purpose, max_body_bytes=max_bytes,
+                                       timeout=max(deadline - loop.time(), 0.001), wait_if_busy=False)
+            fetched.append(result)
+            return result
         try:
-            for _ in range(self._max_redirects + 1):
-                result = await self._fetch(url, purpose=purpose, max_body_bytes=max_bytes,
-                                           timeout=max(deadline - loop.time(), 0.001), wait_if_busy=False)
-                fetched.append(result)
-                if result.status in _TRANSIENT:
-                    return None
-                target = next_hop(result)
-                if target is None:
-                    return result
-                url = urls.canonicalize(target)
+            chain = await redirects.follow(hop, url, max_redirects=self._max_redirects)
         except urls.InvalidUrl:
             return FetchResult(url, Status.INVALID_URL)
         except SpiderDuckError as exc:
             log.info("related %s fetch of %s: %s", purpose, url, exc)
             return None
-        return FetchResult(url, Status.TOO_MANY_REDIRECTS)
-
-
-_TRANSIENT = frozenset({Status.TIMEOUT, Status.CONNECTION_ERROR, Status.DNS_ERROR})
+        last = chain.hops[-1]
+        if last.status in TRANSIENT:
+            return None
+        return last if chain.failure is None else FetchResult(last.url, chain.failure[0])
 
 
 def _lasting(result: FetchResult) -> bool:
