@@ -208,7 +208,7 @@ async def metadata_api(config_path: str, sets: list[str], port: int, channels: i
     """`spiderduck metadata-api` in its own process, answering: its Rss, and one call function
     (bytes in, bytes out) per channel to it."""
     flags = [f for item in sets for f in ("--set", item)]
-    server = subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "metadata-api", "--config",
+    server = subprocess.Popen([sys.executable, "-m", "cli.main", "metadata-api", "--config",
                                config_path, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rss, opened = None, []
     try:

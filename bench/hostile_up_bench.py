@@ -38,7 +38,7 @@ from support.hostile import (bomb_routes, garbage_routes, hostile_pages,  # noqa
                              redirect_routes, slow_routes)
 from support.localweb import LocalWeb  # noqa: E402
 
-CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 GRACE = 10.0           # shutdown_grace as shipped
 HELD = 40              # URLs held at a slow origin when SIGTERM comes
 

@@ -208,7 +208,7 @@ def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[su
     with open(config_path, "w") as fh:
         yaml.safe_dump(config, fh)
     service = subprocess.Popen(
-        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), "-m", "spiderduck.cli.main",
+        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), "-m", "cli.main",
          "up", "--config", config_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     return service, config
 

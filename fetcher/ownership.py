@@ -24,7 +24,6 @@ shards move within one TTL of its last renewal.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 import random
@@ -34,7 +33,7 @@ from typing import Awaitable, Callable
 
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 
-from common.shards import SHARD_KEY, member_key, shard_number, shard_of
+from common.shards import SHARD_KEY, encode_lease, member_key, shard_number, shard_of
 
 
 log = logging.getLogger("spiderduck.fetcher")
@@ -68,7 +67,7 @@ class LeaseKeeper:
             raise ValueError("fetcher.lease_margin must be shorter than fetcher.lease_ttl")
         self._kv = kv
         self.member_id = member_id
-        self._value = json.dumps({"owner": member_id, "address": address}).encode()
+        self._value = encode_lease(member_id, address)
         self._shards = shards
         self._ttl = ttl
         self._margin = margin
@@ -108,10 +107,7 @@ class LeaseKeeper:
                     await self.tick()
                 except Exception as exc:     # NATS trouble: leases lapse on their own; keep trying
                     log.warning("lease renewal failed: %r", exc)
-                try:
-                    await asyncio.wait_for(stop.wait(), self._next_wakeup())
-                except asyncio.TimeoutError:
-                    pass
+                await self._pause(stop, self._next_wakeup())
         finally:
             self._watch_task.cancel()
             await asyncio.gather(self._watch_task, return_exceptions=True)
@@ -120,6 +116,17 @@ class LeaseKeeper:
                 await self._watcher.stop()
             except Exception:
                 pass
+
+    async def _pause(self, stop: asyncio.Event, seconds: float) -> None:
+        """Until `stop` is set or `seconds` have passed, slept on the keeper's own `sleep` (so a
+        test's clock decides when the next tick comes)."""
+        sleeping = asyncio.ensure_future(self._sleep(seconds))
+        stopping = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait((sleeping, stopping), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeping.cancel()
+            stopping.cancel()
 
     async def _watch(self) -> None:
         # `async for` (not updates(timeout=...)): asyncio.wait_for in Python 3.11 can swallow

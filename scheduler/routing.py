@@ -7,10 +7,9 @@ list (`scheduler.fetchers`, or `spiderduck up`'s single fetcher holding every sh
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
-from common.shards import shard_number, shard_of
+from common.shards import MalformedLease, decode_lease, shard_number, shard_of
 
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -63,9 +62,10 @@ class LeaseRouter:
                     self._owners.pop(shard, None)
                 else:
                     try:
-                        self._owners[shard] = json.loads(entry.value)["address"]
-                    except (ValueError, KeyError):
-                        log.warning("unreadable lease %s: %r", entry.key, entry.value[:100])
+                        self._owners[shard] = decode_lease(entry.value).address
+                    except MalformedLease as exc:   # held, but by whom is unknown: no route
+                        self._owners.pop(shard, None)
+                        log.warning("unreadable lease %s: %s", entry.key, exc)
                 self._changed.notify_all()
 
     def shard(self, domain: str) -> int:

@@ -16,11 +16,11 @@ import yaml
 from common import config
 from common.nats_server import free_port
 from fetcher.main import run_fetcher
-from spiderduck.cli.main import main as cli_main
+from cli.main import main as cli_main
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 from support.service import wait_port
 
-CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 async def domains(*args: str, config_file: str) -> tuple[int, str, str]:

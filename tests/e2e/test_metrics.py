@@ -1,10 +1,40 @@
-"""Prometheus /metrics: what a processed URL leaves behind, on `metrics_listen`."""
+"""Prometheus /metrics: what a processed URL leaves behind, on `metrics_listen`.
+
+The counters live in the process-wide registry, so earlier tests in the same run have
+counted too: the test compares the scrapes before and after its one URL (a series not yet
+exposed counts as 0), never the absolute values.
+"""
 from __future__ import annotations
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from common.nats_server import free_port
-from support.service import Client, RunningService, service_settings
+from support.service import Client, RunningService, service_settings, wait_until
+
+# What one crawled page with one og:image adds, each exactly once.
+EXPECTED = {
+    ("spiderduck_scheduler_processed_total", (("resolution", "CRAWLED"), ("status", "OK"))): 1,
+    ("spiderduck_fetcher_requests_total", (("http", "2xx"), ("purpose", "page"), ("status", "OK"))): 1,
+    ("spiderduck_fetcher_requests_total", (("http", "2xx"), ("purpose", "image"), ("status", "OK"))): 1,
+    ("spiderduck_scheduler_messages_total", (("outcome", "acked"),)): 1,
+    ("spiderduck_scheduler_latency_seconds_count", ()): 1,
+    ("spiderduck_scheduler_related_total", (("kind", "image"), ("outcome", "found"))): 1,
+}
+
+
+async def scrape(listen: str) -> dict[tuple[str, tuple], float]:
+    """Every sample on http://listen/metrics: (name, sorted labels) -> value."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(f"http://{listen}/metrics") as response:
+            assert response.status == 200
+            text = await response.text()
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(text) for sample in family.samples}
+
+
+def deltas(before: dict, after: dict) -> dict:
+    return {key: after.get(key, 0.0) - before.get(key, 0.0) for key in EXPECTED}
 
 
 async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, localweb):
@@ -15,19 +45,19 @@ async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, loc
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, metrics_listen=listen)
     async with RunningService(settings), Client(settings) as client:
+        before = await scrape(listen)
         await client.submit_url(url)
         await client.events.wait_for(1, timeout=30)
-        async with aiohttp.ClientSession() as session:
-            async with session.get(f"http://{listen}/metrics") as response:
-                text = await response.text()
-    lines = [line for line in text.splitlines() if not line.startswith("#")]
-    assert any(line.startswith('spiderduck_scheduler_processed_total{resolution="CRAWLED",status="OK"}')
-               for line in lines), text[:2000]
-    assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",purpose="page",status="OK"}')
-               for line in lines)
-    assert any(line.startswith('spiderduck_fetcher_requests_total{http="2xx",purpose="image",status="OK"}')
-               for line in lines)
-    assert any(line.startswith('spiderduck_scheduler_messages_total{outcome="acked"}') for line in lines)
-    assert any(line.startswith("spiderduck_scheduler_latency_seconds_count") for line in lines)
-    assert any(line.startswith('spiderduck_scheduler_related_total{kind="image",outcome="found"}')
-               for line in lines), [line for line in lines if "related" in line]
+
+        # The scheduler counts a URL (processed, latency, the message's ack) just after it
+        # publishes the event, so the scrape may run ahead of the counters: wait for them.
+        async def counted():
+            seen = deltas(before, await scrape(listen))
+            return all(seen[key] >= n for key, n in EXPECTED.items()) and seen
+        try:
+            seen = await wait_until(counted, 10, "the URL's counters on /metrics")
+        except AssertionError:
+            seen = deltas(before, await scrape(listen))
+            raise AssertionError(f"not counted: {[k for k, n in EXPECTED.items() if seen[k] < n]}; "
+                                 f"deltas {seen}") from None
+    assert seen == EXPECTED, seen

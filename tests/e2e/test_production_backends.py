@@ -110,7 +110,7 @@ def warc_index(files: dict[str, bytes]) -> dict[tuple[str, int, int], dict]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "spiderduck.cli.main", *args],
+    return subprocess.run([sys.executable, "-m", "cli.main", *args],
                           capture_output=True, text=True, timeout=120)
 
 

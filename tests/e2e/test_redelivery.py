@@ -20,7 +20,7 @@ from support.service import Client, RunningService, service_settings
 
 def start_scheduler(config_path, log_path) -> subprocess.Popen:
     with open(log_path, "ab") as log:          # a file, not a pipe: a full pipe would block it
-        return subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "scheduler",
+        return subprocess.Popen([sys.executable, "-m", "cli.main", "scheduler",
                                  "--config", str(config_path)], stdout=subprocess.DEVNULL, stderr=log)
 
 

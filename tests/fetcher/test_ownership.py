@@ -1,9 +1,16 @@
-"""Shard leases in a real NATS KV bucket: fair shares, joins, deaths, and never two owners."""
+"""Shard leases in a real NATS KV bucket: fair shares, joins, deaths, and never two owners.
+
+The members share a ManualClock: lease validity, staleness and the keepers' wake-ups run on
+it, and the tests move it a STEP at a time, each step only once every keeper is done with
+the last (ticks and their NATS round trips take the real time they take). So "within a TTL"
+is measured on the keepers' own clock, not on a loaded machine's, and no test waits a lease
+out in real time. The bucket's own TTL is long: no lease expires on the server during a test,
+so a dead member's shards move by the keepers' takeover of stale leases.
+"""
 from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 
 import grpc
 import nats
@@ -18,28 +25,41 @@ from fetcher import server
 from fetcher.fetcher import Fetcher
 from fetcher.ownership import LeaseKeeper
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
+from support.manual_clock import ManualClock
 
 TTL, MARGIN, SHARDS = 2.0, 0.6, 64
+STEP = TTL / 32          # how far the clock moves at a time (a binary fraction: sums stay exact)
+BUCKET_TTL = 3600.0      # real seconds: nothing expires on the server while a test runs
+SETTLE = 10.0            # real seconds the keepers get to finish what one step woke them for
 
 
 class Member:
-    def __init__(self, name: str):
+    def __init__(self, name: str, clock: ManualClock):
         self.name = name
+        self.clock = clock
         self.stop = asyncio.Event()
 
     async def start(self, url: str) -> "Member":
         self.nc = await nats.connect(url)
-        kv = await bus.lease_bucket(self.nc.jetstream(), TTL)
+        kv = await bus.lease_bucket(self.nc.jetstream(), BUCKET_TTL)
         self.keeper = LeaseKeeper(kv, member_id=self.name, address=self.name, shards=SHARDS,
-                                  ttl=TTL, margin=MARGIN)
+                                  ttl=TTL, margin=MARGIN, clock=self.clock, sleep=self.clock.sleep)
         self.task = asyncio.create_task(self.keeper.run(self.stop))
         return self
 
-    async def crash(self) -> None:
-        """Gone without a word: its connection drops and nothing is handed back."""
+    def held(self) -> list[int]:
+        return self.keeper.held()
+
+    async def crash(self) -> "Ghost":
+        """Gone without a word: its connection drops and nothing is handed back. Returns its
+        leases as it last knew them. Called between steps, so the keeper is asleep, not
+        cancelled halfway through a tick (which would leave its unstarted NATS calls
+        never awaited)."""
+        ghost = Ghost(self)
         await self.nc.close()
         self.task.cancel()
         await asyncio.gather(self.task, return_exceptions=True)
+        return ghost
 
     async def leave(self) -> None:
         self.stop.set()
@@ -47,17 +67,53 @@ class Member:
         await self.nc.close()
 
 
-async def watch(members, until, timeout: float) -> float:
-    """Poll until `until()`; at every look no shard is held by two members. Returns seconds."""
-    started = time.monotonic()
+class Ghost:
+    """A crashed member's leases as it last knew them: a shard counts as held until the
+    keeper itself would have stopped serving it (its renewal's send time + TTL - margin)."""
+
+    def __init__(self, member: Member):
+        self.clock = member.clock
+        self.until = {s: lease.valid_until for s, lease in member.keeper._leases.items()}
+
+    def held(self) -> list[int]:
+        return sorted(s for s, until in self.until.items() if self.clock() < until)
+
+
+def look(holders) -> list[set[int]]:
+    held = [set(h.held()) for h in holders]
+    for a, b in itertools.combinations(held, 2):
+        assert not a & b, f"shards held twice: {sorted(a & b)}"
+    return held
+
+
+async def settle(clock: ManualClock, members, holders) -> list[set[int]]:
+    """Wait until every running keeper is asleep again, looking all the while (no shard held
+    twice); returns what each holder holds then."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE
     while True:
-        held = [set(m.keeper.held()) for m in members]
-        for a, b in itertools.combinations(held, 2):
-            assert not a & b, f"shards held twice: {sorted(a & b)}"
-        if until(held):
-            return time.monotonic() - started
-        assert time.monotonic() - started < timeout, [len(h) for h in held]
-        await asyncio.sleep(0.02)
+        held = look(holders)
+        if clock.asleep() == len(members):
+            return held
+        assert loop.time() < deadline, f"{len(members) - clock.asleep()} keeper(s) still busy"
+        await asyncio.sleep(0.005)
+
+
+async def step(clock: ManualClock, members, ghosts=()) -> list[set[int]]:
+    clock.advance(STEP)
+    return (await settle(clock, members, [*members, *ghosts]))[:len(members)]
+
+
+async def watch(clock: ManualClock, members, until, timeout: float, ghosts=()) -> float:
+    """Step the clock until `until(held)`; at every look no shard is held by two members, or by
+    a member and a ghost. Returns the seconds of the clock it took. `members`: every running
+    keeper on the clock."""
+    started = clock()
+    held = (await settle(clock, members, [*members, *ghosts]))[:len(members)]
+    while not until(held):
+        assert clock() - started < timeout, [len(h) for h in held]
+        held = await step(clock, members, ghosts)
+    return clock() - started
 
 
 def fair(held, n):
@@ -65,31 +121,39 @@ def fair(held, n):
 
 
 async def test_a_member_that_joins_takes_a_fair_share(nats_server):
-    a, b = [await Member(n).start(nats_server.url) for n in ("a", "b")]
-    await watch([a, b], lambda h: fair(h, 2), 15)
-    c = await Member("c").start(nats_server.url)
-    await watch([a, b, c], lambda h: fair(h, 3) and all(h), 15)
+    clock = ManualClock()
+    a, b = [await Member(n, clock).start(nats_server.url) for n in ("a", "b")]
+    await watch(clock, [a, b], lambda h: fair(h, 2), 15)
+    c = await Member("c", clock).start(nats_server.url)
+    await watch(clock, [a, b, c], lambda h: fair(h, 3) and all(h), 15)
     for m in (a, b, c):
         await m.leave()
 
 
 async def test_a_dead_members_shards_move_within_a_lease_ttl_of_its_last_renewal(nats_server):
-    members = [await Member(n).start(nats_server.url) for n in ("a", "b", "c")]
-    await watch(members, lambda h: fair(h, 3) and all(h), 15)
+    clock = ManualClock()
+    members = [await Member(n, clock).start(nats_server.url) for n in ("a", "b", "c")]
+    await watch(clock, members, lambda h: fair(h, 3) and all(h), 15)
     dead, survivors = members[0], members[1:]
-    await dead.crash()
-    moved = await watch(survivors, lambda h: fair(h, 2), 15)
-    assert moved <= TTL + 1.0, moved
+    ghost = await dead.crash()
+    assert ghost.held(), "the dead member held nothing to move"
+    # The ghost is watched too: no survivor takes a shard the dead member still served.
+    moved = await watch(clock, survivors, lambda h: fair(h, 2), 15, ghosts=[ghost])
+    # A lease (or member key) is taken as stale once its revision has stood still for a TTL of
+    # a survivor's clock from when it saw it: the dead member's last writes came before the
+    # crash, seen at most a step later; the takeover comes at the step after the TTL.
+    assert moved <= TTL + 2 * STEP, moved
     for m in survivors:
         await m.leave()
 
 
 async def test_a_member_that_leaves_hands_its_shards_over_at_once(nats_server):
-    a, b = [await Member(n).start(nats_server.url) for n in ("a", "b")]
-    await watch([a, b], lambda h: fair(h, 2) and all(h), 15)
+    clock = ManualClock()
+    a, b = [await Member(n, clock).start(nats_server.url) for n in ("a", "b")]
+    await watch(clock, [a, b], lambda h: fair(h, 2) and all(h), 15)
     await a.leave()
-    handed = await watch([b], lambda h: len(h[0]) == SHARDS, 15)
-    assert handed < TTL, handed            # no waiting for expiry
+    handed = await watch(clock, [b], lambda h: len(h[0]) == SHARDS, 15)
+    assert handed < TTL, handed            # no waiting for the leases to go stale
     await b.leave()
 
 
@@ -98,8 +162,9 @@ async def test_after_a_failover_a_lease_renewed_unseen_or_expired_is_kept_and_an
     """A NATS failover of the bucket can store a renewal whose answer is lost, or let a key's
     TTL run out while there is no leader to renew on (no other member is told): the keeper
     keeps those shards. A key another member wrote is lost, as before."""
-    a = await Member("a").start(nats_server.url)
-    await watch([a], lambda h: len(h[0]) == SHARDS, 15)
+    clock = ManualClock()
+    a = await Member("a", clock).start(nats_server.url)
+    await watch(clock, [a], lambda h: len(h[0]) == SHARDS, 15)
     kv, js = a.keeper._kv, a.nc.jetstream()
     mine = (await kv.get(SHARD_KEY.format(0))).value
     renewed_unseen = await kv.update(SHARD_KEY.format(0), mine,
@@ -115,11 +180,11 @@ async def test_after_a_failover_a_lease_renewed_unseen_or_expired_is_kept_and_an
             return False
         return (entries[0].revision > renewed_unseen and entries[1].value == mine
                 and 2 not in a.keeper.held())
-    deadline = time.monotonic() + 5 * TTL
+    deadline = clock() + 5 * TTL
     while not await settled():
         assert {0, 1} <= set(a.keeper.held()), a.keeper.held()
-        assert time.monotonic() < deadline, "the keeper did not renew shards 0 and 1"
-        await asyncio.sleep(0.02)
+        assert clock() < deadline, "the keeper did not renew shards 0 and 1"
+        await step(clock, [a])
     lost = [r.getMessage() for r in caplog.records if "lost the lease" in r.getMessage()]
     assert lost == ["lost the lease of shard 2"], lost
     await a.leave()

@@ -12,7 +12,7 @@ import yaml
 
 from common.nats_server import free_port
 
-CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+CLI = [sys.executable, "-m", "cli.main"]
 
 
 async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:

@@ -15,7 +15,7 @@ from common.nats_server import free_port, port_open
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from scheduler.worker import run_scheduler
-from spiderduck.cli.roles import run_roles
+from cli.roles import run_roles
 from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
 
 ALL_ROLES = (run_fetcher, run_metadata_api, run_scheduler)
