@@ -1,13 +1,28 @@
-"""Outcome -> spiderduck.v1.UrlProcessed (the scheduler's protobuf edge)."""
+"""The scheduler's event edge: an Outcome -> spiderduck.v1.UrlProcessed on spiderduck.urls.processed.
+
+    publish = event_publisher(send, max_payload)
+    await publish(outcome, dedupe_id)
+
+`send(data, headers)` puts bytes on the subject (scheduler.worker.publisher). The event is cut to
+fit the server's max payload (`fitted`), and `dedupe_id` (the same for the same submission of
+the same URL) becomes its Nats-Msg-Id, so a message redelivered after its event went out (an ack
+lost in a NATS failover) is not announced twice in the stream. A failed send raises BusError.
+"""
 from __future__ import annotations
 
+import hashlib
 import time
+from typing import Awaitable, Callable
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from common import record_proto
+from common import bus, record_proto
 from scheduler.task import Outcome
 from spiderduck.v1 import events_pb2
+
+HEADER_ROOM = 4096      # bytes of a message's max payload kept for its headers and framing
+
+Publish = Callable[[Outcome, str], Awaitable[None]]
 
 
 def fitted(event: events_pb2.UrlProcessed, max_bytes: int) -> events_pb2.UrlProcessed:
@@ -31,5 +46,18 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
         url=task.submitted, canonical_url=outcome.record.canonical_url or task.url,
         status=int(outcome.record.status), resolution=int(outcome.resolution),
         metadata=record_proto.to_proto(outcome.record), processed_at=at,
-        latency_seconds=max(0.0, now - task.received_at) if task.received_at else 0.0,
-        origin_seconds=sum(f.origin_seconds for f in outcome.fetches))
+        latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds)
+
+
+def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],
+                    max_payload: int) -> Publish:
+    limit = max(max_payload - HEADER_ROOM, 1024)
+
+    async def publish(outcome: Outcome, dedupe_id: str = "") -> None:
+        event = fitted(processed_event(outcome), limit)
+        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
+        if dedupe_id:
+            digest = hashlib.blake2b(dedupe_id.encode("utf-8", "surrogatepass"), digest_size=16)
+            headers["Nats-Msg-Id"] = f"spiderduck-event-{digest.hexdigest()}"
+        await send(event.SerializeToString(), headers)
+    return publish

@@ -1,18 +1,17 @@
-"""Stage 6: tell subscribers — one UrlProcessed per submitted URL, whatever the outcome."""
+"""Stage 6: tell subscribers — one UrlProcessed per submitted URL, whatever the outcome.
+
+Input: the task; output: the Outcome of the stages after it, unchanged. It hands the Outcome to
+`publish` (scheduler.events: the protobuf edge) and counts it. Failure: a failed publish raises
+BusError (retryable), and the message is retried as an outage.
+"""
 from __future__ import annotations
 
-from typing import Awaitable, Callable
+import time
 
 from common import metrics
-from scheduler.events import processed_event
+from scheduler.events import Publish
 from scheduler.stage import Next
 from scheduler.task import CrawlTask, Outcome
-from spiderduck.v1 import events_pb2
-
-# publish(event, dedupe_id): the same dedupe_id for the same submission of the same URL, so a
-# message redelivered after its event went out (an ack lost in a NATS failover) is not
-# announced twice in the stream (JetStream's duplicate window drops the repeat).
-Publish = Callable[[events_pb2.UrlProcessed, str], Awaitable[None]]
 
 
 class Notifier:
@@ -22,10 +21,9 @@ class Notifier:
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome: Outcome = await next(task)
-        event = processed_event(outcome)
-        await self._publish(event, f"{task.submitted}\n{task.received_at!r}")
+        await self._publish(outcome, f"{task.submitted}\n{task.received_at!r}")
         self._metrics.count("processed", status=outcome.record.status.name,
                             resolution=outcome.resolution.name)
-        self._metrics.observe("latency_seconds", event.latency_seconds)
-        self._metrics.observe("origin_seconds", event.origin_seconds)
+        self._metrics.observe("latency_seconds", outcome.latency(time.time()))
+        self._metrics.observe("origin_seconds", outcome.origin_seconds)
         return outcome

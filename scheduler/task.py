@@ -48,3 +48,12 @@ class Outcome:
     fetches: tuple[FetchResult, ...] = ()  # what this crawl fetched (for the content log)
     page: PageMetadata | None = None       # what the page said of itself, when it was HTML
     related: tuple[FetchResult, ...] = ()  # the related fetches' requests (for the content log)
+
+    def latency(self, now: float) -> float:
+        """Seconds from the URL's submission to `now` (0 when the submission time is unknown)."""
+        return max(0.0, now - self.task.received_at) if self.task.received_at else 0.0
+
+    @property
+    def origin_seconds(self) -> float:
+        """Seconds the origins took to answer this crawl's fetches."""
+        return sum(f.origin_seconds for f in self.fetches)

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 
 from nats.errors import Error as NatsError
@@ -14,12 +13,11 @@ from common.errors import BusError
 from common.grpc_server import GrpcServer
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
-from scheduler.events import fitted
+from scheduler.events import event_publisher
 from scheduler.extraction.pool import ExtractionPool
 from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
-from spiderduck.v1 import events_pb2
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -31,24 +29,6 @@ def publisher(js, subject: str):
             await js.publish(subject, data, headers=headers)
         except (NatsError, asyncio.TimeoutError) as exc:
             raise BusError(f"cannot publish to {subject}: {exc}") from exc
-    return publish
-
-
-# Bytes of a message's max payload kept for its headers and framing.
-HEADER_ROOM = 4096
-
-
-def event_publisher(js, max_payload: int):
-    send = publisher(js, bus.PROCESSED_SUBJECT)
-    limit = max(max_payload - HEADER_ROOM, 1024)
-
-    async def publish(event: events_pb2.UrlProcessed, dedupe_id: str = "") -> None:
-        event = fitted(event, limit)
-        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
-        if dedupe_id:
-            digest = hashlib.blake2b(dedupe_id.encode("utf-8", "surrogatepass"), digest_size=16)
-            headers["Nats-Msg-Id"] = f"spiderduck-event-{digest.hexdigest()}"
-        await send(event.SerializeToString(), headers)
     return publish
 
 
@@ -85,8 +65,9 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         pool = await stack.enter_async_context(ExtractionPool(
             workers=settings.extraction_workers, budget=p.extract_timeout, parser=p.parser,
             prefer_dates=p.prefer_dates))
+        events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
-                                  fetch_hop=client.fetch, publish=event_publisher(js, nc.max_payload),
+                                  fetch_hop=client.fetch, publish=events,
                                   extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
