@@ -206,7 +206,7 @@ async def main(args) -> None:
             lines.append(f"HDFS {version()} (mini cluster) started in {time.monotonic() - t:.1f}s")
         keyspace = f"bench_{uuid.uuid4().hex[:8]}"
         cassandra_url = f"cassandra://{cassandra}/{keyspace}"
-        from common.stores.cassandra_metadata import apply_schema
+        from common.stores.cassandra_cluster import apply_schema
         await apply_schema(cassandra_url)
         netloc, _, query = hdfs_url.removeprefix("http://").partition("?")
         hdfs_store = f"hdfs://{netloc}/tmp/bench-{uuid.uuid4().hex[:8]}?{query}"

@@ -26,7 +26,7 @@ def cmd_apply(settings: Settings, args) -> int:
     if scheme != "cassandra":
         raise ConfigError(f"metadata_store: unsupported {url!r} "
                           "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
-    from common.stores.cassandra_metadata import CassandraOptions, apply_schema
+    from common.stores.cassandra_cluster import CassandraOptions, apply_schema
     options = CassandraOptions.from_url(url)
     version, applied = asyncio.run(apply_schema(url))
     done = f"applied {', '.join(map(str, applied))}" if applied else "already up to date"

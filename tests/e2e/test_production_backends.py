@@ -42,7 +42,7 @@ def metadata_store_url(target: str) -> str:
 
 
 async def drop_keyspace(url: str) -> None:
-    from common.stores.cassandra_metadata import CassandraOptions, connect
+    from common.stores.cassandra_cluster import CassandraOptions, connect
     options = CassandraOptions.from_url(url)
     cluster, session = await connect(options)
     try:
@@ -242,7 +242,7 @@ def own_cassandra():
 
 async def test_a_cassandra_restart_mid_run_loses_no_url(tmp_path, nats_server, localweb,
                                                        hdfs_folder, own_cassandra):
-    from common.stores.cassandra_metadata import apply_schema
+    from common.stores.cassandra_cluster import apply_schema
     cassandra = own_cassandra
     gate = asyncio.Event()
 

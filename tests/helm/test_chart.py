@@ -276,7 +276,7 @@ def test_configmap_names_the_external_services(external_docs, tmp_path, monkeypa
 def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
     """What the schema Job and the stores read: the chart renders them into the URLs, and the
     stores' own parsers take them."""
-    from common.stores.cassandra_metadata import CassandraOptions
+    from common.stores.cassandra_cluster import CassandraOptions
     from common.stores.hdfs_content import HdfsLocation
     values = {**EXTERNAL,
               "cassandra": {**EXTERNAL["cassandra"], "dc": "eu-west", "replication": 5},

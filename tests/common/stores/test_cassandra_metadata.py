@@ -11,7 +11,7 @@ import pytest
 
 from common.errors import ConfigError, StoreError
 from common.stores import cassandra_schema
-from common.stores.cassandra_metadata import CassandraOptions, build_cluster
+from common.stores.cassandra_cluster import CassandraOptions, build_cluster
 from common.stores.open import open_metadata_store
 
 

@@ -18,7 +18,7 @@ from common.errors import ConfigError
 from common.record import Video
 from common.status import Status
 from common.stores import cassandra_schema
-from common.stores.cassandra_metadata import CassandraOptions, apply_schema, connect
+from common.stores.cassandra_cluster import CassandraOptions, apply_schema, connect
 from common.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2
 from test_metadata_store import cassandra_test_url, record

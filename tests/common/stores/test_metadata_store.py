@@ -29,7 +29,7 @@ def cassandra_test_url(target: str, keyspace: str) -> str:
 @contextlib.asynccontextmanager
 async def throwaway_keyspace(target: str):
     """A fresh keyspace with the schema applied, dropped afterwards; yields its store URL."""
-    from common.stores.cassandra_metadata import CassandraOptions, apply_schema, connect
+    from common.stores.cassandra_cluster import CassandraOptions, apply_schema, connect
     url = cassandra_test_url(target, f"spiderduck_test_{uuid.uuid4().hex[:16]}")
     await apply_schema(url)
     try:
@@ -152,7 +152,7 @@ async def test_get_many_answers_300_urls_in_order(store):
 
 async def test_cassandra_schema_apply_is_idempotent(cassandra_url):
     from common.stores import cassandra_schema
-    from common.stores.cassandra_metadata import apply_schema
+    from common.stores.cassandra_cluster import apply_schema
     version, applied = await apply_schema(cassandra_url)
     assert version == cassandra_schema.LATEST and applied == []
 
@@ -160,7 +160,7 @@ async def test_cassandra_schema_apply_is_idempotent(cassandra_url):
 async def test_cassandra_writes_at_local_quorum_on_a_keyspace_of_one_replica(cassandra_target):
     """Production's consistency on a development keyspace: LOCAL_QUORUM of one replica is that
     replica, so writes and reads succeed (and the lightweight transaction at LOCAL_SERIAL)."""
-    from common.stores.cassandra_metadata import CassandraOptions, connect
+    from common.stores.cassandra_cluster import CassandraOptions, connect
     target = cassandra_target.partition("?")[0]              # the store's defaults, not the target's
     async with throwaway_keyspace(target) as url:
         options = CassandraOptions.from_url(url)
