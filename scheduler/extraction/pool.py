@@ -27,36 +27,27 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import fcntl
-import io
 import itertools
 import logging
 import os
 import pathlib
-import pickle
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
 
 from common import metrics
 from common.errors import SpiderDuckError
-from common.record import Image, PageMetadata, Video
-from common.record_proto import StructuredData
+from common.record import PageMetadata
+from scheduler.extraction.channel import Job, Worker, loads, widen
 from scheduler.extraction.worker import HEADER
 
 log = logging.getLogger("spiderduck.scheduler")
 
 _ROOT = str(pathlib.Path(__file__).resolve().parent.parent.parent)
-_ALLOWED = {("common.record", "PageMetadata"): PageMetadata, ("common.record", "Image"): Image,
-            ("common.record", "Video"): Video,
-            ("common.record_proto", "StructuredData"): StructuredData}
 START_TIMEOUT = 60.0      # seconds for a new worker to import and say it is ready
 QUEUED_PER_WORKER = 4     # jobs written to a worker ahead of its answers (1 running, 3 waiting)
 SLOW_AFTER = 0.1          # of the budget: a worker whose page has run this long gets no new jobs
 WATCHDOG_GRACE = 1.0      # seconds past the budget before the pool kills a worker itself
-F_SETPIPE_SZ = 1031       # Linux fcntl
-PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop turn per 64 KiB
 
 
 class ExtractionTimeout(Exception):
@@ -72,105 +63,11 @@ class PoolClosing(SpiderDuckError):
     retryable = True
 
 
-class _Answers(pickle.Unpickler):
-    def find_class(self, module: str, name: str):
-        try:
-            return _ALLOWED[(module, name)]
-        except KeyError:
-            raise pickle.UnpicklingError(f"{module}.{name} is not an extraction answer") from None
-
-
-def _loads(data: bytes):
-    return _Answers(io.BytesIO(data)).load()
-
-
-def _widen(stream) -> None:
-    """Make a worker's pipe hold a whole page (up to 4 MiB, or what /proc/sys/fs/pipe-max-size
-    allows), so a page is one write, not one write per turn of a busy event loop."""
-    transport = getattr(stream, "transport", None) or getattr(stream, "_transport", None)
-    pipe = transport.get_extra_info("pipe") if transport is not None else None
-    if pipe is None:
-        return
-    for size in (PIPE_BYTES, _pipe_max()):
-        try:
-            fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, size)
-            return
-        except OSError:
-            continue
-
-
-def _pipe_max() -> int:
-    try:
-        with open("/proc/sys/fs/pipe-max-size") as fh:
-            return int(fh.read())
-    except (OSError, ValueError):
-        return 1 << 20
-
-
 def _closing(jobs) -> None:
     """Fail the jobs not yet settled: the pool is closing (retryable elsewhere)."""
     for job in jobs:
         if not job.settled:
             job.future.set_exception(PoolClosing("the extraction pool is closing"))
-
-
-@dataclass(eq=False)
-class _Job:
-    id: int
-    body: bytes
-    url: str
-    content_type: str | None
-    future: asyncio.Future
-    attempt: int = 1
-    holders: set = field(default_factory=set)    # workers it was written to that owe an answer
-
-    @property
-    def settled(self) -> bool:
-        return self.future.done()
-
-
-@dataclass(eq=False)
-class _Worker:
-    proc: asyncio.subprocess.Process
-    jobs: collections.deque = field(default_factory=collections.deque)   # written, not answered
-    started: float = 0.0      # monotonic time it began jobs[0] (estimated: its answer before)
-    timers: list = field(default_factory=list)
-    bitten: _Job | None = None        # the job the watchdog killed the worker over
-    reader: asyncio.Task | None = None
-
-    @property
-    def alive(self) -> bool:
-        return self.proc.returncode is None and not self.proc.stdin.is_closing()
-
-    def send(self, job: _Job) -> bool:
-        """Write the job to the worker; False (and nothing queued) if its pipe is gone."""
-        data = pickle.dumps((job.id, job.body, job.url, job.content_type),
-                            protocol=pickle.HIGHEST_PROTOCOL)
-        try:
-            self.proc.stdin.write(HEADER.pack(len(data)))
-            self.proc.stdin.write(data)               # not joined: that would copy the page again
-        except (RuntimeError, ConnectionError, OSError):   # uvloop raises on a closed pipe
-            return False
-        if not self.jobs:
-            self.started = time.monotonic()
-        self.jobs.append(job)
-        job.holders.add(self)
-        return True
-
-    def kill(self) -> None:
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self.proc.kill()
-
-    async def death(self) -> str:
-        """Why its pipe closed. Waits a moment for the exit status: asking with kill() first
-        would reap it behind asyncio's back and lose the status."""
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self.proc.wait(), 1.0)
-        code = self.proc.returncode
-        if code is not None and code < 0:
-            return f"extraction worker killed by {signal.Signals(-code).name}"
-        return f"extraction worker exited ({'running' if code is None else code})"
 
 
 class ExtractionPool:
@@ -182,9 +79,9 @@ class ExtractionPool:
         self._budget = budget
         self._command = (*(command or (sys.executable, "-m", "scheduler.extraction.worker",
                                        parser, prefer_dates)), repr(float(budget)))
-        self._workers: list[_Worker] = []
-        self._waiting: collections.deque[_Job] = collections.deque()   # in order of arrival
-        self._rescued: list[_Job] = []        # copies of jobs queued behind a slow page
+        self._workers: list[Worker] = []
+        self._waiting: collections.deque[Job] = collections.deque()   # in order of arrival
+        self._rescued: list[Job] = []        # copies of jobs queued behind a slow page
         self._starting: set[asyncio.Task] = set()
         self._ids = itertools.count()
         self._closed = False
@@ -229,7 +126,7 @@ class ExtractionPool:
             self._pump()
             return
 
-    async def _spawn(self) -> _Worker:
+    async def _spawn(self) -> Worker:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             p for p in (_ROOT, os.environ.get("PYTHONPATH", "")) if p)}
         # Its own session: a terminal's Ctrl-C is for the service, which ends its workers when
@@ -237,9 +134,9 @@ class ExtractionPool:
         proc = await asyncio.create_subprocess_exec(
             *self._command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env,
             start_new_session=True)
-        worker = _Worker(proc)
+        worker = Worker(proc)
         for pipe in (proc.stdin, proc.stdout):
-            _widen(pipe)
+            widen(pipe)
         try:
             async with asyncio.timeout(START_TIMEOUT):
                 if await self._read_frame(worker) != "ready":
@@ -251,16 +148,16 @@ class ExtractionPool:
         return worker
 
     @staticmethod
-    async def _read_frame(worker: _Worker):
+    async def _read_frame(worker: Worker):
         head = await worker.proc.stdout.readexactly(HEADER.size)
-        return _loads(await worker.proc.stdout.readexactly(HEADER.unpack(head)[0]))
+        return loads(await worker.proc.stdout.readexactly(HEADER.unpack(head)[0]))
 
-    async def _read_answers(self, worker: _Worker) -> None:
+    async def _read_answers(self, worker: Worker) -> None:
         """Answers in order, each settling the oldest job; at the end, the worker's death."""
         while await self._take_answer(worker):
             self._pump()            # outside _take_answer: a fault here is not the worker's
 
-    async def _take_answer(self, worker: _Worker) -> bool:
+    async def _take_answer(self, worker: Worker) -> bool:
         """Read one answer and settle its job; False once the worker is done (and buried)."""
         try:
             answer = await self._read_frame(worker)
@@ -287,7 +184,7 @@ class ExtractionPool:
             await self._bury(worker, reason)
             return False
 
-    def _arm(self, worker: _Worker) -> None:
+    def _arm(self, worker: Worker) -> None:
         """Timers on the worker's current job: at SLOW_AFTER of the budget, send the jobs queued
         behind it elsewhere too; WATCHDOG_GRACE past the budget, kill the worker."""
         for timer in worker.timers:
@@ -301,18 +198,18 @@ class ExtractionPool:
                 loop.call_later(max(0.0, worker.started + self._budget + WATCHDOG_GRACE - now),
                                 self._bite, worker, job)]
 
-    def _rescue(self, worker: _Worker, job: _Job) -> None:
+    def _rescue(self, worker: Worker, job: Job) -> None:
         if worker.jobs and worker.jobs[0] is job:
             self._rescued += [waiting for waiting in list(worker.jobs)[1:]
                               if not waiting.settled and waiting.holders == {worker}]
             self._pump()
 
-    def _bite(self, worker: _Worker, job: _Job) -> None:
+    def _bite(self, worker: Worker, job: Job) -> None:
         if worker.jobs and worker.jobs[0] is job:
             worker.bitten = job
             worker.kill()
 
-    async def _bury(self, worker: _Worker, reason: str) -> None:
+    async def _bury(self, worker: Worker, reason: str) -> None:
         """A worker's pipe closed: settle its jobs, replace it."""
         for timer in worker.timers:
             timer.cancel()
@@ -356,7 +253,7 @@ class ExtractionPool:
         self._pump()
 
     # --- the jobs ------------------------------------------------------------------------
-    def _pick(self, job: _Job) -> _Worker | None:
+    def _pick(self, job: Job) -> Worker | None:
         """The least loaded worker with room that does not hold the job, skipping one whose
         current page runs long."""
         now, best = time.monotonic(), None
@@ -389,7 +286,7 @@ class ExtractionPool:
                 return
             self._waiting.popleft()
 
-    def _send(self, worker: _Worker, job: _Job) -> bool:
+    def _send(self, worker: Worker, job: Job) -> bool:
         """Send; if the worker's pipe is gone, leave the job waiting (its reader buries the
         worker when it reads the end)."""
         if not worker.send(job):
@@ -403,7 +300,7 @@ class ExtractionPool:
         ExtractionFailed, or PoolClosing (retryable) once the pool is closing."""
         if self._closed:
             raise PoolClosing("the extraction pool is closing")
-        job = _Job(next(self._ids), body, url, content_type,
+        job = Job(next(self._ids), body, url, content_type,
                    asyncio.get_running_loop().create_future())
         self._waiting.append(job)
         self._pump()

@@ -9,7 +9,8 @@ import pytest
 
 from common.record import PageMetadata
 from scheduler.extraction import extract_page
-from scheduler.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, _loads
+from scheduler.extraction.channel import loads as _loads
+from scheduler.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout
 
 PAGE = (b"<html lang=en><head><title>A title</title><meta property='og:description' content='Said'>"
         b"<meta property='og:image' content='/i.png'></head><body><p>Text</p></body></html>")
@@ -166,7 +167,8 @@ SILENT = ("import pickle, struct, sys, time\n"
 async def test_a_watchdog_kill_counts_only_against_the_page_it_bit():
     import sys
 
-    from scheduler.extraction.pool import PoolClosing, _Job
+    from scheduler.extraction.channel import Job as _Job
+    from scheduler.extraction.pool import PoolClosing
 
     pool = ExtractionPool(workers=1, budget=60, command=(sys.executable, "-c", SILENT))
     async with pool:
