@@ -53,6 +53,38 @@ def _shared_path_fixture():
     return shared_path
 
 
+def pytest_collection_finish(session):
+    """Fetch the test backends' jars in the background while the first tests run.
+
+    On a fresh machine Maven takes about 50 s for Cassandra's jars and 60 s for Hadoop's; the
+    store tests come after a few hundred others, so the download is mostly done by then.
+    Only the backends the selected tests use (by fixture, or by a cassandra/hdfs case) are
+    fetched, and none that SPIDERDUCK_TEST_* points elsewhere. resolve() holds a file lock, so
+    a fixture asking meanwhile waits for this download instead of starting another; a failure
+    here is left for that fixture to report (it skips, saying what is missing).
+    """
+    import os
+    import threading
+    wanted = {}
+    for item in session.items:
+        names, nodeid = getattr(item, "fixturenames", ()), item.nodeid.lower()
+        if "cassandra_target" in names or "cassandra" in nodeid:
+            wanted.setdefault(CASSANDRA_ENV, "support.cassandra_server")
+        if "hdfs_cluster" in names or "hdfs" in nodeid:
+            wanted.setdefault(HDFS_ENV, "support.hdfs_server")
+    for env, module in wanted.items():
+        if os.environ.get(env, "").strip():
+            continue
+
+        def fetch(module=module):
+            import importlib
+            try:
+                importlib.import_module(module).resolve()
+            except Exception:   # noqa: BLE001 -- the fixture reports it when it asks
+                pass
+        threading.Thread(target=fetch, name=f"prefetch-{module}", daemon=True).start()
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
