@@ -54,7 +54,8 @@ def _shared_path_fixture():
 
 
 def pytest_collection_finish(session):
-    """Fetch the test backends' jars in the background while the first tests run.
+    """Note each backend's last user, and fetch the backends' jars in the background while
+    the first tests run.
 
     On a fresh machine Maven takes about 50 s for Cassandra's jars and 60 s for Hadoop's; the
     store tests come after a few hundred others, so the download is mostly done by then.
@@ -70,8 +71,10 @@ def pytest_collection_finish(session):
         names, nodeid = getattr(item, "fixturenames", ()), item.nodeid.lower()
         if "cassandra_target" in names or "cassandra" in nodeid:
             wanted.setdefault(CASSANDRA_ENV, "support.cassandra_server")
+            _LAST_USER[CASSANDRA_ENV] = item.nodeid
         if "hdfs_cluster" in names or "hdfs" in nodeid:
             wanted.setdefault(HDFS_ENV, "support.hdfs_server")
+            _LAST_USER[HDFS_ENV] = item.nodeid
     for env, module in wanted.items():
         if os.environ.get(env, "").strip():
             continue
@@ -218,37 +221,59 @@ def memcached_server(memcached_binary):
 CASSANDRA_ENV = "SPIDERDUCK_TEST_CASSANDRA"
 
 
-def _backend(env: str, start, address, name: str, how: str):
-    """The address in `env` when set; else a server of our own (start() -> server, stopped
-    when the fixture ends, address(server) -> what the tests use); skip where it cannot run."""
+# One server per backend for the whole run, started by its first user and stopped right after
+# its last (pytest_runtest_teardown below): one JVM start each instead of one per module, and
+# no JVM under the tests that come after. A user the collection did not foresee starts it again.
+_RUNNING: dict[str, object] = {}          # env name -> the server of ours
+_LAST_USER: dict[str, str] = {}           # env name -> node id of the last test that uses it
+
+
+def _backend(env: str, start, address, name: str, how: str) -> str:
+    """The address in `env` when set; else the address of our own server (start() -> server,
+    address(server) -> what the tests use); skip where it cannot run."""
     import os
     named = os.environ.get(env, "").strip()
     if named:
-        yield named
-        return
-    from support.maven_backend import BackendUnavailable
-    try:
-        server = start()
-    except BackendUnavailable as missing:
-        pytest.skip(f"{name} unavailable: {missing} (or set {env}={how})")
-    try:
-        yield address(server)
-    finally:
+        return named
+    if env not in _RUNNING:
+        from support.maven_backend import BackendUnavailable
+        try:
+            _RUNNING[env] = start()
+        except BackendUnavailable as missing:
+            pytest.skip(f"{name} unavailable: {missing} (or set {env}={how})")
+    return address(_RUNNING[env])
+
+
+def _stop_backend(env: str) -> None:
+    server = _RUNNING.pop(env, None)
+    if server is not None:
         server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    for env, last in _LAST_USER.items():
+        if item.nodeid == last:
+            _stop_backend(env)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for env in list(_RUNNING):
+        _stop_backend(env)
+
+
+@pytest.fixture
 def cassandra_target():
     """`host1,host2[:port][?options]` of the cluster the Cassandra tests use.
 
     SPIDERDUCK_TEST_CASSANDRA when set; otherwise a node of our own on loopback
     (tests/support/cassandra_server.py: jars from Maven Central, fetched once into .backends/),
-    started on first use in a module and stopped at its end, so no JVM runs under the rest of
-    the suite. Skips where java or mvn is missing.
+    shared by the run's Cassandra tests and stopped after the last of them. Skips where java
+    or mvn is missing.
     """
     from support.cassandra_server import CassandraServer, resolve
-    yield from _backend(CASSANDRA_ENV, lambda: CassandraServer(resolve()).start(),
-                        lambda server: server.target, "Cassandra", "host1,host2:9042")
+    return _backend(CASSANDRA_ENV, lambda: CassandraServer(resolve()).start(),
+                    lambda server: server.target, "Cassandra", "host1,host2:9042")
 
 
 # --- HDFS (the content store's conformance suite) -------------------------------------------------
@@ -256,15 +281,15 @@ def cassandra_target():
 HDFS_ENV = "SPIDERDUCK_TEST_HDFS"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def hdfs_cluster():
     """`http://namenode:PORT?user=U`: the WebHDFS the HDFS content-store tests write to.
 
     SPIDERDUCK_TEST_HDFS when set; otherwise a mini HDFS of our own on loopback
     (tests/support/hdfs_server.py: jars from Maven Central, fetched once into .backends/),
-    started on first use in a module and stopped at its end, so no JVM runs under the rest of
-    the suite. Skips where java or mvn is missing.
+    shared by the run's HDFS tests and stopped after the last of them. Skips where java or
+    mvn is missing.
     """
     from support.hdfs_server import HdfsServer, resolve
-    yield from _backend(HDFS_ENV, lambda: HdfsServer(resolve()).start(), lambda server: server.url,
-                        "HDFS", "http://namenode:9870?user=U")
+    return _backend(HDFS_ENV, lambda: HdfsServer(resolve()).start(), lambda server: server.url,
+                    "HDFS", "http://namenode:9870?user=U")
