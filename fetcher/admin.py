@@ -9,6 +9,7 @@ owner instead); UNAVAILABLE when NATS could not keep the change (then it was not
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import grpc
 
@@ -16,30 +17,38 @@ from common import urls
 from common.errors import BusError
 from fetcher import admin_proto
 from fetcher.domain_controls import DomainControls
-from fetcher.fetcher import Fetcher, NotOwner
+from fetcher.fetcher import Fetcher
+from fetcher.politeness import Politeness
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 SERVICE_NAME = fetcher_pb2.DESCRIPTOR.services_by_name["FetcherAdmin"].full_name
 
 
 class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
-    def __init__(self, fetcher: Fetcher, controls: DomainControls, *, wall=time.time):
-        self._fetcher = fetcher
-        self._politeness = fetcher.politeness
+    """Reads and changes the politeness state, never fetches: it gets the politeness object,
+    the operators' controls, which domains this fetcher owns (`owns`, asked at each call: the
+    leases move), its id and the default pause."""
+
+    def __init__(self, politeness: Politeness, controls: DomainControls, *, owner: str,
+                 owns: Callable[[str], bool], pause_for: float, wall=time.time):
+        self._politeness = politeness
         self._controls = controls
+        self._owner = owner
+        self._owns = owns
+        self._pause_for = pause_for
         self._wall = wall
 
     async def ListDomains(self, request, context):
         domains = [await self._domain(d, context, owned=False) for d in request.domains]
         for domain in self._politeness.controlled():   # kept controls show, used or not
-            if self._fetcher.ownership.owns(domain):
+            if self._owns(domain):
                 self._politeness.slot(domain)
-        return admin_proto.list_response(self._politeness.infos(domains), owner=self._fetcher.id,
+        return admin_proto.list_response(self._politeness.infos(domains), owner=self._owner,
                                          now_wall=self._wall())
 
     async def PauseDomain(self, request, context):
         domain = await self._domain(request.domain, context)
-        seconds = request.seconds or self._fetcher.settings.pause_for
+        seconds = request.seconds or self._pause_for
         await self._apply(context, self._controls.pause, domain, seconds)
         return self._info(domain)
 
@@ -58,11 +67,9 @@ class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
             domain = urls.domain_named(text)
         except urls.InvalidDomain as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        if owned:
-            try:
-                self._fetcher.check_owner(domain)
-            except NotOwner as exc:
-                await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
+        if owned and not self._owns(domain):
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                f"fetcher {self._owner} does not hold the shard of {domain}")
         return domain
 
     @staticmethod
@@ -77,9 +84,11 @@ class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
     def _info(self, domain: str) -> fetcher_pb2.DomainInfo:
         self._politeness.slot(domain)        # a domain without one gets its slot (a rate set ahead)
         [info] = self._politeness.infos([domain])
-        return admin_proto.to_proto(info, owner=self._fetcher.id, now_wall=self._wall())
+        return admin_proto.to_proto(info, owner=self._owner, now_wall=self._wall())
 
 
 def register(server, fetcher: Fetcher, controls: DomainControls) -> None:
     server.add(fetcher_pb2_grpc.add_FetcherAdminServicer_to_server,
-               FetcherAdminServicer(fetcher, controls), SERVICE_NAME)
+               FetcherAdminServicer(fetcher.politeness, controls, owner=fetcher.id,
+                                    owns=lambda domain: fetcher.ownership.owns(domain),
+                                    pause_for=fetcher.settings.pause_for), SERVICE_NAME)

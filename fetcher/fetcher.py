@@ -3,7 +3,7 @@
     Fetcher.fetch(url)
       -> validate (http/https only)
       -> domain slot (bounded queue; QueueFull when full; a halted domain answers at once)
-      -> robots.txt for the origin (cached under the origin; fetched by robots_fetch, redirects
+      -> robots.txt for the origin (cached under the origin; fetched by robots.fetch, redirects
          followed as RFC 9309 says, each hop taking a turn on this slot);
          its Crawl-delay for our user agent is told to the slot
       -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
@@ -29,10 +29,10 @@ from fetcher.pacing import PacingPolicy
 from fetcher.politeness import DomainHalted, DomainSlot, Politeness
 from fetcher.vulture import Vulture
 from fetcher.resolver import GuardedResolver
-from fetcher.robots_cache import RobotsCache
-from fetcher.robots_fetch import fetch_robots
-from fetcher.robots_store import SharedRobotsStore
-from fetcher.robots_verdict import VerdictCodec
+from fetcher.robots.cache import RobotsCache
+from fetcher.robots.fetch import fetch_robots
+from fetcher.robots.store import SharedRobotsStore
+from fetcher.robots.verdict import VerdictCodec
 
 
 class NotOwner(Exception):

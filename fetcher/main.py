@@ -12,7 +12,7 @@ from fetcher import admin, domain_controls, server
 from fetcher.domain_controls import ControlStore, DomainControls
 from fetcher.fetcher import Fetcher
 from fetcher.ownership import AllShards, LeaseKeeper
-from fetcher.robots_store import open_robots_store
+from fetcher.robots.store import open_robots_store
 
 log = logging.getLogger("spiderduck.fetcher")
 

@@ -1,9 +1,9 @@
-"""fetcher.robots: Google's reference answers, and our interface on top of protego."""
+"""fetcher.robots.rules: Google's reference answers, and our interface on top of protego."""
 from __future__ import annotations
 
 import pytest
 
-from fetcher.robots import RobotsRules, product_token
+from fetcher.robots.rules import RobotsRules, product_token
 
 UA = "SpiderDuck/0.1.0 (+https://example.org/spiderduck)"
 

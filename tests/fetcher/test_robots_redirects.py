@@ -14,8 +14,8 @@ from common import config, urls
 from common.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
-from fetcher.robots_fetch import MAX_REDIRECTS
-from fetcher.robots_verdict import VerdictKind
+from fetcher.robots.fetch import MAX_REDIRECTS
+from fetcher.robots.verdict import VerdictKind
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 PRIVATE_IP = "127.0.0.2"        # loopback, but outside the allowed 127.0.0.1/32: the guard's to refuse

@@ -14,10 +14,10 @@ from common.fetch import FetchResult
 from common.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
-from fetcher.robots_cache import RobotsCache
-from fetcher.robots_store import (KEY_PREFIX, MemcachedRobotsStore, SharedRobotsStore, key_for,
+from fetcher.robots.cache import RobotsCache
+from fetcher.robots.store import (KEY_PREFIX, MemcachedRobotsStore, SharedRobotsStore, key_for,
                                   open_robots_store)
-from fetcher.robots_verdict import MAGIC, RobotsVerdict, VerdictCodec, VerdictKind
+from fetcher.robots.verdict import MAGIC, RobotsVerdict, VerdictCodec, VerdictKind
 
 AGENT = "SpiderDuck/1.0"
 STORE_LOG = "spiderduck.fetcher.robots"

@@ -20,7 +20,7 @@ from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Protocol
 
 from common.single_flight import SingleFlight
-from fetcher.robots_store import SharedRobotsStore
+from fetcher.robots.store import SharedRobotsStore
 
 log = logging.getLogger("spiderduck.fetcher.robots")
 
@@ -31,7 +31,7 @@ MAX_TTL = 86_400.0   # RFC 9309 §2.4: a cached robots.txt SHOULD NOT be used fo
 
 
 class PayloadCodec(Protocol):
-    """Verdict <-> shared-store payload (fetcher.robots_verdict.VerdictCodec)."""
+    """Verdict <-> shared-store payload (fetcher.robots.verdict.VerdictCodec)."""
     def encode(self, verdict: Any, ttl: float) -> bytes | None: ...
     def decode(self, payload: bytes) -> tuple[Any, float] | None: ...
 

@@ -42,7 +42,7 @@ from common.fetch import FetchResult
 from common.status import Status
 from fetcher.http import HttpClient
 from fetcher.politeness import DomainSlot
-from fetcher.robots_verdict import RobotsVerdict, VerdictKind
+from fetcher.robots.verdict import RobotsVerdict, VerdictKind
 
 __all__ = ["MAX_REDIRECTS", "fetch_robots", "verdict_for"]
 

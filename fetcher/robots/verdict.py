@@ -28,7 +28,7 @@ from typing import Callable
 
 from common.fetch import FetchResult
 from common.status import Status
-from fetcher.robots import RobotsRules
+from fetcher.robots.rules import RobotsRules
 
 __all__ = ["RobotsVerdict", "VerdictKind", "VerdictCodec", "MAGIC"]
 
