@@ -271,9 +271,14 @@ class LeaseKeeper:
 
 
 async def _bounded_gather(coros: list, limit: int = 64) -> list:
+    """The coroutines' results, at most `limit` running at a time. Cancelled (a keeper stopped
+    mid-tick), those still waiting for the gate are closed, never left un-awaited."""
     gate = asyncio.Semaphore(limit)
 
     async def one(coro):
-        async with gate:
-            return await coro
+        try:
+            async with gate:
+                return await coro
+        finally:
+            coro.close()            # a no-op once it ran; else it never started
     return await asyncio.gather(*(one(c) for c in coros))

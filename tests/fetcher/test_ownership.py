@@ -210,3 +210,33 @@ async def test_a_fetcher_asked_for_a_shard_it_does_not_hold_answers_failed_preco
                     fetcher_pb2.FetchRequest(url=localweb.url("x.test", "/")))
     assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert localweb.hits == []
+
+
+async def test_a_tick_cancelled_midway_leaves_no_coroutine_unawaited():
+    """Cancelling a keeper mid-tick (a stop) closes the renewals still waiting for the gate."""
+    import gc
+    import warnings
+
+    from fetcher.ownership import _bounded_gather
+    started = []
+
+    async def renew(n):
+        started.append(n)
+        await asyncio.sleep(3600)
+
+    task = asyncio.create_task(_bounded_gather([renew(n) for n in range(10)], limit=2))
+    while len(started) < 2:
+        await asyncio.sleep(0)
+    task.cancel()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            await task
+        except asyncio.CancelledError:
+            pass                                   # (no traceback kept: it holds the list)
+        del task                                   # the unstarted ones are freed with it,
+        for _ in range(10):                        # once their cancelled tasks have run
+            await asyncio.sleep(0)
+        gc.collect()
+    assert started == [0, 1]
+    assert not [w for w in caught if "never awaited" in str(w.message)]
