@@ -19,7 +19,8 @@ from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
 from scheduler.decide import CrawlDecider
 from scheduler.decode import Decoder, Resubmit
-from scheduler.notify import Notifier, Publish
+from scheduler.events import Publish
+from scheduler.notify import Notifier
 from scheduler.persist import CrawlRecorder, Persister
 from scheduler.process import Extract, PostProcessor
 from scheduler.redirects import FetchHop, RedirectFollower

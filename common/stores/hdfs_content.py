@@ -31,13 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
-import hdfs
-import requests
-
 from common.errors import ConfigError, StoreError
 from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
-from common.stores.hdfs_writer import HdfsWriter, WebHdfsClient, store_error, sweep_orphans
+from common.stores.hdfs_writer import FAILURES, HdfsWriter, WebHdfsClient, store_error, sweep_orphans
 from common.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS, ContentRef,
                                         RollPolicy, decode_record, in_progress)
 
@@ -96,8 +93,8 @@ class HdfsContentStore(ContentStore):
     def __init__(self, location: HdfsLocation, *, clock=time.time, readers: int = 4,
                  sweep: bool = True):
         self._loc = location
-        # Writes and reads use separate clients (so separate HTTP sessions per thread).
         self._clock = clock
+        # Writes and reads use separate clients (so separate HTTP sessions per thread).
         writer = HdfsWriter(self._client(), location.roll, clock)
         self._reader = self._client()
         self._thread = BatchThread("hdfs-write", lambda: writer, batch=HdfsWriter.batch,
@@ -143,18 +140,23 @@ class HdfsContentStore(ContentStore):
     # -- reading ---------------------------------------------------------------------------
 
     def _read(self, ref: ContentRef) -> bytes:
-        # Sealed, else still in progress, else sealed in between: a rename never hides it.
-        for attempt, path in enumerate((ref.path, in_progress(ref.path), ref.path)):
+        """Sealed, else still in progress, else sealed in between: a rename never hides it."""
+        for path in (ref.path, in_progress(ref.path)):
             try:
-                # chunk_size: iter_content turns urllib3 errors mid-body into requests errors.
-                with self._reader.read(path, offset=ref.offset, length=ref.length,
-                                       chunk_size=1 << 16) as chunks:
-                    return b"".join(chunks)
-            except (hdfs.HdfsError, requests.RequestException) as exc:
-                error = store_error(f"read {ref}", exc)
-                if error.retryable or attempt == 2:
-                    raise error from exc
-        raise AssertionError("unreachable")
+                return self._read_at(path, ref)
+            except StoreError as error:
+                if error.retryable:
+                    raise
+        return self._read_at(ref.path, ref)
+
+    def _read_at(self, path: str, ref: ContentRef) -> bytes:
+        try:
+            # chunk_size: iter_content turns urllib3 errors mid-body into requests errors.
+            with self._reader.read(path, offset=ref.offset, length=ref.length,
+                                   chunk_size=1 << 16) as chunks:
+                return b"".join(chunks)
+        except FAILURES as exc:
+            raise store_error(f"read {ref}", exc) from exc
 
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         ref = ContentRef.parse(content_ref)

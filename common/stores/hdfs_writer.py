@@ -44,7 +44,7 @@ SWEEP_DAYS = 7                 # how far back the start-up sweep looks for orpha
 TRUNCATE_WAIT = 30.0           # seconds a cut waits for the DataNode's block recovery
 TRUNCATE_POLL = 0.1
 _NOT_THERE = {"FileNotFoundException", "InvalidPathException"}
-_FAILURES = (hdfs.HdfsError, requests.RequestException)
+FAILURES = (hdfs.HdfsError, requests.RequestException)   # what a WebHDFS call raises
 
 
 class WebHdfsClient(hdfs.InsecureClient):
@@ -125,7 +125,7 @@ class HdfsWriter:
                 self._client.write(path, data=data, overwrite=False)
                 self._created = True
             self._written += len(data)
-        except _FAILURES as exc:
+        except FAILURES as exc:
             self._failure = store_error(f"append to {path}", exc)
             self._failure.__cause__ = exc
             self._give_up()
@@ -148,7 +148,7 @@ class HdfsWriter:
     def _seal(self, path: str) -> None:
         try:
             self._client.rename(in_progress(path), path)
-        except _FAILURES as exc:
+        except FAILURES as exc:
             log.warning("hdfs: could not seal %s (left in progress for a later sweep): %s", path, exc)
 
     def _give_up(self) -> None:
@@ -165,7 +165,7 @@ class HdfsWriter:
                 self._seal(path)
             else:
                 self._client.delete(in_progress(path))
-        except _FAILURES as exc:
+        except FAILURES as exc:
             log.warning("hdfs: could not cut back %s after a failed append: %s", path, exc)
 
 
@@ -181,7 +181,7 @@ def sweep_orphans(client: WebHdfsClient, roll_seconds: float, now: float) -> lis
         folder = time.strftime("%Y/%m/%d", time.gmtime(now - day * 86400))
         try:
             entries = client.list(folder, status=True)
-        except _FAILURES:
+        except FAILURES:
             continue                                    # no such folder (or the cluster is down)
         for name, status in entries:
             final = sealed_name(name)
@@ -208,6 +208,6 @@ def _recover(client: WebHdfsClient, path: str) -> bool:
             client.truncate(in_progress(path), whole, wait=TRUNCATE_WAIT)
         client.rename(in_progress(path), path)
         return True
-    except _FAILURES as exc:
+    except FAILURES as exc:
         log.warning("hdfs: could not recover orphaned %s: %s", path, exc)
         return False

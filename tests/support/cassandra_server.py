@@ -15,7 +15,6 @@ the jars ahead of a test run and prints how long that took.
 """
 from __future__ import annotations
 
-import contextlib
 import pathlib
 import shutil
 import string
@@ -24,7 +23,8 @@ import tempfile
 import time
 
 from common.nats_server import free_port, kill_with_parent, port_open
-from support.maven_backend import BackendUnavailable, JvmServer, pom_property, resolve as resolve_backend
+from support.maven_backend import (BackendUnavailable, JvmServer, log_tail, pom_property,
+                                   resolve as resolve_backend)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BACKEND = ROOT / "tests" / "backends" / "cassandra"
@@ -67,12 +67,6 @@ def version() -> str:
 def resolve() -> pathlib.Path:
     """The folder of Cassandra's jars, downloaded by Maven on the first call only."""
     return resolve_backend("cassandra", version(), expect="cassandra-all-*.jar")
-
-
-def _tail(path: pathlib.Path, chars: int = 3000) -> str:
-    with contextlib.suppress(OSError):
-        return path.read_text("utf-8", errors="replace")[-chars:]
-    return ""
 
 
 class CassandraServer(JvmServer):
@@ -138,7 +132,7 @@ class CassandraServer(JvmServer):
         return self.start(timeout)
 
     def _failure(self, what: str) -> RuntimeError:
-        logs = "\n".join(f"--- {name}:\n{_tail(self.dir / name)}" for name in
+        logs = "\n".join(f"--- {name}:\n{log_tail(self.dir / name)}" for name in
                          ("stdout.log", "system.log"))
         return RuntimeError(f"Cassandra {what} (files in {self.dir})\n{logs}")
 

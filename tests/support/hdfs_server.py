@@ -19,7 +19,6 @@ jars, starts a cluster, times both and stops it.
 """
 from __future__ import annotations
 
-import contextlib
 import getpass
 import pathlib
 import shutil
@@ -28,7 +27,8 @@ import tempfile
 import time
 
 from common.nats_server import free_port, kill_with_parent, port_open
-from support.maven_backend import BackendUnavailable, JvmServer, pom_property, resolve as resolve_backend
+from support.maven_backend import (BackendUnavailable, JvmServer, log_tail, pom_property,
+                                   resolve as resolve_backend)
 
 HOST = "127.0.0.1"
 USER = "spiderduck"                                  # the user the tests write as
@@ -46,12 +46,6 @@ def version() -> str:
 
 def resolve() -> pathlib.Path:
     return resolve_backend("hdfs", version(), expect="hadoop-minicluster-*.jar")
-
-
-def _tail(path: pathlib.Path, chars: int = 3000) -> str:
-    with contextlib.suppress(OSError):
-        return path.read_text("utf-8", errors="replace")[-chars:]
-    return ""
 
 
 class HdfsServer(JvmServer):
@@ -104,7 +98,7 @@ class HdfsServer(JvmServer):
 
     def _failure(self, what: str) -> RuntimeError:
         return RuntimeError(f"HDFS {what} (files in {self.dir})\n--- hadoop.log:\n"
-                            f"{_tail(self.dir / 'hadoop.log')}")
+                            f"{log_tail(self.dir / 'hadoop.log')}")
 
     def _wait_until_writable(self, deadline: float) -> None:
         """Until the config is written, WebHDFS answers GETFILESTATUS / and a write lands."""

@@ -66,6 +66,14 @@ def resolve(backend: str, version: str, *, expect: str, timeout: float = 1800.0)
     return lib
 
 
+def log_tail(path: pathlib.Path, chars: int = 3000) -> str:
+    """The end of a server's log file, for a failure message ("" when there is none)."""
+    try:
+        return path.read_text("utf-8", errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
 class JvmServer:
     """A JVM server of the tests in its own temporary folder: `proc` and `dir` are set by the
     subclass's start()."""
