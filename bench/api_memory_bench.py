@@ -1,7 +1,7 @@
 """bench/api_memory: the metadata-api's RSS under many concurrent GetUrlMetadata calls for big records.
 
 Fills a SQLite metadata store with RECORDS records as large as the service will store (built by
-common/record_limits.py's bounded() and written with the store's put, as scheduler/persist.py
+common/record_limits.py's bounded() and written with the store's put, as scheduler/stages/crawl_record.py
 does), and fires rounds of CALLS concurrent calls over CHANNELS grpc.aio channels, each round at
 a `spiderduck metadata-api` of its own (a process, started for the round):
 
@@ -86,7 +86,7 @@ async def fill(settings: config.Settings, count: int) -> tuple[list[str], int, i
     big = [f"https://big{n}.test/page/{n}" for n in range(count)]
     async with await open_metadata_store(settings.metadata_store_url) as store:
         async def put(record: UrlRecord) -> UrlRecord:
-            record = bounded(record)                    # as scheduler/persist.py stores every record
+            record = bounded(record)                    # as scheduler/stages/crawl_record.py stores every record
             key = urls.canonicalize(record.final_url or record.url)
             return await store.put(key, record, {record.url, *record.chain} - {""})
 

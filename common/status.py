@@ -21,8 +21,8 @@ class Status(enum.IntEnum):
 
 
 # No answer from the origin (no name, no connection, no answer in time): about the network
-# more than the page, and may pass. Kept fresh for less long (scheduler.decide), not
-# remembered (scheduler.related), held against the domain (fetcher.domain_health).
+# more than the page, and may pass. Kept fresh for less long (scheduler.stages.crawl_decision), not
+# remembered (scheduler.stages.related), held against the domain (fetcher.domain_health).
 TRANSIENT = frozenset({Status.DNS_ERROR, Status.CONNECTION_ERROR, Status.TIMEOUT})
 
 

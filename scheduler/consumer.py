@@ -344,7 +344,7 @@ def _published_at(msg) -> float:
 
 
 def _submitted_at(headers: dict[str, str]) -> float | None:
-    """The original submit time a split part (see decode.py) or a re-queued copy carries, if it
+    """The original submit time a split part (see scheduler/stages/submission.py) or a re-queued copy carries, if it
     is a sane one."""
     try:
         value = float(headers.get(SUBMITTED_AT_HEADER, ""))

@@ -1,50 +1,57 @@
-"""The scheduler's pipeline, in its one fixed order.
+"""The scheduler's pipeline, in its one fixed order (scheduler/stages/, outer first).
 
-    Decoder -> Notifier -> Persister -> CrawlDecider -> CrawlRecorder -> RedirectFollower
-            -> RelatedFetcher -> PostProcessor
+    Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> CrawlRecorder
+            -> RedirectFollower -> RelatedFetcher -> PostProcessor
 
-Outer stages wrap inner ones: the notifier publishes after the outcome is
-persisted, so an event always describes stored state; the decider may answer
-(FRESH, JOINED, REJECTED) without fetching, and that answer is still counted,
-stored where new, and announced. A crawl is recorded inside the decider's
-single-flight window, so the next sighting of the URL finds its record. The related
-fetches (a page's image and oEmbed) complete the record the Post Processor made.
+Outer stages wrap inner ones: the notifier publishes after the outcome is stored, so an event
+always describes stored state. The decider may answer (FRESH, JOINED, REJECTED) without a
+crawl; that answer is still recorded as a sighting and announced. Two stages write the metadata
+store, and the split is by what they record: the Sighting Recorder records every sighting (a
+share; the record of a rejection, which no crawl stored), outside the decider; the Crawl
+Recorder records a crawl (its WARC records and record) inside the decider's single-flight
+window, so the next sighting of the URL finds its record. The related fetches (a page's image
+and oEmbed) complete the record the Post Processor made.
+
+Every setting a stage reads comes from Settings here; the stages state no defaults of their own.
 """
 from __future__ import annotations
 
 import time
 
 from common.config import Settings
+from common.metrics import Recorder
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
-from scheduler.decide import CrawlDecider
-from scheduler.decode import Decoder, Resubmit
 from scheduler.events import Publish
-from scheduler.notify import Notifier
-from scheduler.persist import CrawlRecorder, Persister
-from scheduler.process import Extract, PostProcessor
-from scheduler.redirects import FetchHop, RedirectFollower
-from scheduler.related import RelatedFetcher
-from scheduler.stage import Pipeline, compose
+from scheduler.stages.announcement import Notifier
+from scheduler.stages.chain import Pipeline, compose
+from scheduler.stages.crawl_decision import CrawlDecider
+from scheduler.stages.crawl_record import CrawlRecorder
+from scheduler.stages.record import Extract, PostProcessor
+from scheduler.stages.redirect_chain import FetchHop, RedirectFollower
+from scheduler.stages.related import RelatedFetcher
+from scheduler.stages.sighting import SightingRecorder
+from scheduler.stages.submission import Decoder, Resubmit
 
 
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
-                   fetch_hop: FetchHop, publish: Publish, extract: Extract | None = None,
-                   resubmit: Resubmit | None = None, clock=time.time) -> Pipeline:
+                   fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
+                   extract: Extract | None = None, resubmit: Resubmit | None = None,
+                   clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
-    `resubmit` publishes the parts of a split submission (see decode.py)."""
-    p = settings.process
+    `resubmit` publishes the parts of a split submission (see stages/submission.py).
+    `metrics` is the scheduler's recorder (common.metrics.recorder("scheduler"))."""
+    s, p, f = settings.scheduler, settings.process, settings.fetcher
     return compose(
         Decoder(resubmit),
-        Notifier(publish),
-        Persister(metadata),
+        Notifier(publish, metrics=metrics, clock=clock),
+        SightingRecorder(metadata),
         CrawlDecider(metadata, recrawl_after=settings.recrawl_after,
-                     recrawl_failed_after=settings.scheduler.recrawl_failed_after, clock=clock),
+                     recrawl_failed_after=s.recrawl_failed_after, clock=clock),
         CrawlRecorder(metadata, content),
-        RedirectFollower(fetch_hop, max_redirects=settings.fetcher.max_redirects,
-                         last_attempt=settings.scheduler.max_deliver),
-        RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=settings.fetcher.max_redirects,
+        RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
+        RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
-                       timeout=p.related_timeout, cache_size=p.related_cache_size),
+                       timeout=p.related_timeout, cache_size=p.related_cache_size, metrics=metrics),
         PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, extract=extract, clock=clock),
     )

@@ -7,7 +7,7 @@ import logging
 
 from nats.errors import Error as NatsError
 
-from common import bus
+from common import bus, metrics
 from common.config import Settings
 from common.errors import BusError
 from common.grpc_server import GrpcServer
@@ -68,6 +68,7 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
+                                  metrics=metrics.recorder("scheduler"),
                                   extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
         if settings.scheduler.listen:      # health checking for probes (no service of its own)

@@ -6,12 +6,15 @@ import pytest
 from PIL import Image as PILImage
 
 from common import record_proto
+from common.config import ProcessSettings
 from common.fetch import FetchResult
 from common.record import Image
 from common.status import Status
 from scheduler.extraction.images import ImageInfo, probe
-from scheduler.process import PostProcessor
+from scheduler.stages.record import PostProcessor
 from scheduler.task import CrawlTask
+
+PROCESS = ProcessSettings()     # the configured defaults
 
 
 def encoded(fmt: str, size=(321, 123), **save) -> bytes:
@@ -49,7 +52,7 @@ def test_probe_says_nothing_of_what_it_cannot_read(data):
 
 async def process(result: FetchResult):
     task = CrawlTask(result.url, 0.0, url=result.url, hops=(result,))
-    return (await PostProcessor()(task)).record
+    return (await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates)(task)).record
 
 
 async def test_an_image_url_gets_a_record_with_its_dimensions():

@@ -12,8 +12,8 @@ from common import bus
 from common.config import SchedulerSettings
 from common.errors import BusError, ConfigError, StoreError
 from scheduler.consumer import Consumer, Outage
-from scheduler.decode import Decoder
-from scheduler.stage import compose
+from scheduler.stages.chain import compose
+from scheduler.stages.submission import Decoder
 
 SETTINGS = SchedulerSettings(max_deliver=2, retry_delay=0.05, ack_wait=30.0, busy_retry=0.05,
                              outage_backoff_base=0.01, outage_backoff_max=0.05)

@@ -12,8 +12,8 @@ import pytest
 from common import bus
 from common.config import SchedulerSettings
 from scheduler.consumer import Consumer
-from scheduler.decode import Decoder
-from scheduler.stage import compose
+from scheduler.stages.chain import compose
+from scheduler.stages.submission import Decoder
 from scheduler.task import Submission
 from scheduler.worker import publisher
 from spiderduck.v1 import events_pb2

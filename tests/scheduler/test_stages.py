@@ -6,20 +6,23 @@ import dataclasses
 
 import pytest
 
+from common import config, metrics
+from common.config import ProcessSettings
 from common.errors import InvalidMessage
 from common.fetch import FetchResult
 from common.record import UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store
-from scheduler.decide import CrawlDecider
-from scheduler.decode import Decoder, decode_submission
 from scheduler.pipeline import build_pipeline
-from scheduler.process import PostProcessor
-from scheduler.redirects import RedirectFollower
-from scheduler.stage import StageFailed, compose
+from scheduler.stages.chain import StageFailed, compose
+from scheduler.stages.crawl_decision import CrawlDecider
+from scheduler.stages.record import PostProcessor
+from scheduler.stages.redirect_chain import RedirectFollower
+from scheduler.stages.submission import Decoder, decode_submission
 from scheduler.task import CrawlTask, Outcome, Resolution, Submission
 from spiderduck.v1 import events_pb2
-from common import config
+
+PROCESS = ProcessSettings()     # the configured defaults
 
 
 class Clock:
@@ -147,7 +150,7 @@ async def run_chain(responses: dict, max_redirects=10) -> CrawlTask:
 
     async def last(task):
         return task
-    return await RedirectFollower(fetch_hop, max_redirects=max_redirects)(
+    return await RedirectFollower(fetch_hop, max_redirects=max_redirects, last_attempt=0)(
         CrawlTask("x", 0.0, url="http://a.test/"), last)
 
 
@@ -189,7 +192,7 @@ async def test_a_304_or_a_3xx_without_location_is_final():
      Status.OK),
 ])
 async def test_post_processor_maps_the_final_hop_onto_one_status(result, status):
-    out = await PostProcessor()(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
+    out = await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates)(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
     assert out.record.status is status
     assert out.record.ok or out.record.error
 
@@ -200,8 +203,9 @@ def test_the_pipeline_prints_its_chain(tmp_path):
 
     async def nothing(*a):
         return None
-    pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing)
-    assert repr(pipeline) == ("Decoder -> Notifier -> Persister -> CrawlDecider -> "
+    pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing,
+                              metrics=metrics.recorder("test"))
+    assert repr(pipeline) == ("Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> "
                               "CrawlRecorder -> RedirectFollower -> RelatedFetcher -> PostProcessor")
 
 
@@ -216,7 +220,8 @@ async def test_unexpected_exceptions_become_retryable_stage_failures():
 
 async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store, tmp_path):
     from common.stores.open import open_content_store
-    from scheduler.persist import CrawlRecorder, Persister
+    from scheduler.stages.crawl_record import CrawlRecorder
+    from scheduler.stages.sighting import SightingRecorder
     real_content = await open_content_store(f"file://{tmp_path}/content")
 
     class SlowContent:           # logging the crawl takes a while, as it may on HDFS
@@ -240,7 +245,7 @@ async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store,
             return dataclasses.replace(crawled(task), fetches=(
                 FetchResult(task.url, Status.OK, 200, body=b"<title>T</title>"),))
 
-    chain = compose(Persister(store), Probe(),
+    chain = compose(SightingRecorder(store), Probe(),
                     CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock()),
                     CrawlRecorder(store, content), Crawl())
     first = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))

@@ -1,4 +1,9 @@
-"""Stage 1, the Tweet Processor: a submission becomes one or more URLs.
+"""Stage 1, the Tweet Processor (Decoder): a submission becomes one or more URLs.
+
+Input: a Submission (one message from spiderduck.urls.submit). Output: the Outcomes of its URLs'
+tasks (CrawlTask, one per URL), or none when it was split. Failure: InvalidMessage (not
+retryable: dead-lettered); a failed resubmit raises BusError (retried in place as an outage).
+This is one of the scheduler's three protobuf edges: it reads UrlSubmission.
 
 Accepted on spiderduck.urls.submit:
   - protobuf UrlSubmission (header Content-Type: application/x-protobuf)
@@ -23,7 +28,7 @@ from google.protobuf.message import DecodeError
 from common.bus import PROTOBUF_CONTENT_TYPE, SUBMITTED_AT_HEADER
 from common.errors import InvalidMessage
 from common.tweets import fetchable, urls_in_tweet
-from scheduler.stage import Next
+from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Submission
 from spiderduck.v1 import events_pb2
 

@@ -1,9 +1,14 @@
-"""Stage 2, the Crawl Decider: canonical form; fresh enough already? already in flight?
+"""Stage 4, the Crawl Decider: the decision whether to crawl. Canonical form; fresh enough
+already? already in flight?
 
-Answers on its own, without calling next, when the URL is invalid (REJECTED),
-when a stored record is still fresh (FRESH), or when the same URL is being
-crawled right now (JOINED: waits for that crawl and shares its result; see
-common.single_flight for what cancellation and failure do).
+Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
+when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: within
+recrawl_after, or scheduler.recrawl_failed_after for a TRANSIENT or 5xx record), or when the same
+URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
+common.single_flight for what cancellation and failure do); otherwise it passes the task, with
+its canonical `url`, to the stages inside (CRAWLED).
+Failure: a store's StoreError reading the stored record; a crawl's failure is every joined
+sighting's failure.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from common.record import UrlRecord
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
 from common.stores.metadata import MetadataStore
-from scheduler.stage import Next
+from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 

@@ -1,9 +1,13 @@
-"""Stage 3, the Fetcher Client's loop: follow a redirect chain hop by hop (common.redirects).
+"""Stage 6, the Redirect Follower: the redirect chain, hop by hop (common.redirects).
 
-Each hop is a new request routed to the fetcher owning that hop's domain, so
-each hop is polite on its own domain. History is a tuple; going past
-`max_redirects` gives TOO_MANY_REDIRECTS (as httpx's TooManyRedirects), a Location that is
-no fetchable URL INVALID_URL.
+Input: a CrawlTask with its canonical url. Output: the Outcome of the stages inside, given the
+task with `hops` (one FetchResult per request, in order) and `failure` (why the chain stopped
+early, if it did). Each hop is a new request routed to the fetcher owning that hop's domain, so
+each hop is polite on its own domain. Going past fetcher.max_redirects gives TOO_MANY_REDIRECTS
+(as httpx's TooManyRedirects), a Location that is no fetchable URL INVALID_URL: both are
+outcomes, not failures.
+Failure: FetcherUnavailable when no fetcher answers a hop (retryable), except on the message's
+last delivery (below).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from common import redirects
 from common.errors import FetcherUnavailable
 from common.fetch import FetchResult
 from common.status import Status
-from scheduler.stage import Next
+from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome
 
 # fetch(url, *, purpose="page", max_body_bytes=0) -> the hop's result (FetcherClient.fetch)
@@ -27,7 +31,7 @@ class RedirectFollower:
     as CONNECTION_ERROR with the reason instead, so the URL still gets its record and event
     rather than only a dead letter."""
 
-    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int = 0):
+    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int):
         self._fetch_hop = fetch_hop
         self._max_redirects = max_redirects
         self._last_attempt = last_attempt

@@ -1,4 +1,9 @@
-"""Stage 4, the Post Processor: the final hop's response becomes the record.
+"""Stage 8, the Post Processor: the record. The final hop's response becomes the UrlRecord.
+
+Input: a CrawlTask with its hops (and the chain's `failure`, if any). Output: the Outcome
+(CRAWLED), keyed by the final URL, with the record and, for HTML, the page's own metadata.
+Innermost: never calls next. Failure: none expected; an extraction that fails or runs out of time
+is an outcome (below), and anything unexpected is the chain's StageFailed.
 
 An HTML page is extracted; a URL that is itself an image gets a record with the image's width,
 height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT).
@@ -20,7 +25,7 @@ from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from scheduler.extraction import extract_page, images
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
-from scheduler.stage import Next
+from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -42,8 +47,8 @@ Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str = "selectolax", prefer_dates: str = "modified",
-                 extract: Extract | None = None, clock=time.time):
+    def __init__(self, *, parser: str, prefer_dates: str, extract: Extract | None = None,
+                 clock=time.time):
         self._parser = parser
         self._prefer_dates = prefer_dates
         self._extract = extract or self._extract_here

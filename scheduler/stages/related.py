@@ -1,4 +1,8 @@
-"""Stage 3b, the related fetches: what a page's record needs from other URLs.
+"""Stage 7, the Related Fetcher: what a page's record needs from other URLs.
+
+Input: a CrawlTask with its hops. Output: the Outcome of the Post Processor, its record
+completed, and `related` (what these fetches requested, for the content log). Failure: none;
+nothing it does can fail the page.
 
 After the Post Processor has made a page's record, two more documents may be read, each through
 the fetcher owning its domain (robots.txt, rate and the address guard apply, as to every fetch):
@@ -21,15 +25,16 @@ import logging
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable
 
-from common import metrics, redirects, urls
+from common import redirects, urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
+from common.metrics import Recorder
 from common.record import Image, UrlRecord
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
 from scheduler.extraction import images, oembed
-from scheduler.redirects import FetchHop
-from scheduler.stage import Next
+from scheduler.stages.redirect_chain import FetchHop
+from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -68,9 +73,9 @@ class _Answers:
 
 
 class RelatedFetcher:
-    def __init__(self, fetch: FetchHop, *, enabled: bool = True, max_redirects: int = 10,
-                 image_probe_bytes: int = 65_536, oembed_max_bytes: int = 65_536,
-                 timeout: float = 5.0, cache_size: int = 10_000):
+    def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
+                 image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
+                 metrics: Recorder):
         self._fetch = fetch
         self._enabled = enabled
         self._max_redirects = max_redirects
@@ -79,7 +84,7 @@ class RelatedFetcher:
         self._timeout = timeout
         self._images = _Answers(cache_size)
         self._oembeds = _Answers(cache_size)
-        self._metrics = metrics.recorder("scheduler")
+        self._metrics = metrics
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome = await next(task)

@@ -1,0 +1,31 @@
+"""Stage 3, the Sighting Recorder: records the sighting, once per submitted URL.
+
+Input: a CrawlTask. Output: the Outcome of the stages inside it, with the record's share_count.
+Every sighting counts as one share, whatever its resolution (CRAWLED, FRESH, JOINED, REJECTED).
+A REJECTED answer (a URL that is not fetchable) was produced by the decider without a crawl, so
+nothing stored it yet: its record is stored here. A crawl's record is stored by the Crawl
+Recorder (stages/crawl_record.py), inside the decider's window; this stage sits outside it,
+because joined and fresh sightings count too.
+Failure: a store's StoreError (retryable: retried in place as an outage).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from common.stores.metadata import MetadataStore
+from scheduler.stages.chain import Next
+from scheduler.stages.crawl_record import store_outcome
+from scheduler.task import CrawlTask, Outcome, Resolution
+
+
+class SightingRecorder:
+    def __init__(self, metadata: MetadataStore):
+        self._metadata = metadata
+
+    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+        outcome: Outcome = await next(task)
+        if outcome.resolution is Resolution.REJECTED:
+            outcome = await store_outcome(self._metadata, outcome)
+        shares = await self._metadata.add_share(outcome.key)
+        return dataclasses.replace(
+            outcome, record=dataclasses.replace(outcome.record, share_count=shares))
