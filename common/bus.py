@@ -63,7 +63,7 @@ def servers(url: str) -> list[str]:
     return found
 
 
-async def connect(url: str, name: str = "spiderduck", *, timeout: float = 30.0):
+async def connect(url: str, name: str = "spiderduck", *, timeout: float):
     """Connect to any of the servers in `url`; once connected, reconnect for ever (NATS
     restarts and cluster failovers are ridden out). The first connection is bounded by
     `timeout` (config nats_connect_timeout), so a role pointed at a dead address fails at

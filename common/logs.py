@@ -7,7 +7,7 @@ import logging
 from common.config import Settings, as_dict
 
 
-def setup(level: str = "INFO") -> None:
+def setup(level: str) -> None:
     logging.basicConfig(level=getattr(logging, level.upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for noisy in ("nats", "asyncio"):

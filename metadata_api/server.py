@@ -33,7 +33,7 @@ _FRAMING = 16
 
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
-    def __init__(self, store: MetadataStore, max_urls: int, max_response_bytes: int = 4 << 20):
+    def __init__(self, store: MetadataStore, max_urls: int, max_response_bytes: int):
         self._store = store
         self._max_urls = max_urls
         self._max_response_bytes = max_response_bytes
@@ -82,5 +82,5 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
             response_serializer=_as_is)}),))
 
 
-def register(server, store: MetadataStore, max_urls: int, max_response_bytes: int = 4 << 20) -> None:
+def register(server, store: MetadataStore, max_urls: int, max_response_bytes: int) -> None:
     server.add(_add_servicer, MetadataServicer(store, max_urls, max_response_bytes), SERVICE_NAME)

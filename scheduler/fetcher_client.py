@@ -106,7 +106,7 @@ class GrpcTransport:
 
 
 class FetcherClient:
-    def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int = 64,
+    def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int,
                  backoff: float = 0.2, max_backoff: float = 5.0, clock=time.monotonic,
                  transport=None):
         self._router = router

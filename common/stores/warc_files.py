@@ -12,11 +12,12 @@ import time
 from common.errors import StoreError
 from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
-from common.stores.warc_rolling import ContentRef, RollPolicy, decode_record, file_name
+from common.stores.warc_rolling import DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name
 
 
 class WarcFileStore(ContentStore):
-    def __init__(self, folder: str, *, roll_bytes: int = 1 << 30, roll_seconds: float = 3600.0,
+    def __init__(self, folder: str, *, roll_bytes: int = 1 << 30,
+                 roll_seconds: float = DEFAULT_ROLL_SECONDS,
                  clock=time.time):
         self._folder = folder
         self._policy = RollPolicy(roll_bytes, roll_seconds)

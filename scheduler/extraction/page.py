@@ -10,20 +10,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+from common.config import FetcherSettings, ProcessSettings
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
 from scheduler.extraction import charset, jsonld, microdata, oembed, rules, values
 from scheduler.extraction.parsers import parse
 
+_PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
+
 
 # Bytes of a page that are decoded, sniffed and parsed; the rest is ignored, so a huge page costs
 # no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
 # about itself is at its top, and no real page needs more.
-MAX_HTML_BYTES = 2 * 1024 * 1024
+MAX_HTML_BYTES = FetcherSettings.max_body_bytes
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,
-                 parser: str = "selectolax", prefer_dates: str = "modified") -> PageMetadata:
+                 parser: str = _PROCESS.parser, prefer_dates: str = _PROCESS.prefer_dates) -> PageMetadata:
     """The metadata of one fetched HTML page. `url` is the page's (final) URL.
 
     Only the first MAX_HTML_BYTES of `body` are read. `parser` and `prefer_dates` are the
@@ -61,14 +64,14 @@ def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
 
 
-def page_json(body: bytes, url: str, content_type: str | None = None, parser: str = "selectolax",
-              prefer_dates: str = "modified") -> dict[str, Any]:
+def page_json(body: bytes, url: str, content_type: str | None = None, parser: str = _PROCESS.parser,
+              prefer_dates: str = _PROCESS.prefer_dates) -> dict[str, Any]:
     """One saved page's record in its JSON shape (`spiderduck extract`)."""
     return page_to_dict(url, extract_page(body, url, content_type, parser, prefer_dates))
 
 
-def extract_cases(cases_json_path: str | Path, parser: str = "selectolax",
-                  prefer_dates: str = "modified") -> dict[str, dict[str, Any]]:
+def extract_cases(cases_json_path: str | Path, parser: str = _PROCESS.parser,
+                  prefer_dates: str = _PROCESS.prefer_dates) -> dict[str, dict[str, Any]]:
     """{case name: the page's record as JSON} for every case of a corpus cases file."""
     folder = Path(cases_json_path).parent
     out: dict[str, dict[str, Any]] = {}

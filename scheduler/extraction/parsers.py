@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser
 
-from common.config import HTML_PARSERS as PARSERS
+from common.config import HTML_PARSERS as PARSERS, ProcessSettings
 from scheduler.extraction.document import (DATED_TEXT_MAX, HINT_RELS, Builder, Document, shows_date,
                                            texts, wanted)
 
@@ -145,7 +145,7 @@ _ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
 }
 
 
-def parse(markup: str | bytes, parser: str = "selectolax") -> Document:
+def parse(markup: str | bytes, parser: str = ProcessSettings.parser) -> Document:
     """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
 
     `parser` is one of PARSERS.

@@ -36,10 +36,13 @@ import sys
 import time
 
 from common import metrics
+from common.config import ProcessSettings
 from common.errors import SpiderDuckError
 from common.record import PageMetadata
 from scheduler.extraction.channel import Job, Worker, loads, widen
 from scheduler.extraction.worker import HEADER
+
+_PROCESS = ProcessSettings()       # the configured defaults
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -71,8 +74,8 @@ def _closing(jobs) -> None:
 
 
 class ExtractionPool:
-    def __init__(self, *, workers: int, budget: float, parser: str = "selectolax",
-                 prefer_dates: str = "modified", command: tuple[str, ...] | None = None):
+    def __init__(self, *, workers: int, budget: float, parser: str = _PROCESS.parser,
+                 prefer_dates: str = _PROCESS.prefer_dates, command: tuple[str, ...] | None = None):
         """`command` runs one worker (default: this Python, `-m scheduler.extraction.worker`);
         the budget in seconds is appended to it."""
         self._size = max(1, workers)

@@ -174,7 +174,7 @@ def _modified_dates(s: Sources) -> Iterator[Any]:
             yield m.content
 
 
-def published_time(s: Sources, prefer: str = "modified") -> str:
+def published_time(s: Sources, prefer: str) -> str:
     """The page's date, RFC 3339 in UTC: its last modification or its publication, whichever
     `prefer` names, else the other; else a date shown as text (`<p class="date">`)."""
     order = (_published_dates, _modified_dates) if prefer == "published" else (_modified_dates, _published_dates)

@@ -6,6 +6,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+from common.config import MetadataApiSettings
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from common.record import UrlRecord
@@ -13,6 +14,8 @@ from common.status import Status
 from common.stores.open import open_metadata_store
 from metadata_api import server
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
+
+API = MetadataApiSettings()     # the configured defaults
 
 
 @pytest.fixture
@@ -25,7 +28,7 @@ async def api(tmp_path):
     await store.put("javascript:x", bad, [])
     listen = f"127.0.0.1:{free_port()}"
     grpc_server = GrpcServer(listen)
-    server.register(grpc_server, store, 300)
+    server.register(grpc_server, store, API.max_urls, API.max_response_bytes)
     async with grpc_server, grpc.aio.insecure_channel(listen) as channel:
         yield channel
     await store.close()

@@ -5,6 +5,7 @@ import asyncio
 
 import pytest
 
+from common.config import SchedulerSettings
 from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
 from common.fetch import FetchResult
 from common.status import Status
@@ -46,6 +47,7 @@ class Router(StaticRouter):
 
 
 def client(transport, router=None, **kw):
+    kw.setdefault("max_hops_per_domain", SchedulerSettings().max_hops_per_domain)
     return FetcherClient(router or Router(["f1"]), hop_timeout=kw.pop("hop_timeout", 5.0),
                          backoff=0.01, max_backoff=0.02, transport=transport, **kw)
 
