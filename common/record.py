@@ -18,7 +18,7 @@ class Redirect:
 
 
 @dataclass(frozen=True)
-class Image:
+class Media:
     url: str
     width: int = 0
     height: int = 0
@@ -26,11 +26,13 @@ class Image:
 
 
 @dataclass(frozen=True)
-class Video:
-    url: str
-    width: int = 0
-    height: int = 0
-    content_type: str = ""
+class Image(Media):
+    """The page's representative image."""
+
+
+@dataclass(frozen=True)
+class Video(Media):
+    """The page's video (og:video)."""
 
 
 @dataclass(frozen=True)

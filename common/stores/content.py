@@ -26,6 +26,8 @@ from http import HTTPStatus
 
 from isal import igzip, isal_zlib
 
+from common.stores.closing import Closing
+
 COMPRESSION_LEVEL = 1   # igzip's 0-3; 1 measured best: 2 gains 1% of size for 11% more time
 
 
@@ -87,7 +89,7 @@ def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:
     return headers, rest[:length]
 
 
-class ContentStore(abc.ABC):
+class ContentStore(Closing, abc.ABC):
     """Async; every implementation passes tests/common/stores/test_content_store.py."""
 
     @abc.abstractmethod
@@ -97,12 +99,3 @@ class ContentStore(abc.ABC):
     @abc.abstractmethod
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         """The WARC headers and HTTP block (status line, headers, body) of one record."""
-
-    async def close(self) -> None:
-        pass
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.close()

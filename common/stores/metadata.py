@@ -12,6 +12,7 @@ from typing import Iterable, Sequence
 
 from common import record_proto
 from common.record import UrlRecord
+from common.stores.closing import Closing
 
 
 WIRE_CHUNK = 20      # URLs read at a time by the default get_many_wire, checking its budget
@@ -40,7 +41,7 @@ class Budget:
         return data
 
 
-class MetadataStore(abc.ABC):
+class MetadataStore(Closing, abc.ABC):
     """Async; every implementation passes tests/common/stores/test_metadata_store.py."""
 
     @abc.abstractmethod
@@ -76,12 +77,3 @@ class MetadataStore(abc.ABC):
     @abc.abstractmethod
     async def add_share(self, key: str, count: int = 1) -> int:
         """Count sightings of the record under `key`; returns the new total."""
-
-    async def close(self) -> None:
-        pass
-
-    async def __aenter__(self):
-        return self
-
-    async def __aexit__(self, *exc):
-        await self.close()

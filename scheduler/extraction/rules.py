@@ -151,27 +151,26 @@ _MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "d
                   "last-modified")
 
 
-def _published_dates(s: Sources) -> Iterator[Any]:
+def _stated_dates(s: Sources, graph_key: str, meta_keys: tuple[str, ...], modified: bool) -> Iterator[Any]:
+    """Dates a page states of one kind: JSON-LD's, the metas', then microdata's."""
     if s.graph:
-        yield s.graph.get("datePublished")
-    for key in _PUBLISHED_META:
+        yield s.graph.get(graph_key)
+    for key in meta_keys:
         yield s.doc.meta(key)
     for m in s.doc.item_dates:
-        if "modified" not in m.key:
+        if ("modified" in m.key) == modified:
             yield m.content
+
+
+def _published_dates(s: Sources) -> Iterator[Any]:
+    yield from _stated_dates(s, "datePublished", _PUBLISHED_META, modified=False)
     yield from s.doc.times
     if s.graph:
         yield s.graph.get("dateCreated")
 
 
 def _modified_dates(s: Sources) -> Iterator[Any]:
-    if s.graph:
-        yield s.graph.get("dateModified")
-    for key in _MODIFIED_META:
-        yield s.doc.meta(key)
-    for m in s.doc.item_dates:
-        if "modified" in m.key:
-            yield m.content
+    return _stated_dates(s, "dateModified", _MODIFIED_META, modified=True)
 
 
 def published_time(s: Sources, prefer: str) -> str:
