@@ -31,14 +31,22 @@ class GrpcServer:
         register(servicer, self.server)
         self._names.append(service_name)
 
+    def bind(self) -> str:
+        """Bind the listening port now, before start (servicers may still be added until then),
+        and return the bound address: for a servicer whose state names it (the fetcher's shard
+        leases). start() binds if this was not called; calling it again is a no-op."""
+        if not self.port:
+            try:
+                self.port = self.server.add_insecure_port(self.listen)
+            except RuntimeError as exc:
+                raise ConfigError(f"cannot listen on {self.listen}: {exc}") from exc
+        return self.address
+
     async def start(self) -> None:
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
         reflection.enable_server_reflection(
             [*self._names, health.SERVICE_NAME, reflection.SERVICE_NAME], self.server)
-        try:
-            self.port = self.server.add_insecure_port(self.listen)
-        except RuntimeError as exc:
-            raise ConfigError(f"cannot listen on {self.listen}: {exc}") from exc
+        self.bind()
         await self.server.start()
         for name in ["", *self._names]:
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)

@@ -20,10 +20,9 @@ from common import metrics, urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status
-from common.shards import shard_of
 from fetcher.guard import AddressGuard
 from fetcher.http import HttpClient, Limits
-from fetcher.ownership import AllShards
+from fetcher.ownership import Ownership
 from fetcher.domain_health import HealthPolicy
 from fetcher.pacing import PacingPolicy
 from fetcher.politeness import DomainHalted, DomainSlot, Politeness
@@ -43,43 +42,52 @@ class NotOwner(Exception):
 _PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed"}
 
 
+def fetcher_id(settings: FetcherSettings) -> str:
+    """fetcher.id, or this process's host:pid."""
+    return settings.id or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def politeness_for(settings: FetcherSettings) -> Politeness:
+    """The domain slots a fetcher's settings ask for (built before the Fetcher in the fetcher
+    role: the lease keeper's quiet_for and the operators' controls read them)."""
+    return Politeness(default_rate=settings.default_rate, rate_overrides=settings.rate_overrides,
+                      queue_size=settings.queue_size, pacing=PacingPolicy.from_settings(settings),
+                      health=HealthPolicy.from_settings(settings))
+
+
 class Fetcher:
-    def __init__(self, settings: FetcherSettings, *, http: HttpClient | None = None,
+    def __init__(self, settings: FetcherSettings, *, ownership: Ownership, http: HttpClient | None = None,
                  politeness: Politeness | None = None, robots: RobotsCache | None = None,
                  robots_store: SharedRobotsStore | None = None, clock=time.monotonic):
-        # robots_store: the shared (memcached) level of the robots cache; owned, closed on exit.
+        # ownership: the shards served, fixed for the Fetcher's life (AllShards, or a LeaseKeeper
+        # the fetcher role runs); robots_store: the shared (memcached) level of the robots cache;
+        # owned, closed on exit.
         self.settings = settings
-        self.id = settings.id or f"{socket.gethostname()}:{os.getpid()}"
+        self.id = fetcher_id(settings)
         guard = AddressGuard(settings.allowed_networks)
-        self.http = http or HttpClient(
+        self.http = http if http is not None else HttpClient(
             user_agent=settings.user_agent, guard=guard,
             resolver=GuardedResolver(guard, settings.dns_overrides),
             limits=Limits(settings.max_body_bytes, settings.connect_timeout, settings.total_timeout))
-        self.politeness = politeness or Politeness(
-            default_rate=settings.default_rate, rate_overrides=settings.rate_overrides,
-            queue_size=settings.queue_size, pacing=PacingPolicy.from_settings(settings),
-            health=HealthPolicy.from_settings(settings))
+        self.politeness = politeness if politeness is not None else politeness_for(settings)
         self.vulture = Vulture(self.politeness, interval=settings.vulture_interval,
                                idle_after=settings.domain_idle_after)
-        self.robots = robots or RobotsCache(max_entries=settings.robots_cache_size,
-                                            store=robots_store, codec=VerdictCodec())
+        self.robots = robots if robots is not None else RobotsCache(
+            max_entries=settings.robots_cache_size, store=robots_store, codec=VerdictCodec())
         self.robots_store = robots_store
-        self.ownership = AllShards()       # replaced by a LeaseKeeper in the fetcher role
+        self._ownership = ownership
         self._metrics = metrics.recorder("fetcher")
         self._clock = clock
 
+    @property
+    def ownership(self) -> Ownership:
+        """Given at construction, never swapped (no setter)."""
+        return self._ownership
+
     def check_owner(self, domain: str) -> None:
         """Checked on arrival and again right before each request starts."""
-        if not self.ownership.owns(domain):
+        if not self._ownership.owns(domain):
             raise NotOwner(f"fetcher {self.id} does not hold the shard of {domain}")
-
-    def quiet_for(self, shard: int) -> float:
-        """Seconds until every domain of `shard` may see its next request from a new owner."""
-        now = self._clock()
-        waits = [slot.last_start + slot.interval - now
-                 for domain, slot in self.politeness.slots().items()
-                 if shard_of(domain, self.settings.shards) == shard]
-        return max([0.0, *waits])
 
     async def __aenter__(self) -> "Fetcher":
         await self.http.__aenter__()

@@ -1,4 +1,15 @@
-"""The fetcher role: wiring for start and stop."""
+"""The fetcher role: wiring for start and stop.
+
+A Fetcher is given its ownership (which shards it serves) at construction and keeps it for
+life, so everything the lease keeper needs comes first, in this order:
+  1. NATS, the operators' domain controls, and the Politeness they act on (politeness_for);
+  2. the gRPC server's port, bound but not yet serving (GrpcServer.bind): the address the
+     leases advertise when fetcher.advertise is unset (a `:0` listen gets its port here);
+  3. the LeaseKeeper (address, and quiet_for read from the Politeness) or, for `spiderduck
+     up`, AllShards; then the Fetcher, its servicers, and the server's start.
+The keeper writes nothing until run(), inside the started server, and on stop hands its
+leases back before the server closes.
+"""
 from __future__ import annotations
 
 import asyncio
@@ -10,8 +21,8 @@ from common.config import Settings
 from common.grpc_server import GrpcServer
 from fetcher import admin, domain_controls, server
 from fetcher.domain_controls import ControlStore, DomainControls
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards, LeaseKeeper
+from fetcher.fetcher import Fetcher, fetcher_id, politeness_for
+from fetcher.ownership import AllShards, LeaseKeeper, quiet_for
 from fetcher.robots.store import open_robots_store
 
 log = logging.getLogger("spiderduck.fetcher")
@@ -28,38 +39,41 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
     Either way, operators' domain controls are loaded from NATS KV first and kept there.
     """
     s = settings.fetcher
-    robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
-    async with Fetcher(s, robots_store=robots_store) as fetcher:
-        nc = await bus.connect(bus.nats_url(settings), name=f"spiderduck-fetcher-{fetcher.id}",
-                               timeout=settings.nats_connect_timeout)
-        try:
-            js = nc.jetstream()
-            # Operators' controls are in force before the first request is served.
-            store = ControlStore(await domain_controls.open_bucket(js, replicas=settings.nats_replicas))
-            async with DomainControls(fetcher.politeness, store, writer=fetcher.id) as controls:
-                await _serve(settings, stop, fetcher, controls, js, hold_all_shards, on_ready)
-        finally:
-            await nc.close()
+    member = fetcher_id(s)
+    nc = await bus.connect(bus.nats_url(settings), name=f"spiderduck-fetcher-{member}",
+                           timeout=settings.nats_connect_timeout)
+    try:
+        js = nc.jetstream()
+        # Operators' controls are in force before the first request is served.
+        store = ControlStore(await domain_controls.open_bucket(js, replicas=settings.nats_replicas))
+        politeness = politeness_for(s)
+        async with DomainControls(politeness, store, writer=member) as controls:
+            kv = None if hold_all_shards else await bus.lease_bucket(
+                js, s.lease_ttl, replicas=settings.nats_replicas)
+            grpc_server = GrpcServer(s.listen, stop_grace=settings.drain_seconds)
+            address = grpc_server.bind()
+            keeper = None if kv is None else LeaseKeeper(
+                kv, member_id=member, address=s.advertise or address, shards=s.shards,
+                ttl=s.lease_ttl, margin=s.lease_margin, quiet_for=quiet_for(politeness, s.shards))
+            ownership = AllShards() if keeper is None else keeper
+            robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
+            async with Fetcher(s, ownership=ownership, politeness=politeness,
+                               robots_store=robots_store) as fetcher:
+                server.register(grpc_server, fetcher)
+                admin.register(grpc_server, fetcher, controls)
+                async with grpc_server:
+                    await _serve(fetcher, keeper, stop, address, on_ready)
+    finally:
+        await nc.close()
 
 
-async def _serve(settings: Settings, stop: asyncio.Event, fetcher: Fetcher, controls: DomainControls,
-                 js, hold_all_shards: bool, on_ready: Callable[[Fetcher], None] | None) -> None:
-    s = settings.fetcher
-    grpc_server = GrpcServer(s.listen, stop_grace=settings.drain_seconds)
-    server.register(grpc_server, fetcher)
-    admin.register(grpc_server, fetcher, controls)
-    async with grpc_server:
-        if hold_all_shards:
-            fetcher.ownership = AllShards()
-            if on_ready is not None:
-                on_ready(fetcher)
-            log.info("fetcher %s serving every shard on %s", fetcher.id, grpc_server.address)
-            await stop.wait()
-            return
-        kv = await bus.lease_bucket(js, s.lease_ttl, replicas=settings.nats_replicas)
-        keeper = LeaseKeeper(kv, member_id=fetcher.id, address=s.advertise or grpc_server.address,
-                             shards=s.shards, ttl=s.lease_ttl, margin=s.lease_margin,
-                             quiet_for=fetcher.quiet_for)
-        fetcher.ownership = keeper
-        log.info("fetcher %s serving leased shards on %s", fetcher.id, grpc_server.address)
-        await keeper.run(stop)
+async def _serve(fetcher: Fetcher, keeper: LeaseKeeper | None, stop: asyncio.Event, address: str,
+                 on_ready: Callable[[Fetcher], None] | None) -> None:
+    if keeper is None:
+        if on_ready is not None:
+            on_ready(fetcher)
+        log.info("fetcher %s serving every shard on %s", fetcher.id, address)
+        await stop.wait()
+        return
+    log.info("fetcher %s serving leased shards on %s", fetcher.id, address)
+    await keeper.run(stop)

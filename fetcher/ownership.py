@@ -29,17 +29,39 @@ import math
 import random
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Awaitable, Callable, Protocol
 
 from nats.js.errors import KeyDeletedError, KeyNotFoundError, KeyWrongLastSequenceError
 
 from common.shards import SHARD_KEY, encode_lease, member_key, shard_number, shard_of
 
+if TYPE_CHECKING:
+    from fetcher.politeness import Politeness
+
 
 log = logging.getLogger("spiderduck.fetcher")
 
-# Seconds until a shard's domains are quiet (0 when already); set by the fetcher.
+# Seconds until a shard's domains are quiet (0 when already): see quiet_for.
 QuietFor = Callable[[int], float]
+
+
+def quiet_for(politeness: "Politeness", shards: int,
+              clock: Callable[[], float] = time.monotonic) -> QuietFor:
+    """A keeper's `quiet_for` over a fetcher's politeness: seconds until every domain of the
+    shard may see its next request from a new owner (its last start + its interval), 0 when
+    all may now. Needs the Politeness only, so the keeper is built before the Fetcher."""
+    def seconds(shard: int) -> float:
+        now = clock()
+        waits = [slot.last_start + slot.interval - now
+                 for domain, slot in politeness.slots().items() if shard_of(domain, shards) == shard]
+        return max([0.0, *waits])
+    return seconds
+
+
+class Ownership(Protocol):
+    """What a Fetcher asks, given at its construction: AllShards or a LeaseKeeper."""
+
+    def owns(self, domain: str) -> bool: ...
 
 
 class AllShards:

@@ -19,6 +19,7 @@ from fetcher import domain_controls
 from fetcher.domain_controls import ControlStore, DomainControls
 from fetcher.fetcher import Fetcher
 from fetcher.main import run_fetcher
+from fetcher.ownership import AllShards
 from fetcher.politeness import QueueFull
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
@@ -36,8 +37,9 @@ def settings(**kw):
 
 
 @contextlib.asynccontextmanager
-async def running(s, store: ControlStore | None = None):
-    async with Fetcher(s) as f, DomainControls(f.politeness, store) as controls:   # no store: nothing kept
+async def running(s, store: ControlStore | None = None, ownership=None):
+    async with Fetcher(s, ownership=ownership or AllShards()) as f, \
+            DomainControls(f.politeness, store) as controls:   # no store: nothing kept
         grpc_server = GrpcServer(s.listen)
         server.register(grpc_server, f)
         admin.register(grpc_server, f, controls)
@@ -122,8 +124,7 @@ async def test_bad_requests_are_invalid_argument(call, request_, code):
 
 
 async def test_a_domain_this_fetcher_does_not_own_is_failed_precondition():
-    async with running(settings()) as (f, stub):
-        f.ownership = NoShards()
+    async with running(settings(), ownership=NoShards()) as (f, stub):
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await stub.PauseDomain(pb.PauseDomainRequest(domain="x.test", seconds=5))
         listing = await stub.ListDomains(pb.ListDomainsRequest())

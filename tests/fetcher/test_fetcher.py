@@ -13,6 +13,7 @@ from common.nats_server import free_port
 from common.status import Status
 from fetcher import server
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 
@@ -28,7 +29,7 @@ async def test_robots_is_fetched_once_per_host_and_obeyed(localweb):
     localweb.robots("r.test", "User-agent: *\nDisallow: /no\n\nUser-agent: SpiderDuck\nDisallow: /private\n")
     for path in ("/a", "/b", "/no", "/private"):
         localweb.page("r.test", path, "<title>x</title>")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         results = await asyncio.gather(*(f.fetch(localweb.url("r.test", p))
                                          for p in ("/a", "/b", "/no", "/private", "/a")))
     statuses = [r.status for r in results]
@@ -41,7 +42,7 @@ async def test_robots_is_fetched_once_per_host_and_obeyed(localweb):
 async def test_unreachable_or_failing_robots_disallows(localweb):
     localweb.page("err.test", "/robots.txt", "oops", status=503)
     localweb.page("err.test", "/page", "<title>x</title>")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         result = await f.fetch(localweb.url("err.test", "/page"))
     assert result.status is Status.ROBOTS_DISALLOWED
     assert localweb.hits_for("err.test", "/page") == []
@@ -50,7 +51,7 @@ async def test_unreachable_or_failing_robots_disallows(localweb):
 async def test_body_is_capped_and_redirects_are_not_followed(localweb):
     localweb.page("big.test", "/big", b"x" * 50_000)
     localweb.redirect("big.test", "/r", "http://elsewhere.test/")
-    async with Fetcher(settings(**{"fetcher.max_body_bytes": 1000})) as f:
+    async with Fetcher(settings(**{"fetcher.max_body_bytes": 1000}), ownership=AllShards()) as f:
         big = await f.fetch(localweb.url("big.test", "/big"))
         hop = await f.fetch(localweb.url("big.test", "/r"))
     assert big.status is Status.OK and len(big.body) == 1000 and big.truncated
@@ -63,14 +64,14 @@ async def test_a_slow_origin_times_out(localweb):
         await asyncio.sleep(30)
         return web.Response(text="late")
     localweb.route("slow.test", "/", slow)
-    async with Fetcher(settings(**{"fetcher.total_timeout": 0.5})) as f:
+    async with Fetcher(settings(**{"fetcher.total_timeout": 0.5}), ownership=AllShards()) as f:
         result = await f.fetch(localweb.url("slow.test", "/"))
     assert result.status is Status.TIMEOUT
 
 
 async def test_private_addresses_are_refused_without_allowed_networks(localweb):
     localweb.page("loop.test", "/", "<title>x</title>")
-    async with Fetcher(settings(**{"fetcher.allowed_networks": []})) as f:
+    async with Fetcher(settings(**{"fetcher.allowed_networks": []}), ownership=AllShards()) as f:
         by_name = await f.fetch(localweb.url("loop.test", "/"))
         by_ip = await f.fetch(f"http://127.0.0.1:{localweb.port}/")
         private = await f.fetch("http://inside.test/")
@@ -79,7 +80,7 @@ async def test_private_addresses_are_refused_without_allowed_networks(localweb):
 
 
 async def test_unknown_names_are_dns_errors():
-    async with Fetcher(settings(**{"fetcher.dns_overrides": {}})) as f:
+    async with Fetcher(settings(**{"fetcher.dns_overrides": {}}), ownership=AllShards()) as f:
         result = await f.fetch("http://no-such-host.invalid/")
     assert result.status is Status.DNS_ERROR
 
@@ -93,7 +94,7 @@ async def test_grpc_fetch_and_a_full_queue(localweb):
     localweb.route("q.test", "/", held)
     s = settings(**{"fetcher.queue_size": 1, "fetcher.default_rate": 1.0,
                     "fetcher.listen": f"127.0.0.1:{free_port()}"})
-    async with Fetcher(s) as f:
+    async with Fetcher(s, ownership=AllShards()) as f:
         grpc_server = GrpcServer(s.listen)
         server.register(grpc_server, f)
         async with grpc_server, grpc.aio.insecure_channel(s.listen) as channel:

@@ -9,6 +9,7 @@ from common import config
 from common.status import Status
 from fetcher.fetcher import Fetcher
 from fetcher.guard import AddressGuard, BlockedAddress
+from fetcher.ownership import AllShards
 from fetcher.resolver import GuardedResolver
 
 PUBLIC, REFUSED = True, False
@@ -143,7 +144,7 @@ async def test_ip_literals_in_any_notation_are_judged_as_the_address_they_reach(
     localweb.page("127.0.0.1", "/", "<title>loopback</title>")
     literals = [u.format(port=localweb.port) for u in LITERALS]
     mapped = f"http://[::ffff:7f00:1]:{localweb.port}/"
-    async with Fetcher(settings([])) as f:
+    async with Fetcher(settings([]), ownership=AllShards()) as f:
         refused = [await f.fetch(url) for url in [*literals, mapped]]
     for result in refused:
         assert result.status is Status.BLOCKED_ADDRESS, result
@@ -151,7 +152,7 @@ async def test_ip_literals_in_any_notation_are_judged_as_the_address_they_reach(
     assert "127.0.0.1" in refused[0].error and "7f00:1" in refused[-1].error
     assert localweb.hits == []                           # nothing was ever sent, robots.txt included
     # The same URLs with loopback allowed do reach the origin: the address checked is the real one.
-    async with Fetcher(settings(["127.0.0.0/8"])) as f:
+    async with Fetcher(settings(["127.0.0.0/8"]), ownership=AllShards()) as f:
         allowed = [await f.fetch(url) for url in literals]
     assert {(r.status, r.http_status) for r in allowed} == {(Status.OK, 200)}
     assert len(localweb.hits_for("127.0.0.1", "/")) == len(literals)
@@ -161,7 +162,7 @@ async def test_a_public_looking_name_that_resolves_to_loopback_is_refused(localw
     localweb.page("www.example.com", "/", "<title>not really example.com</title>")
     localweb.page("cdn.example.net", "/", "<title>nor this</title>")
     names = {"www.example.com": "127.0.0.1", "cdn.example.net": "::ffff:127.0.0.1"}
-    async with Fetcher(settings([], names)) as f:
+    async with Fetcher(settings([], names), ownership=AllShards()) as f:
         results = [await f.fetch(localweb.url(name)) for name in names]
     assert [r.status for r in results] == [Status.BLOCKED_ADDRESS] * 2
     assert "www.example.com resolves to 127.0.0.1" in results[0].error

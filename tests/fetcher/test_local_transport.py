@@ -11,6 +11,7 @@ from common.errors import FetcherBusy, WrongFetcher
 from common.status import Status
 from fetcher.fetcher import Fetcher
 from fetcher.local import LocalTransport
+from fetcher.ownership import AllShards
 
 ADDRESS = "127.0.0.1:50052"
 
@@ -45,7 +46,7 @@ async def transport_for(fetcher: Fetcher, fallback=None) -> LocalTransport:
 
 async def test_a_hop_is_fetched_by_the_fetcher_in_this_process(localweb):
     url = localweb.page("a.test", "/page", "<title>here</title>")
-    async with Fetcher(settings()) as fetcher:
+    async with Fetcher(settings(), ownership=AllShards()) as fetcher:
         transport = await transport_for(fetcher)
         result = await transport.fetch(ADDRESS, url, purpose="page", max_body_bytes=5, timeout=10)
     assert (result.status, result.http_status, result.body, result.truncated) == (Status.OK, 200, b"<titl", True)
@@ -56,7 +57,7 @@ async def test_a_hop_is_fetched_by_the_fetcher_in_this_process(localweb):
 async def test_the_url_keeps_the_form_it_was_asked_in(localweb):
     localweb.page("a.test", "/page", "<title>here</title>")
     asked = f"HTTP://A.test:{localweb.port}/page"
-    async with Fetcher(settings()) as fetcher:
+    async with Fetcher(settings(), ownership=AllShards()) as fetcher:
         result = await (await transport_for(fetcher)).fetch(ADDRESS, asked, purpose="page",
                                                             max_body_bytes=0, timeout=10)
     assert result.status is Status.OK and result.url == asked
@@ -64,7 +65,7 @@ async def test_the_url_keeps_the_form_it_was_asked_in(localweb):
 
 async def test_another_address_goes_to_the_fallback():
     elsewhere = Elsewhere()
-    async with Fetcher(settings()) as fetcher:
+    async with Fetcher(settings(), ownership=AllShards()) as fetcher:
         transport = await transport_for(fetcher, elsewhere)
         assert await transport.fetch("10.0.0.9:50052", "http://b.test/", purpose="page",
                                      max_body_bytes=0, timeout=1) == "from elsewhere"
@@ -77,8 +78,7 @@ async def test_a_shard_not_held_is_wrong_fetcher():
         def owns(self, domain):
             return False
 
-    async with Fetcher(settings()) as fetcher:
-        fetcher.ownership = NoShards()
+    async with Fetcher(settings(), ownership=NoShards()) as fetcher:
         with pytest.raises(WrongFetcher):
             await (await transport_for(fetcher)).fetch(ADDRESS, "http://c.test/", purpose="page",
                                                        max_body_bytes=0, timeout=5)
@@ -87,7 +87,8 @@ async def test_a_shard_not_held_is_wrong_fetcher():
 async def test_a_turn_past_the_deadline_is_fetcher_busy(localweb):
     for n in range(2):
         localweb.page("slow.test", f"/{n}", "<title>x</title>")
-    async with Fetcher(settings(**{"fetcher.rate_overrides": {"slow.test": 0.5}})) as fetcher:
+    async with Fetcher(settings(**{"fetcher.rate_overrides": {"slow.test": 0.5}}),
+                       ownership=AllShards()) as fetcher:
         transport = await transport_for(fetcher)
         first = await transport.fetch(ADDRESS, localweb.url("slow.test", "/0"), purpose="page",
                                       max_body_bytes=0, timeout=10)
@@ -105,7 +106,7 @@ async def test_a_hop_that_outlives_its_deadline_is_a_timeout(localweb):
         await gate.wait()
 
     localweb.route("hang.test", "/", hang)
-    async with Fetcher(settings()) as fetcher:
+    async with Fetcher(settings(), ownership=AllShards()) as fetcher:
         transport = await transport_for(fetcher)
         with pytest.raises(TimeoutError):
             await transport.fetch(ADDRESS, localweb.url("hang.test", "/"), purpose="page",

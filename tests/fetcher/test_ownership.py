@@ -15,16 +15,20 @@ import itertools
 import grpc
 import nats
 import pytest
-from nats.js.errors import KeyNotFoundError
+from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
 from common import bus, config
-from common.shards import SHARD_KEY
+from common.shards import SHARD_KEY, decode_lease, encode_lease, shard_of
+from common.status import Status
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from fetcher import server
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import LeaseKeeper
+from fetcher.fetcher import Fetcher, NotOwner
+from fetcher.main import run_fetcher
+from fetcher.ownership import AllShards, LeaseKeeper, quiet_for
+from fetcher.politeness import Politeness
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
+from support.clock import FakeClock
 from support.manual_clock import ManualClock
 
 TTL, MARGIN, SHARDS = 2.0, 0.6, 64
@@ -190,6 +194,13 @@ async def test_after_a_failover_a_lease_renewed_unseen_or_expired_is_kept_and_an
     await a.leave()
 
 
+def fetcher_settings():
+    return config.load(env={}, overrides={"fetcher.listen": f"127.0.0.1:{free_port()}",
+                                          "fetcher.allowed_networks": ["127.0.0.0/8"],
+                                          "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
+                                          "fetcher.shards": SHARDS}).fetcher
+
+
 class Nobody:
     def owns(self, domain: str) -> bool:
         return False
@@ -197,11 +208,8 @@ class Nobody:
 
 async def test_a_fetcher_asked_for_a_shard_it_does_not_hold_answers_failed_precondition(localweb):
     localweb.page("x.test", "/", "<title>x</title>")
-    s = config.load(env={}, overrides={"fetcher.listen": f"127.0.0.1:{free_port()}",
-                                       "fetcher.allowed_networks": ["127.0.0.0/8"],
-                                       "fetcher.dns_overrides": {"*.test": "127.0.0.1"}}).fetcher
-    async with Fetcher(s) as f:
-        f.ownership = Nobody()
+    s = fetcher_settings()
+    async with Fetcher(s, ownership=Nobody()) as f:
         grpc_server = GrpcServer(s.listen)
         server.register(grpc_server, f)
         async with grpc_server, grpc.aio.insecure_channel(s.listen) as channel:
@@ -210,6 +218,100 @@ async def test_a_fetcher_asked_for_a_shard_it_does_not_hold_answers_failed_preco
                     fetcher_pb2.FetchRequest(url=localweb.url("x.test", "/")))
     assert refused.value.code() is grpc.StatusCode.FAILED_PRECONDITION
     assert localweb.hits == []
+
+
+async def test_a_fetcher_built_with_a_lease_keeper_serves_the_shards_it_holds_and_no_other(
+        nats_server, localweb):
+    """The keeper is the Fetcher's ownership from construction (as the fetcher role builds it):
+    nothing is served before the keeper holds a lease, then only the shards it holds, and the
+    ownership cannot be swapped afterwards."""
+    taken = shard_of("x.test", SHARDS)
+    mine = next(d for d in (f"d{n}.test" for n in range(1000)) if shard_of(d, SHARDS) != taken)
+    for host in ("x.test", mine):
+        localweb.page(host, "/", "<title>x</title>")
+    nc = await nats.connect(nats_server.url)
+    kv = await bus.lease_bucket(nc.jetstream(), BUCKET_TTL)
+    await kv.put(SHARD_KEY.format(taken), encode_lease("b", "b"))      # another member's, live
+    clock, stop = ManualClock(), asyncio.Event()
+    keeper = LeaseKeeper(kv, member_id="a", address="a", shards=SHARDS, ttl=TTL, margin=MARGIN,
+                         clock=clock, sleep=clock.sleep)
+    try:
+        async with Fetcher(fetcher_settings(), ownership=keeper) as f:
+            with pytest.raises(NotOwner):                     # no lease held yet
+                await f.fetch(localweb.url(mine, "/"))
+            task = asyncio.create_task(keeper.run(stop))
+            await watch(clock, [keeper], lambda h: len(h[0]) == SHARDS - 1, 15)
+            assert (await f.fetch(localweb.url(mine, "/"))).status is Status.OK
+            with pytest.raises(NotOwner):
+                await f.fetch(localweb.url("x.test", "/"))
+            assert f.ownership is keeper
+            with pytest.raises(AttributeError):
+                f.ownership = AllShards()
+            stop.set()
+            await task
+    finally:
+        await nc.close()
+    assert [h.host for h in localweb.hits if h.path == "/"] == [mine]
+
+
+async def test_the_fetcher_role_advertises_the_port_it_bound_and_hands_leases_back_on_stop(nats_server):
+    """The role binds its port before it builds the keeper (a `:0` listen included), so the
+    leases name where the started server answers; stopped, it deletes them."""
+    settings = config.load(env={}, overrides={
+        "nats_url": nats_server.url, "fetcher.listen": "127.0.0.1:0", "fetcher.id": "f-bound",
+        "fetcher.shards": 4})
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_fetcher(settings, stop))
+    nc = await nats.connect(nats_server.url)
+    try:
+        kv = await bus.lease_bucket(nc.jetstream(), settings.fetcher.lease_ttl)
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            try:
+                leases = [decode_lease((await kv.get(SHARD_KEY.format(n))).value) for n in range(4)]
+                break
+            except KeyNotFoundError:
+                assert not task.done() and asyncio.get_running_loop().time() < deadline
+                await asyncio.sleep(0.05)
+        [address] = {(lease.owner, lease.address) for lease in leases}
+        assert address[0] == "f-bound" and not address[1].endswith(":0"), address
+        async with grpc.aio.insecure_channel(address[1]) as channel:
+            with pytest.raises(grpc.aio.AioRpcError) as refused:     # served, and it says why
+                await fetcher_pb2_grpc.FetcherServiceStub(channel).Fetch(fetcher_pb2.FetchRequest())
+        assert refused.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        stop.set()
+        await asyncio.wait_for(task, 30)
+        for n in range(4):
+            with pytest.raises((KeyNotFoundError, KeyDeletedError)):
+                await kv.get(SHARD_KEY.format(n))
+    finally:
+        stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+        await nc.close()
+
+
+async def test_quiet_for_is_the_longest_wait_of_the_shards_domains_for_their_next_start():
+    """Read from the Politeness alone: for each domain of the shard, its last start plus its
+    interval, less now; 0 when every one may start now, or the shard has no domain."""
+    clock = FakeClock()
+    domains = [f"d{n}.test" for n in range(1000)]
+    slow = domains[0]
+    fast = next(d for d in domains[1:] if shard_of(d, SHARDS) == shard_of(slow, SHARDS))
+    other = next(d for d in domains if shard_of(d, SHARDS) != shard_of(slow, SHARDS))
+    idle = next(d for d in domains
+                if shard_of(d, SHARDS) not in {shard_of(slow, SHARDS), shard_of(other, SHARDS)})
+    politeness = Politeness(default_rate=4.0, rate_overrides={slow: 0.5, fast: 1.0},
+                            clock=clock, sleep=clock.sleep)
+    for domain in (slow, fast, other):
+        await politeness.slot(domain).turn()                   # each starts now (at 100)
+    politeness.slot(idle)                                      # a slot, but no request yet
+    quiet = quiet_for(politeness, SHARDS, clock)
+    clock.now += 0.5
+    assert quiet(shard_of(slow, SHARDS)) == 1.5               # slow's interval is 2s
+    assert quiet(shard_of(other, SHARDS)) == 0.0              # 0.25s, already past
+    assert quiet(shard_of(idle, SHARDS)) == 0.0
+    clock.now += 1.5
+    assert quiet(shard_of(slow, SHARDS)) == 0.0
 
 
 async def test_a_tick_cancelled_midway_leaves_no_coroutine_unawaited():

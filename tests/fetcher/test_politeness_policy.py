@@ -16,6 +16,7 @@ from aiohttp import web
 from common import config
 from common.status import Status
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards
 
 JITTER = 0.02
 
@@ -53,7 +54,8 @@ async def test_requests_to_one_domain_start_at_its_rate(localweb):
         for i in range(3):
             localweb.page(host, f"/{i}", "<title>x</title>")
     localweb.page("fast.test", "/", "<title>x</title>")
-    async with Fetcher(settings(default_rate=10.0, rate_overrides={"fast.test": 100.0})) as f:
+    async with Fetcher(settings(default_rate=10.0, rate_overrides={"fast.test": 100.0}),
+                       ownership=AllShards()) as f:
         results = await asyncio.gather(
             *(f.fetch(localweb.url(h, f"/{i}")) for i in range(3) for h in ("a.rate.test", "b.rate.test")),
             *(f.fetch(localweb.url("fast.test", "/")) for _ in range(3)))
@@ -69,7 +71,7 @@ async def test_crawl_delay_for_our_agent_spaces_requests(localweb):
                                   "User-agent: SpiderDuck\nCrawl-delay: 0.3\nDisallow: /private\n")
     for i in range(4):
         localweb.page("delay.test", f"/{i}", "<title>x</title>")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         await asyncio.gather(*(f.fetch(localweb.url("delay.test", f"/{i}")) for i in range(4)))
         assert f.politeness.infos(["delay.test"])[0].crawl_delay == 0.3
     hits = [h for h in localweb.hits if h.host == "delay.test"]
@@ -82,7 +84,7 @@ async def test_crawl_delay_is_capped_by_config(localweb):
     localweb.robots("capped.test", "User-agent: *\nCrawl-delay: 30\n")
     for i in range(3):
         localweb.page("capped.test", f"/{i}", "<title>x</title>")
-    async with Fetcher(settings(max_crawl_delay="200ms")) as f:
+    async with Fetcher(settings(max_crawl_delay="200ms"), ownership=AllShards()) as f:
         await asyncio.gather(*(f.fetch(localweb.url("capped.test", f"/{i}")) for i in range(3)))
         assert f.politeness.infos(["capped.test"])[0].interval == 0.2
     hits = pages(localweb, "capped.test")
@@ -103,7 +105,7 @@ async def test_retry_after_holds_the_next_request(localweb, code, form):
     localweb.route("busy.test", "/", scripted([code], _retry_after(form)))
     url = localweb.url("busy.test", "/")
     # rate 5/s: the second request is already waiting (0.2 s) when the answer says "1 s"
-    async with Fetcher(settings(default_rate=5.0)) as f:
+    async with Fetcher(settings(default_rate=5.0), ownership=AllShards()) as f:
         first, second = await asyncio.gather(f.fetch(url), f.fetch(url))
     assert (first.http_status, second.http_status) == (code, 200)
     hits = pages(localweb, "busy.test")
@@ -115,7 +117,7 @@ async def test_5xx_backs_off_more_each_time_and_a_success_resets_it(localweb):
     localweb.route("flaky.test", "/", scripted([500, 502, 503]))
     url = localweb.url("flaky.test", "/")
     async with Fetcher(settings(backoff_base=0.1, backoff_factor=2, backoff_jitter=0.5,
-                                backoff_max=10)) as f:
+                                backoff_max=10), ownership=AllShards()) as f:
         codes = [(await f.fetch(url)).http_status for _ in range(5)]
     assert codes == [500, 502, 503, 200, 200]
     g = gaps(pages(localweb, "flaky.test"))
@@ -138,7 +140,7 @@ async def test_timeouts_back_off_too(localweb):
     url = localweb.url("hang.test", "/")
     try:
         async with Fetcher(settings(total_timeout=0.2, backoff_base=0.1, backoff_factor=2,
-                                    backoff_jitter=0.5, backoff_max=10)) as f:
+                                    backoff_jitter=0.5, backoff_max=10), ownership=AllShards()) as f:
             results = [await f.fetch(url) for _ in range(5)]
     finally:
         release.set()
@@ -153,7 +155,8 @@ async def test_timeouts_back_off_too(localweb):
 async def test_an_error_ratio_over_the_window_pauses_the_domain(localweb):
     localweb.page("sick.test", "/err", "down", status=500)
     localweb.page("sick.test", "/ok", "<title>up</title>")
-    async with Fetcher(settings(pause_min_requests=4, pause_error_ratio=0.10, pause_for="1s")) as f:
+    async with Fetcher(settings(pause_min_requests=4, pause_error_ratio=0.10, pause_for="1s"),
+                       ownership=AllShards()) as f:
         # robots.txt (404, not an error) and three 500s: 4 requests, 75% errors.
         for _ in range(3):
             assert (await f.fetch(localweb.url("sick.test", "/err"))).http_status == 500
@@ -171,7 +174,7 @@ async def test_an_error_ratio_over_the_window_pauses_the_domain(localweb):
 
 
 async def test_404s_do_not_pause_a_domain(localweb):
-    async with Fetcher(settings(pause_min_requests=4)) as f:
+    async with Fetcher(settings(pause_min_requests=4), ownership=AllShards()) as f:
         results = [await f.fetch(localweb.url("gone.test", f"/{i}")) for i in range(6)]
         assert f.politeness.infos(["gone.test"])[0].state == "active"
     assert {r.http_status for r in results} == {404}
@@ -180,7 +183,7 @@ async def test_404s_do_not_pause_a_domain(localweb):
 async def test_failures_in_a_row_halt_the_domain_which_then_fails_fast(localweb):
     localweb.page("dead.test", "/err", "down", status=503)
     localweb.page("dead.test", "/ok", "<title>up</title>")
-    async with Fetcher(settings(halt_after_failures=3, pause_error_ratio=1.0)) as f:
+    async with Fetcher(settings(halt_after_failures=3, pause_error_ratio=1.0), ownership=AllShards()) as f:
         for _ in range(3):
             await f.fetch(localweb.url("dead.test", "/err"))
         seen = len(localweb.hits)

@@ -14,6 +14,7 @@ from common import config, urls
 from common.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards
 from fetcher.robots.fetch import MAX_REDIRECTS
 from fetcher.robots.verdict import VerdictKind
 
@@ -69,7 +70,7 @@ async def test_status_codes(localweb, code, headers, expected, kind):
                   content_type="text/plain")
     for host, path in (("files.test", "/robots.txt"), ("s.test", "/robots-en.txt")):   # never asked for
         localweb.page(host, path, "User-agent: *\nDisallow: /\n", content_type="text/plain")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         first = await fetch_both(f, localweb, "s.test")
         again = await fetch_both(f, localweb, "s.test")         # from the cache
         assert kind_cached(f, localweb, "s.test") is kind
@@ -82,7 +83,7 @@ async def test_status_codes(localweb, code, headers, expected, kind):
 
 async def test_connection_refused_disallows_all():
     page = f"http://dead.test:{free_port()}/open"              # nothing listens there
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         results = [await f.fetch(page) for _ in range(2)]
         assert f.robots.cached(urls.origin_of(page)).kind is VerdictKind.UNREACHABLE
     assert [r.status for r in results] == [Status.CONNECTION_ERROR] * 2
@@ -98,7 +99,7 @@ async def test_a_timeout_disallows_all(localweb):
         return web.Response(text="late")
     site(localweb, "slow.test")
     localweb.route("slow.test", "/robots.txt", hang)
-    async with Fetcher(settings(total_timeout=0.3)) as f:
+    async with Fetcher(settings(total_timeout=0.3), ownership=AllShards()) as f:
         result = await f.fetch(localweb.url("slow.test", "/open"))
     assert result.status is Status.TIMEOUT and result.error.startswith("robots.txt unreachable")
     assert localweb.hits_for("slow.test", "/open") == []
@@ -128,7 +129,7 @@ async def test_redirect_chains(localweb, redirects, expected, across):
     assert MAX_REDIRECTS >= 5                                   # RFC 9309 §2.3.1.2: at least five
     site(localweb, "s.test")
     steps = chain(localweb, redirects, across)
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         first = await fetch_both(f, localweb, "s.test")
         again = await fetch_both(f, localweb, "s.test")
         domains = set(f.politeness.slots())
@@ -152,7 +153,7 @@ async def test_a_cross_domain_redirect_applies_the_targets_rules_to_the_original
     localweb.redirect("www.s.test", "/robots.txt", localweb.url("cdn.other.test", "/rules/s.txt"),
                       status=302)
     localweb.page("cdn.other.test", "/rules/s.txt", ROBOTS, content_type="text/plain")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         on_site = await fetch_both(f, localweb, "www.s.test") + await fetch_both(f, localweb, "www.s.test")
         assert kind_cached(f, localweb, "www.s.test") is VerdictKind.PARSED
         assert kind_cached(f, localweb, "cdn.other.test") is None  # nothing cached for the target
@@ -171,7 +172,7 @@ async def test_another_domains_failure_is_not_held_against_ours(localweb):
     site(localweb, "s.test")
     localweb.redirect("s.test", "/robots.txt", localweb.url("other.test", "/robots.txt"))
     localweb.page("other.test", "/robots.txt", "down", status=503)
-    async with Fetcher(settings(backoff_base=30.0)) as f:
+    async with Fetcher(settings(backoff_base=30.0), ownership=AllShards()) as f:
         results = await fetch_both(f, localweb, "s.test")
         info = f.politeness.slot("s.test").info("default")
     assert [r.status for r in results] == [NO, NO]                 # 5xx at the target: disallow all
@@ -182,7 +183,7 @@ async def test_another_domains_failure_is_not_held_against_ours(localweb):
 async def test_a_refused_hop_to_another_domain_is_unreachable(localweb):
     site(localweb, "s.test")
     localweb.redirect("s.test", "/robots.txt", f"http://gone.test:{free_port()}/robots.txt")
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         results = await fetch_both(f, localweb, "s.test")
     assert [r.status for r in results] == [Status.CONNECTION_ERROR] * 2
     assert localweb.hits_for("s.test", "/open") == localweb.hits_for("s.test", "/private") == []
@@ -223,7 +224,7 @@ async def test_a_hop_into_private_space_disallows_all(localweb, private_web, tar
     port, private_hits = private_web
     site(localweb, "s.test")
     localweb.redirect("s.test", "/robots.txt", target.format(port=port))
-    async with Fetcher(settings()) as f:
+    async with Fetcher(settings(), ownership=AllShards()) as f:
         results = await fetch_both(f, localweb, "s.test") + await fetch_both(f, localweb, "s.test")
         assert kind_cached(f, localweb, "s.test") is VerdictKind.UNREACHABLE
     assert [r.status for r in results] == [Status.BLOCKED_ADDRESS] * 4
@@ -239,7 +240,7 @@ async def test_the_private_hop_is_followed_when_its_network_is_allowed(localweb,
     port, private_hits = private_web
     site(localweb, "s.test")
     localweb.redirect("s.test", "/robots.txt", f"http://secret.test:{port}/robots.txt")
-    async with Fetcher(settings(allowed_networks=["127.0.0.0/8"])) as f:
+    async with Fetcher(settings(allowed_networks=["127.0.0.0/8"]), ownership=AllShards()) as f:
         results = await fetch_both(f, localweb, "s.test")
     assert [r.status for r in results] == [OK, OK]
     assert private_hits == ["/robots.txt"]

@@ -14,6 +14,7 @@ from common.fetch import FetchResult
 from common.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards
 from fetcher.robots.cache import RobotsCache
 from fetcher.robots.store import (KEY_PREFIX, MemcachedRobotsStore, SharedRobotsStore, key_for,
                                   open_robots_store)
@@ -33,7 +34,8 @@ def settings(**kw):
 
 def fetcher(store_url: str, **kw) -> Fetcher:
     """One "fetcher process": its own Fetcher, its own memcached client."""
-    return Fetcher(settings(**kw), robots_store=open_robots_store(store_url, timeout=0.5))
+    return Fetcher(settings(**kw), ownership=AllShards(),
+                   robots_store=open_robots_store(store_url, timeout=0.5))
 
 
 def memcached_ttl(server, url: str) -> int | None:
@@ -105,7 +107,7 @@ async def test_a_silent_memcached_times_out_once_then_is_skipped(localweb):
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         store = MemcachedRobotsStore("127.0.0.1", silent.getsockname()[1], timeout=0.2)
-        async with Fetcher(settings(), robots_store=store) as f:
+        async with Fetcher(settings(), robots_store=store, ownership=AllShards()) as f:
             results = [await f.fetch(localweb.url(h, "/ok")) for h in ("d.test", "e.test")]
     assert [r.status for r in results] == [Status.OK, Status.OK]
     assert store.errors == 1                        # the second origin did not wait on memcached

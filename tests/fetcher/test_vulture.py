@@ -9,6 +9,7 @@ from common.fetch import FetchResult
 from common.status import Status
 from fetcher.domain_health import HealthPolicy
 from fetcher.fetcher import Fetcher
+from fetcher.ownership import AllShards
 from fetcher.politeness import Politeness
 from fetcher.vulture import Vulture
 from support.clock import FakeClock
@@ -73,7 +74,7 @@ async def test_the_fetcher_runs_its_vulture(localweb):
         "fetcher.allowed_networks": ["127.0.0.0/8"], "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
         "fetcher.default_rate": 50.0, "fetcher.vulture_interval": "50ms",
         "fetcher.domain_idle_after": "100ms"}).fetcher
-    async with Fetcher(s) as f:
+    async with Fetcher(s, ownership=AllShards()) as f:
         await f.fetch(localweb.url("idle.test", "/"))
         assert "idle.test" in f.politeness.slots()
         async with asyncio.timeout(5):
