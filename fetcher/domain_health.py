@@ -23,6 +23,7 @@ import math
 from collections import Counter, deque
 from dataclasses import dataclass
 
+from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import TRANSIENT, Status
 
@@ -40,13 +41,16 @@ def outcome_label(result: FetchResult) -> str:
     return str(result.http_status) if result.status is Status.OK else result.status.name
 
 
+_DEFAULTS = FetcherSettings()     # the configured defaults (fetcher.* in common/config.py)
+
+
 @dataclass(frozen=True)
 class HealthPolicy:
-    window: float = 60.0          # seconds of outcomes kept per domain
-    pause_ratio: float = 0.10     # pause when errors / outcomes over the window exceed this
-    min_requests: int = 10        # ... and at least this many outcomes were seen
-    pause_for: float = 60.0       # seconds a pause lasts
-    halt_after: int = 50          # errors in a row that halt a domain until an operator resumes it
+    window: float = _DEFAULTS.error_window             # seconds of outcomes kept per domain
+    pause_ratio: float = _DEFAULTS.pause_error_ratio   # pause when errors / outcomes exceed this
+    min_requests: int = _DEFAULTS.pause_min_requests   # ... and at least this many were seen
+    pause_for: float = _DEFAULTS.pause_for             # seconds a pause lasts
+    halt_after: int = _DEFAULTS.halt_after_failures    # errors in a row that halt a domain
 
     @classmethod
     def from_settings(cls, s) -> "HealthPolicy":

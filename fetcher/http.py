@@ -13,17 +13,20 @@ import aiohttp
 from yarl import URL
 
 from common import urls
+from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status
 from fetcher.guard import AddressGuard, BlockedAddress
 from fetcher.resolver import GuardedResolver
 
+_DEFAULTS = FetcherSettings()     # the configured defaults
+
 
 @dataclass(frozen=True)
 class Limits:
-    max_body_bytes: int = 2_097_152
-    connect_timeout: float = 5.0
-    total_timeout: float = 20.0
+    max_body_bytes: int = _DEFAULTS.max_body_bytes
+    connect_timeout: float = _DEFAULTS.connect_timeout
+    total_timeout: float = _DEFAULTS.total_timeout
 
 
 class HttpClient:

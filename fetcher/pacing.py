@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
+from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status
 from fetcher.domain_health import is_error, outcome_label
@@ -27,14 +28,17 @@ from fetcher.domain_health import is_error, outcome_label
 RETRY_AFTER_CODES = frozenset({429, 503})
 
 
+_DEFAULTS = FetcherSettings()         # the configured defaults (fetcher.* in common/config.py)
+
+
 @dataclass(frozen=True)
 class PacingPolicy:
-    max_crawl_delay: float = 30.0     # robots.txt Crawl-delay is capped at this many seconds
-    max_retry_after: float = 300.0    # Retry-After is capped at this many seconds
-    backoff_base: float = 1.0         # seconds of back-off after the first error in a row
-    backoff_factor: float = 2.0       # each further error in a row multiplies it by this
-    backoff_max: float = 60.0         # back-off never exceeds this
-    backoff_jitter: float = 0.5       # up to this fraction is added at random
+    max_crawl_delay: float = _DEFAULTS.max_crawl_delay   # robots.txt Crawl-delay is capped at this
+    max_retry_after: float = _DEFAULTS.max_retry_after   # Retry-After is capped at this many seconds
+    backoff_base: float = _DEFAULTS.backoff_base         # back-off after the first error in a row
+    backoff_factor: float = _DEFAULTS.backoff_factor     # each further error multiplies it by this
+    backoff_max: float = _DEFAULTS.backoff_max           # back-off never exceeds this
+    backoff_jitter: float = _DEFAULTS.backoff_jitter     # up to this fraction is added at random
 
     @classmethod
     def from_settings(cls, s) -> "PacingPolicy":

@@ -35,10 +35,13 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
+from common.config import FetcherSettings
 from common.fetch import FetchResult
 from fetcher.domain_controls import OPERATOR_PAUSE, DomainControl
 from fetcher.domain_health import DomainHealth, HealthChange, HealthPolicy
 from fetcher.pacing import DomainPacing, PacingPolicy
+
+_DEFAULTS = FetcherSettings()     # the configured defaults
 
 log = logging.getLogger("spiderduck.fetcher.politeness")
 
@@ -258,7 +261,7 @@ class Politeness:
     """The slots of every domain this fetcher serves, and the operators' controls over them."""
 
     def __init__(self, *, default_rate: float, rate_overrides: Mapping[str, float] | None = None,
-                 queue_size: int = 1000, clock: Callable[[], float] = time.monotonic,
+                 queue_size: int = _DEFAULTS.queue_size, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  pacing: PacingPolicy | None = None, health: HealthPolicy | None = None,
                  wall: Callable[[], float] = time.time, rng: Callable[[], float] = random.random):

@@ -19,8 +19,11 @@ import time
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Protocol
 
+from common.config import FetcherSettings
 from common.single_flight import SingleFlight
 from fetcher.robots.store import SharedRobotsStore
+
+_DEFAULTS = FetcherSettings()     # the configured defaults
 
 log = logging.getLogger("spiderduck.fetcher.robots")
 
@@ -37,7 +40,7 @@ class PayloadCodec(Protocol):
 
 
 class RobotsCache:
-    def __init__(self, *, max_entries: int = 10_000, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, *, max_entries: int = _DEFAULTS.robots_cache_size, clock: Callable[[], float] = time.monotonic,
                  store: SharedRobotsStore | None = None, codec: PayloadCodec | None = None):
         if store is not None and codec is None:
             raise ValueError("a shared robots store needs a codec")

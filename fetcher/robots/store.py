@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from pymemcache.client.base import PooledClient
 from pymemcache.exceptions import MemcacheError, MemcacheUnexpectedCloseError
 
+from common.config import FetcherSettings
 from common.errors import ConfigError
 
 __all__ = ["SharedRobotsStore", "MemcachedRobotsStore", "open_robots_store", "key_for"]
@@ -35,6 +36,7 @@ log = logging.getLogger("spiderduck.fetcher.robots")
 
 KEY_PREFIX = "spiderduck:robots:v1:"
 DEFAULT_PORT = 11211
+_DEFAULTS = FetcherSettings()     # the configured defaults
 MAX_TTL = 30 * 86_400   # memcached reads a larger expiry as an absolute Unix time
 
 
@@ -59,7 +61,7 @@ class SharedRobotsStore(abc.ABC):
 
 
 class MemcachedRobotsStore(SharedRobotsStore):
-    def __init__(self, host: str, port: int = DEFAULT_PORT, *, timeout: float = 0.5,
+    def __init__(self, host: str, port: int = DEFAULT_PORT, *, timeout: float = _DEFAULTS.robots_store_timeout,
                  workers: int = 4, retry_after: float = 5.0, log_every: float = 60.0,
                  clock: Callable[[], float] = time.monotonic):
         self.address = f"{host}:{port}"
@@ -126,7 +128,7 @@ class MemcachedRobotsStore(SharedRobotsStore):
         self._unreported = 0
 
 
-def open_robots_store(url: str, *, timeout: float = 0.5) -> SharedRobotsStore | None:
+def open_robots_store(url: str, *, timeout: float = _DEFAULTS.robots_store_timeout) -> SharedRobotsStore | None:
     """The store for `Settings.robots_cache`: None for "" (in-process only), or memcached://host:port."""
     if not url:
         return None

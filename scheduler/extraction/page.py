@@ -22,7 +22,7 @@ _PROCESS = ProcessSettings()       # the configured defaults, for callers outsid
 # Bytes of a page that are decoded, sniffed and parsed; the rest is ignored, so a huge page costs
 # no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
 # about itself is at its top, and no real page needs more.
-MAX_HTML_BYTES = FetcherSettings.max_body_bytes
+MAX_HTML_BYTES = FetcherSettings().max_body_bytes
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,

@@ -145,7 +145,7 @@ _ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
 }
 
 
-def parse(markup: str | bytes, parser: str = ProcessSettings.parser) -> Document:
+def parse(markup: str | bytes, parser: str = ProcessSettings().parser) -> Document:
     """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
 
     `parser` is one of PARSERS.
