@@ -86,9 +86,19 @@ async def _get(settings: Settings, urls: list[str]) -> list[dict]:
         return out
 
 
+_JSON_CONTROLS = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}
+
+
+def json_line(row: dict) -> str:
+    """One record (or not-found row) as `get` prints it: protobuf's JSON mapping, one line.
+    json.dumps escapes C0 controls; DEL and the C1 controls (the 8-bit CSI 0x9b drives a
+    terminal) are escaped too, which is still the same JSON (they only occur inside strings)."""
+    return json.dumps(row, ensure_ascii=False).translate(_JSON_CONTROLS)
+
+
 def cmd_get(settings: Settings, args) -> int:
     for row in asyncio.run(_get(settings, args.urls)):
-        print(json.dumps(row, ensure_ascii=False))
+        print(json_line(row))
     return 0
 
 

@@ -22,6 +22,7 @@ import time
 
 import grpc
 
+from cli.text import printable
 from common import urls
 from common.config import Settings, parse_duration
 from common.errors import ConfigError, SpiderDuckError
@@ -30,8 +31,6 @@ from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 BODY_LIMIT = 64 * 1024
 _STATUS = pb.FetchResponse.DESCRIPTOR.fields_by_name["status"].enum_type
-# What a site sent is printed with its control characters escaped (no terminal escapes).
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7f, 0xa0)]}
 _HINTS = {
     grpc.StatusCode.UNAVAILABLE: "; start one (spiderduck up, spiderduck fetcher) or name it "
                                  "with --fetcher HOST:PORT",
@@ -68,20 +67,16 @@ async def _fetch(address: str, url: str, timeout: float) -> pb.FetchResponse:
         return await stub.Fetch(pb.FetchRequest(url=url, deadline_seconds=timeout), timeout=timeout)
 
 
-def _text(value: str) -> str:
-    return value.translate(_CONTROLS)
-
-
 def _report(url: str, address: str, r: pb.FetchResponse, seconds: float) -> str:
     status = _STATUS.values_by_number.get(r.status)
     outcome = status.name if status is not None else str(r.status)
     lines = [f"url:      {url}",
              f"status:   {outcome}" + (f", HTTP {r.http_status}" if r.http_status else "")]
     if r.error:
-        lines.append(f"error:    {_text(r.error)}")
-    lines.append(f"fetcher:  {_text(r.fetcher_id) or '?'} at {address}")
+        lines.append(f"error:    {printable(r.error)}")
+    lines.append(f"fetcher:  {printable(r.fetcher_id) or '?'} at {address}")
     if r.remote_address:
-        lines.append(f"remote:   {_text(r.remote_address)}")
+        lines.append(f"remote:   {printable(r.remote_address)}")
     if r.fetched_at:
         at = datetime.datetime.fromtimestamp(r.fetched_at, datetime.timezone.utc)
         lines.append(f"started:  {at.isoformat(timespec='milliseconds').replace('+00:00', 'Z')}")
@@ -92,7 +87,7 @@ def _report(url: str, address: str, r: pb.FetchResponse, seconds: float) -> str:
                  + (", truncated at the fetcher's cap (fetcher.max_body_bytes)" if r.truncated else ""))
     if r.headers:
         lines.append("headers:")
-        lines += [f"  {_text(h.name)}: {_text(h.value)}" for h in r.headers]
+        lines += [f"  {printable(h.name)}: {printable(h.value)}" for h in r.headers]
     return "\n".join(lines) + "\n"
 
 

@@ -1,9 +1,12 @@
-"""The scheduler role: wiring for start and stop."""
+"""The scheduler role: its wiring (`scheduler_parts`, shared with `spiderduck resolve`), start
+and stop."""
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
+from typing import Any, AsyncIterator
 
 from nats.errors import Error as NatsError
 
@@ -18,6 +21,7 @@ from scheduler.extraction.pool import ExtractionPool
 from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
+from scheduler.stages.chain import Pipeline
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -40,13 +44,26 @@ async def open_router(settings: Settings, js, static: bool):
     return await LeaseRouter(kv, settings.fetcher.shards).start()
 
 
-async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
-                        transport=None) -> None:
-    """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse.
+@dataclasses.dataclass(frozen=True)
+class SchedulerParts:
+    """What `scheduler_parts` opened: the NATS connection, the pipeline and what it runs on."""
+    nc: Any
+    js: Any
+    pipeline: Pipeline
+    router: Any
+    pool: ExtractionPool
 
-    `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one)."""
+
+@contextlib.asynccontextmanager
+async def scheduler_parts(settings: Settings, *, static_routing: bool = False, transport=None,
+                          workers: int | None = None,
+                          name: str = "spiderduck-scheduler") -> AsyncIterator[SchedulerParts]:
+    """The scheduler's one wiring: NATS and its streams, the metadata and content stores, the
+    router and FetcherClient, the extraction pool (`workers`, default the settings'), the event
+    publisher and the pipeline over them; all closed in reverse on exit. run_scheduler feeds
+    the pipeline from the stream; `spiderduck resolve` runs it on one URL."""
     async with contextlib.AsyncExitStack() as stack:
-        nc = await bus.connect(bus.nats_url(settings), name="spiderduck-scheduler",
+        nc = await bus.connect(bus.nats_url(settings), name=name,
                                timeout=settings.nats_connect_timeout)
         stack.push_async_callback(nc.close)
         js = nc.jetstream()
@@ -63,15 +80,28 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         stack.push_async_callback(client.close)
         p = settings.process
         pool = await stack.enter_async_context(ExtractionPool(
-            workers=settings.extraction_workers, budget=p.extract_timeout, parser=p.parser,
-            prefer_dates=p.prefer_dates))
+            workers=settings.extraction_workers if workers is None else workers,
+            budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates))
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
                                   metrics=metrics.recorder("scheduler"),
                                   extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
+        yield SchedulerParts(nc, js, pipeline, router, pool)
+
+
+async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
+                        transport=None) -> None:
+    """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse.
+
+    `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one)."""
+    async with contextlib.AsyncExitStack() as stack:
+        parts = await stack.enter_async_context(
+            scheduler_parts(settings, static_routing=static_routing, transport=transport))
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
-        log.info("scheduler pipeline: %r; routing: %s; %r", pipeline, type(router).__name__, pool)
-        await Consumer(nc, js, pipeline, settings.scheduler).run(stop, drain_for=settings.drain_seconds)
+        log.info("scheduler pipeline: %r; routing: %s; %r", parts.pipeline,
+                 type(parts.router).__name__, parts.pool)
+        await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(
+            stop, drain_for=settings.drain_seconds)

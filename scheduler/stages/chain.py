@@ -3,8 +3,9 @@
 A stage is an object with one async method, `__call__(task, next)`, that returns
 the outcome. It may call `next(task)` (zero, one or many times) or answer on its
 own. `compose(a, b, c)` joins stages into one callable `service(task)`, and its
-repr lists the chain. The joining code turns unexpected exceptions into a
-retryable `StageFailed`, so stage authors need not.
+repr lists the chain: each stage's `name` if it has one (a wrapper, as scheduler.trace's,
+keeps the name of the stage it wraps), else its class's name. The joining code turns
+unexpected exceptions into a retryable `StageFailed`, so stage authors need not.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ class Pipeline:
         return await self._call(task)
 
     def __repr__(self) -> str:
-        return " -> ".join(type(s).__name__ for s in self.stages)
+        return " -> ".join(stage_name(s) for s in self.stages)
 
     async def close(self) -> None:
         """Close stages in reverse order (the ones that have `close`)."""
@@ -48,12 +49,16 @@ class Pipeline:
                 await close()
 
 
+def stage_name(stage: Stage) -> str:
+    return getattr(stage, "name", None) or type(stage).__name__
+
+
 async def _end_async(task: Any) -> Any:
     raise RuntimeError(f"the last stage called next() with {type(task).__name__}")
 
 
 def _bind(stage: Stage, next_call: Next) -> Next:
-    name = type(stage).__name__
+    name = stage_name(stage)
 
     async def call(task: Any) -> Any:
         try:

@@ -1,0 +1,127 @@
+"""`spiderduck resolve URL`: one URL through the service's own pipeline, here, on its real parts.
+
+    spiderduck resolve URL [--trace] [--config F] [--set KEY=VALUE]
+
+It opens what the scheduler opens, by the same code (scheduler.worker.scheduler_parts): the
+service's NATS (`nats_url`, else the running `up`'s), its metadata and content stores, its
+fetchers, routed as the scheduler routes (`scheduler.fetchers`, else the lease bucket; to the
+fetcher of the `up` running on data_dir, which holds every shard), and an extraction pool of one
+worker. The URL goes through the pipeline as a submission of it would, so what happens is what
+the service does: its hops through the fetchers (politely, robots.txt first), the crawl and the
+sighting recorded in the stores, the UrlProcessed announced on spiderduck.events.processed, a
+fresh record answered FRESH without a fetch. It prints the record as `get` prints it (one JSON
+line), and its resolution on stderr.
+
+--trace prints, before the record, each stage's decision (scheduler/trace.py, as text by
+cli/trace_view.py): whether it called next or answered, what it changed of the task and of the
+outcome, the hops, its time. A run that fails prints its trace too, up to where it failed.
+Tracing needs the stages in this process, which is why `resolve_here` runs them here; a way
+that asks the running scheduler and waits for its answer would go beside it, --trace still
+choosing this one.
+
+Exit status: 0 when the URL got an outcome, whatever it is (REJECTED, FRESH, a failed fetch);
+2 for a bad option, config or submission; 1 when it could not be resolved: no NATS, no fetcher
+answering a hop within scheduler.hop_timeout, a store failing.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Callable
+
+from cli.client import json_line
+from cli.trace_view import render
+from common import bus, record_proto
+from common.config import Settings
+from common.errors import ConfigError, InvalidMessage, SpiderDuckError
+from common.up_lock import running_up
+from scheduler.stages.chain import stage_name
+from scheduler.task import Outcome, Submission
+from scheduler.trace import StageRun, traced
+from scheduler.worker import scheduler_parts
+from spiderduck.v1 import events_pb2
+
+USAGE_ERRORS = (ConfigError, InvalidMessage)     # exit 2; any other SpiderDuckError exits 1
+
+
+def submission(url: str, now: float) -> Submission:
+    """The URL as a producer submits it (a protobuf UrlSubmission, as `spiderduck submit`)."""
+    data = events_pb2.UrlSubmission(url=url, source="cli").SerializeToString()
+    return Submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}, received_at=now)
+
+
+async def resolve_here(settings: Settings, url: str,
+                       sink: Callable[[StageRun], object] | None = None,
+                       names: list[str] | None = None) -> Outcome:
+    """Run `url` through the service's pipeline in this process; `sink` gets each stage's run
+    (scheduler.trace), `names` the pipeline's stage names, outer first."""
+    static = running_up(settings.data_dir) is not None      # `up`: one fetcher, no leases
+    async with scheduler_parts(settings, static_routing=static, workers=1,
+                               name="spiderduck-resolve") as parts:
+        pipeline = parts.pipeline if sink is None else traced(parts.pipeline, sink)
+        if names is not None:
+            names[:] = [stage_name(s) for s in parts.pipeline.stages]
+        outcomes = await pipeline(submission(url, time.time()))
+    if len(outcomes) != 1:
+        raise SpiderDuckError(f"the pipeline gave {len(outcomes)} outcomes for one URL")
+    return outcomes[0]
+
+
+def _nats_found(settings: Settings) -> str:
+    """'' when there is a NATS to ask, else why not (no nats_url and no `up` running)."""
+    if settings.nats_url:
+        return ""
+    try:
+        bus.nats_url(settings)
+    except ConfigError as exc:
+        return str(exc)
+    return ""
+
+
+def cmd_resolve(settings: Settings, args) -> int:
+    if not args.url.strip():
+        raise SpiderDuckError("URL is empty")
+    missing = _nats_found(settings)
+    if missing:
+        print(f"spiderduck resolve: {missing}", file=sys.stderr)
+        return 1
+    runs: list[StageRun] = []
+    names: list[str] = []
+    started = time.monotonic()
+    try:
+        outcome = asyncio.run(resolve_here(settings, args.url, runs.append if args.trace else None,
+                                           names))
+    except USAGE_ERRORS:
+        raise
+    except (SpiderDuckError, OSError) as exc:
+        _print_trace(runs, names)
+        print(f"spiderduck resolve: not resolved: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        _print_trace(runs, names)          # where it was when interrupted
+        raise
+    _print_trace(runs, names)
+    out = sys.stdout.buffer
+    out.write((json_line(record_proto.to_dict(outcome.record)) + "\n").encode("utf-8", "replace"))
+    out.flush()
+    print(f"{outcome.resolution.name} {outcome.record.status.name} "
+          f"in {time.monotonic() - started:.3f}s", file=sys.stderr)
+    return 0
+
+
+def _print_trace(runs: list[StageRun], names: list[str]) -> None:
+    if runs:
+        sys.stdout.buffer.write(render(runs, names).encode("utf-8", "replace"))
+        sys.stdout.buffer.flush()
+
+
+def add_commands(sub, common) -> None:
+    p = sub.add_parser("resolve", parents=[common],
+                       help="resolve one URL here with the service's pipeline and parts; "
+                            "--trace: each stage's decision")
+    p.add_argument("url", metavar="URL", help="the URL, as a producer would submit it")
+    p.add_argument("--trace", action="store_true",
+                   help="print each stage's decision (next or answer, changes, hops, time) "
+                        "before the record")
+    p.set_defaults(run=cmd_resolve)
