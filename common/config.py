@@ -14,7 +14,7 @@ import os
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
 import yaml
 
@@ -22,6 +22,9 @@ from common.errors import ConfigError
 from common.version import VERSION
 
 ENV_PREFIX = "SPIDERDUCK_"
+
+DURATION = "duration"   # the mark of a duration field (see Duration)
+Duration = Annotated[float, DURATION]   # seconds; read from a number or 7d, 12h, 30m, 45s, 250ms
 
 
 @dataclass(frozen=True)
@@ -43,35 +46,35 @@ class FetcherSettings:
     rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
     max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS
     max_body_bytes: int = 2_097_152   # body bytes read per response; the rest is cut off
-    connect_timeout: float = 5.0      # seconds to open a connection
-    total_timeout: float = 20.0       # seconds for one whole request, body included
+    connect_timeout: Duration = 5.0   # seconds to open a connection
+    total_timeout: Duration = 20.0    # seconds for one whole request, body included
     queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED
     # Politeness per domain: the next start waits the longest of 1/rate, Crawl-delay,
     # Retry-After and back-off (fetcher/pacing.py); the outcome window pauses or halts
     # a failing domain (fetcher/domain_health.py).
-    max_crawl_delay: float = 30.0     # robots.txt Crawl-delay is obeyed up to this many seconds
-    max_retry_after: float = 300.0    # Retry-After (on 429 and 503) is obeyed up to this many seconds
-    backoff_base: float = 1.0         # seconds held after a connection error, timeout, DNS error, 5xx or 429
+    max_crawl_delay: Duration = 30.0  # robots.txt Crawl-delay is obeyed up to this many seconds
+    max_retry_after: Duration = 300.0  # Retry-After (on 429 and 503) is obeyed up to this many seconds
+    backoff_base: Duration = 1.0      # seconds held after a connection error, timeout, DNS error, 5xx or 429
     backoff_factor: float = 2.0       # each further such error in a row multiplies the back-off by this
-    backoff_max: float = 60.0         # the back-off never exceeds this; a healthy answer resets it
+    backoff_max: Duration = 60.0      # the back-off never exceeds this; a healthy answer resets it
     backoff_jitter: float = 0.5       # up to this fraction of the back-off is added at random
-    error_window: float = 60.0        # seconds of outcomes kept per domain (status counts, error rate)
+    error_window: Duration = 60.0     # seconds of outcomes kept per domain (status counts, error rate)
     pause_error_ratio: float = 0.10   # more errors than this over the window pauses the domain ...
     pause_min_requests: int = 10      # ... once at least this many outcomes were seen since the last pause
-    pause_for: float = 60.0           # seconds an automatic pause lasts (and `domains pause` without --for)
+    pause_for: Duration = 60.0        # seconds an automatic pause lasts (and `domains pause` without --for)
     halt_after_failures: int = 50     # errors in a row that halt a domain until `spiderduck domains resume`
-    vulture_interval: float = 60.0    # seconds between sweeps for idle domain queues and host entries
-    domain_idle_after: float = 300.0  # a domain queue (or a host's Crawl-delay) unused this long is evicted
+    vulture_interval: Duration = 60.0  # seconds between sweeps for idle domain queues and host entries
+    domain_idle_after: Duration = 300.0  # a domain queue (or a host's Crawl-delay) unused this long is evicted
     allowed_networks: list[str] = field(default_factory=list)  # CIDRs exempt from the private-address block
     dns_overrides: dict[str, str] = field(default_factory=dict)  # host glob -> IP, e.g. {"*.test": 127.0.0.1}
-    robots_ttl: float = 86_400.0      # seconds a fetched robots.txt is trusted (RFC 9309: at most 24 h)
-    robots_error_ttl: float = 600.0   # seconds an unreachable/5xx robots.txt (disallow all) is cached
+    robots_ttl: Duration = 86_400.0   # seconds a fetched robots.txt is trusted (RFC 9309: at most 24 h)
+    robots_error_ttl: Duration = 600.0  # seconds an unreachable/5xx robots.txt (disallow all) is cached
     robots_max_bytes: int = 512_000   # robots.txt bytes read (RFC 9309: at least 500 KiB)
     robots_cache_size: int = 10_000   # hosts kept in the in-process robots cache (LRU)
-    robots_store_timeout: float = 0.5  # seconds per memcached call (robots_cache); slower is a miss
+    robots_store_timeout: Duration = 0.5  # seconds per memcached call (robots_cache); slower is a miss
     shards: int = 1024                # domain shards (see DESIGN "Ownership of domain queues")
-    lease_ttl: float = 10.0           # seconds a shard lease lives without renewal (KV bucket TTL)
-    lease_margin: float = 3.0         # stop serving a shard this long before its lease could expire
+    lease_ttl: Duration = 10.0        # seconds a shard lease lives without renewal (KV bucket TTL)
+    lease_margin: Duration = 3.0      # stop serving a shard this long before its lease could expire
     advertise: str = ""               # address schedulers dial for this fetcher; empty = listen
 
     def __post_init__(self) -> None:
@@ -89,13 +92,13 @@ class SchedulerSettings:
     fetchers: list[str] = field(default_factory=list)  # fetcher gRPC addresses; empty = fetcher.listen
     max_in_flight: int = 256          # URLs processed at once by one scheduler
     fetch_batch: int = 64             # messages pulled from JetStream per request
-    ack_wait: float = 60.0            # seconds JetStream waits for an ack before redelivering
+    ack_wait: Duration = 60.0         # seconds JetStream waits for an ack before redelivering
     max_deliver: int = 5              # deliveries before a message is dead-lettered
-    retry_delay: float = 5.0          # seconds before a failed message is redelivered
-    recrawl_failed_after: float = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
-    hop_timeout: float = 120.0        # seconds one hop may take, queueing and re-routing included
+    retry_delay: Duration = 5.0       # seconds before a failed message is redelivered
+    recrawl_failed_after: Duration = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
+    hop_timeout: Duration = 120.0     # seconds one hop may take, queueing and re-routing included
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
-    busy_retry: float = 1.0           # seconds a message for a busy domain is parked before retrying
+    busy_retry: Duration = 1.0        # seconds a message for a busy domain is parked before retrying
     # An outage (the metadata or content store, or NATS, failing: a retryable StoreError or
     # BusError) is not the URL's fault, so it uses up none of max_deliver: the message stays
     # here (its slot held, heartbeats sent) and is retried in place, the waits doubling from
@@ -103,9 +106,9 @@ class SchedulerSettings:
     # hands it back. Only after outage_retry_for seconds of one delivery does the failure count
     # as a delivery (nak after retry_delay; dead-lettered on the last), so a persistent "store"
     # failure that is really the URL's still ends; 0 = retry an outage for as long as it lasts.
-    outage_backoff_base: float = 0.5  # seconds before the first in-place retry after an outage failure
-    outage_backoff_max: float = 15.0  # the longest wait between in-place retries
-    outage_retry_for: float = 3600.0  # seconds one delivery retries an outage in place (0 = no limit)
+    outage_backoff_base: Duration = 0.5  # seconds before the first in-place retry after an outage failure
+    outage_backoff_max: Duration = 15.0  # the longest wait between in-place retries
+    outage_retry_for: Duration = 3600.0  # seconds one delivery retries an outage in place (0 = no limit)
 
     def __post_init__(self) -> None:
         for name in ("outage_backoff_base", "outage_backoff_max"):
@@ -118,11 +121,11 @@ class StreamSettings:
     """Limits of the JetStream streams the service creates; 0 = no limit. SPIDERDUCK_URLS refuses
     new URLs when full (producers see the error) rather than dropping queued ones; the others drop
     their oldest entries."""
-    urls_max_age: float = 0.0         # seconds a submitted URL may wait in SPIDERDUCK_URLS
+    urls_max_age: Duration = 0.0      # seconds a submitted URL may wait in SPIDERDUCK_URLS
     urls_max_bytes: int = 0           # bytes SPIDERDUCK_URLS may hold; beyond it submits fail
-    events_max_age: float = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
+    events_max_age: Duration = 7 * 86_400.0  # how long SPIDERDUCK_EVENTS keeps events for replay
     events_max_bytes: int = 0         # bytes SPIDERDUCK_EVENTS may hold (oldest dropped)
-    dead_max_age: float = 30 * 86_400.0   # how long SPIDERDUCK_DEAD keeps dead letters
+    dead_max_age: Duration = 30 * 86_400.0   # how long SPIDERDUCK_DEAD keeps dead letters
     dead_max_bytes: int = 0           # bytes SPIDERDUCK_DEAD may hold (oldest dropped)
 
 
@@ -138,11 +141,11 @@ class ProcessSettings:
     related_fetches: bool = True      # fetch the page's image (first bytes) and oEmbed, via the fetchers
     image_probe_bytes: int = 65_536   # bytes of the representative image read for its size and type
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
-    related_timeout: float = 5.0      # seconds all related fetches of one page may take together
+    related_timeout: Duration = 5.0   # seconds all related fetches of one page may take together
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
     workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may
                                       # use (affinity, capped by a container's CPU limit)
-    extract_timeout: float = 2.0      # seconds one page's extraction may take; past it the worker is
+    extract_timeout: Duration = 2.0   # seconds one page's extraction may take; past it the worker is
                                       # killed and the page recorded as TIMEOUT (other pages never wait)
 
     def __post_init__(self) -> None:
@@ -163,13 +166,13 @@ class Settings:
     nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server; several
                                       # servers of one cluster: comma-separated
     nats_replicas: int = 1            # replicas of every stream and KV bucket the service creates
-    nats_connect_timeout: float = 30.0  # seconds to reach NATS at start before giving up
-    shutdown_grace: float = 10.0      # seconds a stop (SIGINT/SIGTERM) may take; URLs still in
+    nats_connect_timeout: Duration = 30.0  # seconds to reach NATS at start before giving up
+    shutdown_grace: Duration = 10.0   # seconds a stop (SIGINT/SIGTERM) may take; URLs still in
                                       # flight then are handed back to the stream (nak)
     metadata_store: str = ""          # sqlite:///PATH or cassandra://h1,h2:9042/keyspace; empty = sqlite under data_dir
     content_store: str = ""           # file://PATH or hdfs://namenode:9870/path?user=U; empty = files under data_dir
     robots_cache: str = ""            # memcached://host:11211 ; empty = in-process only
-    recrawl_after: float = 7 * 86_400.0  # seconds a record stays fresh (accepts 7d, 12h, 30m, 45s)
+    recrawl_after: Duration = 7 * 86_400.0  # seconds a record stays fresh (accepts 7d, 12h, 30m, 45s)
     log_level: str = "INFO"
     metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
@@ -212,14 +215,6 @@ class Settings:
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
-_DURATION_KEYS = {"recrawl_after", "connect_timeout", "total_timeout", "robots_ttl",
-                  "max_crawl_delay", "max_retry_after", "backoff_base", "backoff_max", "error_window",
-                  "pause_for", "vulture_interval", "domain_idle_after",
-                  "robots_error_ttl", "robots_store_timeout", "ack_wait", "retry_delay", "hop_timeout",
-                  "recrawl_failed_after", "events_max_age", "urls_max_age", "dead_max_age",
-                  "shutdown_grace", "nats_connect_timeout", "lease_ttl", "lease_margin",
-                  "busy_retry", "related_timeout", "extract_timeout", "outage_backoff_base",
-                  "outage_backoff_max", "outage_retry_for"}
 
 
 def parse_duration(value: Any) -> float:
@@ -236,8 +231,8 @@ def parse_duration(value: Any) -> float:
 
 def _coerce(cls: type, path: str, raw: Mapping[str, Any]) -> Any:
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{path or 'config'}: expected a mapping, got {raw!r}")
-    hints = typing.get_type_hints(cls)
+        raise ConfigError(f"{path.rstrip('.') or 'config'}: expected a mapping, got {raw!r}")
+    hints = typing.get_type_hints(cls, include_extras=True)
     known = {f.name: f for f in dataclasses.fields(cls)}
     kwargs = {}
     for key, value in raw.items():
@@ -254,10 +249,14 @@ def _coerce(cls: type, path: str, raw: Mapping[str, Any]) -> Any:
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
+def is_duration(hint: Any) -> bool:
+    """Whether a field's type hint (with extras) is Duration."""
+    return typing.get_origin(hint) is Annotated and DURATION in hint.__metadata__
+
+
 def _scalar(hint: Any, name: str, value: Any) -> Any:
-    leaf = name.rsplit(".", 1)[-1]
     try:
-        if leaf in _DURATION_KEYS:
+        if is_duration(hint):
             try:
                 seconds = parse_duration(value)
             except ConfigError as exc:
@@ -291,7 +290,7 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
                 raise ValueError("expected a number, not a boolean")
             return _amount(name, hint(value))
         return "" if value is None else str(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: int(inf)
         raise ConfigError(f"{name}: bad value {value!r}: {exc}") from exc
 
 

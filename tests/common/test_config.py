@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -69,6 +70,8 @@ def test_durations(text, seconds):
     ({"fetcher.default_rate": -1}, r"fetcher.default_rate: bad value -1.0: must be a finite number, not negative"),
     ({"fetcher.default_rate": "nan"}, r"fetcher.default_rate: bad value nan"),
     ({"fetcher.max_body_bytes": "-5"}, r"fetcher.max_body_bytes: bad value -5"),
+    ({"fetcher.max_body_bytes": ".inf"}, r"fetcher.max_body_bytes: bad value inf: cannot convert"),
+    ({"fetcher": 5}, r"^fetcher: expected a mapping, got 5$"),
     ({"scheduler.ack_wait": "-3s"}, r"scheduler.ack_wait"),
     ({"fetcher.rate_overrides": {"a.test": -2}}, r"fetcher.rate_overrides.a.test: bad value -2.0"),
     ({"scheduler.max_in_flight": True}, r"scheduler.max_in_flight: bad value True"),
@@ -102,3 +105,55 @@ def test_process_settings_select_parser_and_dates():
                                         ("false", False), ("NO", False), ("off", False), ("0", False)])
 def test_booleans_are_read_strictly(word, value):
     assert config.load(env={}, overrides={"process.related_fetches": word}).process.related_fetches is value
+
+
+def _leaves(cls=config.Settings, prefix=""):
+    """(key path, type hint) of every leaf key of Settings."""
+    import dataclasses
+    import typing
+    hints = typing.get_type_hints(cls, include_extras=True)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            yield from _leaves(hints[f.name], f"{prefix}{f.name}.")
+        else:
+            yield f"{prefix}{f.name}", hints[f.name]
+
+
+# A key named like an amount of time: it must be typed Duration, and only such keys are.
+_TIME_NAME = re.compile(r"_(timeout|ttl|after|for|age|wait|delay|interval|grace|window|margin|retry)$"
+                        r"|backoff_(base|max)$")
+_DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
+
+
+def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
+    named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
+    assert named == set(_DURATIONS)
+    assert len(_DURATIONS) == 31
+
+
+@pytest.mark.parametrize("path", _DURATIONS)
+def test_every_duration_key_reads_units_and_stays_seconds(path):
+    settings = config.load(env={"SPIDERDUCK_" + path.upper().replace(".", "__"): "2m"},
+                           overrides={path: "90s"})
+    node = settings
+    for part in path.split("."):
+        node = getattr(node, part)
+    assert node == 90.0 and type(node) is float
+    with pytest.raises(ConfigError, match=f"{re.escape(path)}: not a duration: '90 sec'"):
+        config.load(env={}, overrides={path: "90 sec"})
+
+
+def test_durations_are_known_by_type_not_by_name():
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Probe:
+        ack_wait: float = 1.0          # a duration's name, but a plain number
+        soon: config.Duration = 0.0    # no duration's name, but a Duration
+    probe = config._coerce(Probe, "", {"soon": "2m"})
+    assert probe.soon == 120.0
+    with pytest.raises(ConfigError, match="ack_wait: bad value '2m'"):
+        config._coerce(Probe, "", {"ack_wait": "2m"})
+    # A plain number of Settings (a factor, not a time) takes no unit either.
+    with pytest.raises(ConfigError, match="fetcher.backoff_factor: bad value '2s'"):
+        config.load(env={}, overrides={"fetcher.backoff_factor": "2s"})
