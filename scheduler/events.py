@@ -1,4 +1,4 @@
-"""The scheduler's event edge: an Outcome -> spiderduck.v1.UrlProcessed on spiderduck.urls.processed.
+"""The scheduler's event edge: an Outcome -> spiderduck.v1.UrlProcessed on spiderduck.events.processed.
 
     publish = event_publisher(send, max_payload)
     await publish(outcome, dedupe_id)
