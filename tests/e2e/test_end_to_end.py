@@ -83,9 +83,12 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     await store.close()
     assert headers["WARC-Target-URI"] == final and b"The Story" in block
 
-    news_hits = sorted(h.at for h in web.hits_for("news.test"))
+    news_hits = sorted((h.at, h.path) for h in web.hits_for("news.test"))
     assert len(news_hits) >= 6                       # robots, story, missing, 4 x more
-    gaps = [b - a for a, b in zip(news_hits, news_hits[1:])]
+    # A page right after robots.txt is not compared: the fetcher sends it only once robots.txt
+    # was answered, so an origin slow to take the robots.txt request shrinks the gap it records
+    # (225 ms seen on a loaded CI run, as in test_failover).
+    gaps = [b[0] - a[0] for a, b in zip(news_hits, news_hits[1:]) if a[1] != "/robots.txt"]
     assert min(gaps) >= 1 / 4.0 - 0.02, gaps         # never closer than news.test's rate allows
 
 
