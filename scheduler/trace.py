@@ -95,16 +95,9 @@ def changes(before: Any, after: Any, prefix: str = "", depth: int = 0) -> list[C
                  and type(before) is type(after))
     if not same_kind or depth >= MAX_DEPTH:
         return [] if _equal(before, after) else [Change(prefix.rstrip("."), before, after)]
-    out: list[Change] = []
-    for f in dataclasses.fields(before):
-        a, b = getattr(before, f.name), getattr(after, f.name)
-        if a is b:
-            continue
-        if (dataclasses.is_dataclass(a) and type(a) is type(b)) and depth + 1 < MAX_DEPTH:
-            out += changes(a, b, f"{prefix}{f.name}.", depth + 1)
-        elif not _equal(a, b):
-            out.append(Change(prefix + f.name, a, b))
-    return out
+    return [c for f in dataclasses.fields(before)
+            for c in changes(getattr(before, f.name), getattr(after, f.name),
+                             f"{prefix}{f.name}.", depth + 1)]
 
 
 def _equal(a: Any, b: Any) -> bool:
