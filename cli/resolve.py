@@ -26,6 +26,7 @@ answering a hop within scheduler.hop_timeout, a store failing.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 import time
 from typing import Callable
@@ -103,7 +104,8 @@ def cmd_resolve(settings: Settings, args) -> int:
         raise
     _print_trace(runs, names)
     out = sys.stdout.buffer
-    out.write((json_line(record_proto.to_dict(outcome.record)) + "\n").encode("utf-8", "replace"))
+    record = dataclasses.replace(outcome.record, url=outcome.task.submitted)   # the URL asked for
+    out.write((json_line(record_proto.to_dict(record)) + "\n").encode("utf-8", "replace"))
     out.flush()
     print(f"{outcome.resolution.name} {outcome.record.status.name} "
           f"in {time.monotonic() - started:.3f}s", file=sys.stderr)

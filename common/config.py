@@ -172,7 +172,11 @@ class Settings:
     metadata_store: str = ""          # sqlite:///PATH or cassandra://h1,h2:9042/keyspace; empty = sqlite under data_dir
     content_store: str = ""           # file://PATH or hdfs://namenode:9870/path?user=U; empty = files under data_dir
     robots_cache: str = ""            # memcached://host:11211 ; empty = in-process only
-    recrawl_after: Duration = 7 * 86_400.0  # seconds a record stays fresh (accepts 7d, 12h, 30m, 45s)
+    recrawl_after: Duration = 7 * 86_400.0  # seconds a record stays fresh when its page states no
+                                      # lifetime (accepts 7d, 12h, 30m, 45s)
+    min_recrawl_after: Duration = 3600.0  # a lifetime the origin states (Cache-Control s-maxage or
+                                      # max-age, Expires; no-cache counts as 0) is held at least this
+    max_recrawl_after: Duration = 30 * 86_400.0  # ... and at most this
     log_level: str = "INFO"
     metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
@@ -184,6 +188,9 @@ class Settings:
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.
         object.__setattr__(self, "data_dir", os.path.abspath(self.data_dir))
+        if self.min_recrawl_after > self.max_recrawl_after:
+            raise ConfigError(f"min_recrawl_after ({self.min_recrawl_after:g}s) is more than "
+                              f"max_recrawl_after ({self.max_recrawl_after:g}s)")
         if not 1 <= self.nats_replicas <= 5:
             raise ConfigError(f"nats_replicas: bad value {self.nats_replicas!r}: JetStream keeps 1 to 5 "
                               "replicas (and more than 1 needs a NATS cluster)")

@@ -56,7 +56,7 @@ class PageMetadata:
 
 @dataclass(frozen=True)
 class UrlRecord:
-    url: str                           # as first submitted
+    url: str                           # as submitted (stored: as first submitted)
     status: Status
     canonical_url: str = ""
     final_url: str = ""
@@ -81,6 +81,9 @@ class UrlRecord:
     content_ref: str = ""
     error: str = ""
     content_length: int = 0           # body bytes of the final hop as read, after decoding
+    expires_at: float = 0.0           # epoch seconds the record stops being fresh (0: written before)
+    etag: str = ""                    # the final response's ETag, as sent (for If-None-Match)
+    last_modified: float = 0.0        # its Last-Modified, epoch seconds (for If-Modified-Since)
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,8 @@ from spiderduck.v1 import metadata_pb2 as pb
 
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
-            "content_ref", "error", "content_length")
+            "content_ref", "error", "content_length", "etag")
+_TIMES = ("first_seen", "fetched_at", "expires_at", "last_modified")   # epoch floats as Timestamps
 
 
 class StructuredData(Mapping):
@@ -123,10 +124,9 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
             msg.structured_data.ParseFromString(rec.structured_data.wire)
     elif rec.structured_data:
         msg.structured_data.ParseFromString(struct_wire.encode(rec.structured_data))
-    if rec.first_seen:
-        msg.first_seen.CopyFrom(_ts_from_epoch(rec.first_seen))
-    if rec.fetched_at:
-        msg.fetched_at.CopyFrom(_ts_from_epoch(rec.fetched_at))
+    for name in _TIMES:
+        if getattr(rec, name):
+            getattr(msg, name).CopyFrom(_ts_from_epoch(getattr(rec, name)))
     return msg
 
 
@@ -142,10 +142,9 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
         values["video"] = Video(msg.video.url, msg.video.width, msg.video.height, msg.video.content_type)
     if msg.HasField("structured_data"):
         values["structured_data"] = StructuredData(msg.structured_data.SerializeToString())
-    if msg.HasField("first_seen"):
-        values["first_seen"] = _epoch_from_ts(msg.first_seen)
-    if msg.HasField("fetched_at"):
-        values["fetched_at"] = _epoch_from_ts(msg.fetched_at)
+    for name in _TIMES:
+        if msg.HasField(name):
+            values[name] = _epoch_from_ts(getattr(msg, name))
     return UrlRecord(**values)
 
 
@@ -223,6 +222,12 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
             out[name] = getattr(rec, name)
     if rec.content_length:
         out["content_length"] = rec.content_length           # int32: a number in JSON
+    if rec.expires_at:
+        out["expires_at"] = _ts_from_epoch(rec.expires_at).ToJsonString()
+    if rec.etag:
+        out["etag"] = rec.etag
+    if rec.last_modified:
+        out["last_modified"] = _ts_from_epoch(rec.last_modified).ToJsonString()
     return out
 
 

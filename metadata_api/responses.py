@@ -14,14 +14,14 @@ from typing import Sequence
 
 from common.struct_wire import varint
 
-_URL = b"\x0a"                 # UrlMetadataResult.url (field 1, length-delimited)
+_URL = b"\x0a"                 # UrlMetadataResult.url and UrlMetadata.url (field 1 of each)
 _FOUND_METADATA = b"\x10\x01\x1a"   # found = true (field 2), then metadata's tag (field 3)
 _RESULT = b"\x0a"              # GetUrlMetadataResponse.results (field 1, length-delimited)
 
 
 def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
     """A GetUrlMetadataResponse, one result per URL in order: the URL as asked, and the record's
-    bytes when it was found. Written as one join of its pieces, so no record is copied twice."""
+    bytes when it was found, its url set to the URL as asked. Written as one join of its pieces, so no record is copied twice."""
     pieces: list[bytes] = []
     add = pieces.append
     for url, metadata in zip(urls, records):
@@ -29,8 +29,11 @@ def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
         url_len = varint(len(url_bytes))
         size = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
         if metadata is not None:
-            meta_len = varint(len(metadata))
-            size += 3 + len(meta_len) + len(metadata)
+            # The record's own url (field 1) follows its bytes: the last value wins, so the
+            # record names the URL asked for, not the one it was first stored under.
+            asked = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
+            meta_len = varint(len(metadata) + asked)
+            size += 3 + len(meta_len) + len(metadata) + asked
         add(_RESULT)
         add(varint(size))
         if url_bytes:
@@ -41,4 +44,8 @@ def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
             add(_FOUND_METADATA)
             add(meta_len)
             add(metadata)
+            if url_bytes:
+                add(_URL)
+                add(url_len)
+                add(url_bytes)
     return b"".join(pieces)

@@ -42,10 +42,12 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
     at = Timestamp()
     at.FromNanoseconds(int(now * 1e9))
     task = outcome.task
+    metadata = record_proto.to_proto(outcome.record)
+    metadata.url = task.submitted        # the URL asked for, not the one the record was first stored under
     return events_pb2.UrlProcessed(
         url=task.submitted, canonical_url=outcome.record.canonical_url or task.url,
         status=int(outcome.record.status), resolution=int(outcome.resolution),
-        metadata=record_proto.to_proto(outcome.record), processed_at=at,
+        metadata=metadata, processed_at=at,
         latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds)
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 from common.config import Settings
+from common.freshness import Freshness
 from common.metrics import Recorder
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
@@ -42,16 +43,17 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
     `resubmit` publishes the parts of a split submission (see stages/submission.py).
     `metrics` is the scheduler's recorder (common.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
+    freshness = Freshness.from_settings(settings)
     return compose(
         Decoder(resubmit),
         Notifier(publish, metrics=metrics, clock=clock),
         SightingRecorder(metadata),
-        CrawlDecider(metadata, recrawl_after=settings.recrawl_after,
-                     recrawl_failed_after=s.recrawl_failed_after, clock=clock),
+        CrawlDecider(metadata, freshness=freshness, clock=clock),
         CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size, metrics=metrics),
-        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, extract=extract, clock=clock),
+        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, freshness=freshness, extract=extract,
+                      clock=clock),
     )

@@ -2,8 +2,8 @@
 already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
-when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: within
-recrawl_after, or scheduler.recrawl_failed_after for a TRANSIENT or 5xx record), or when the same
+when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: before its
+expires_at; see common.freshness), or when the same
 URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
 common.single_flight for what cancellation and failure do); otherwise it passes the task, with
 its canonical `url`, to the stages inside (CRAWLED).
@@ -16,9 +16,10 @@ import dataclasses
 import time
 
 from common import urls
+from common.freshness import Freshness
 from common.record import UrlRecord
 from common.single_flight import SingleFlight
-from common.status import TRANSIENT, Status
+from common.status import Status
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
@@ -29,20 +30,14 @@ def record_key(record: UrlRecord) -> str:
 
 
 class CrawlDecider:
-    def __init__(self, store: MetadataStore, *, recrawl_after: float, recrawl_failed_after: float,
-                 clock=time.time):
+    def __init__(self, store: MetadataStore, *, freshness: Freshness, clock=time.time):
         self._store = store
-        self._recrawl_after = recrawl_after
-        self._recrawl_failed_after = recrawl_failed_after
+        self._freshness = freshness
         self._clock = clock
         self._in_flight: SingleFlight[Outcome] = SingleFlight()
 
     def is_fresh(self, record: UrlRecord) -> bool:
-        """TRANSIENT outcomes and 5xx say more about the network than about the page: kept
-        fresh for less long."""
-        window = (self._recrawl_failed_after if record.status in TRANSIENT or record.http_status >= 500
-                  else self._recrawl_after)
-        return self._clock() - record.fetched_at < window
+        return self._freshness.is_fresh(record, self._clock())
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         try:

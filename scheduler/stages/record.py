@@ -1,7 +1,8 @@
 """Stage 8, the Post Processor: the record. The final hop's response becomes the UrlRecord.
 
 Input: a CrawlTask with its hops (and the chain's `failure`, if any). Output: the Outcome
-(CRAWLED), keyed by the final URL, with the record and, for HTML, the page's own metadata.
+(CRAWLED), keyed by the final URL, with the record and, for HTML, the page's own metadata. The
+record's expiry and validators come from the final response (common.freshness).
 Innermost: never calls next. Failure: none expected; an extraction that fails or runs out of time
 is an outcome (below), and anything unexpected is the chain's StageFailed.
 
@@ -20,7 +21,9 @@ import dataclasses
 import time
 from typing import Awaitable, Callable
 
+from common import freshness
 from common.fetch import FetchResult
+from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from scheduler.extraction import extract_page, images
@@ -47,8 +50,9 @@ Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str, prefer_dates: str, extract: Extract | None = None,
-                 clock=time.time):
+    def __init__(self, *, parser: str, prefer_dates: str, freshness: Freshness,
+                 extract: Extract | None = None, clock=time.time):
+        self._freshness = freshness
         self._parser = parser
         self._prefer_dates = prefer_dates
         self._extract = extract or self._extract_here
@@ -67,8 +71,17 @@ class PostProcessor:
             fetched_at=final.fetched_at or self._clock())
         fields = await self._classify(task, final, record)
         page = fields.pop("page", None)
-        record = dataclasses.replace(record, **fields)
+        record = dataclasses.replace(record, **fields, **self._expiry(final, record.fetched_at, fields))
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
+
+    def _expiry(self, final: FetchResult, fetched_at: float, fields: dict) -> dict:
+        """When the record stops being fresh, and the validators a re-fetch of a 200 sends."""
+        values = {"expires_at": self._freshness.expires_at(final, fields["status"], final.http_status,
+                                                           fetched_at)}
+        if final.http_status == 200:
+            values["etag"] = freshness.etag(final)
+            values["last_modified"] = freshness.last_modified(final)
+        return values
 
     async def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
         fields = await self._read(task, final, record)

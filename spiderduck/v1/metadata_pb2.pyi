@@ -71,7 +71,7 @@ class Video(_message.Message):
     def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class UrlMetadata(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length")
+    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -97,6 +97,9 @@ class UrlMetadata(_message.Message):
     FINAL_URL_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     CONTENT_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
+    ETAG_FIELD_NUMBER: _ClassVar[int]
+    LAST_MODIFIED_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: Status
@@ -122,7 +125,10 @@ class UrlMetadata(_message.Message):
     final_url: str
     error: str
     content_length: int
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ...) -> None: ...
+    expires_at: _timestamp_pb2.Timestamp
+    etag: str
+    last_modified: _timestamp_pb2.Timestamp
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class GetUrlMetadataRequest(_message.Message):
     __slots__ = ("urls",)

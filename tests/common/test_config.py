@@ -128,19 +128,25 @@ _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
     named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
     assert named == set(_DURATIONS)
-    assert len(_DURATIONS) == 31
+    assert len(_DURATIONS) == 33
 
 
 @pytest.mark.parametrize("path", _DURATIONS)
 def test_every_duration_key_reads_units_and_stays_seconds(path):
+    below = {"min_recrawl_after": "0s"} if path == "max_recrawl_after" else {}   # bounds kept in order
     settings = config.load(env={"SPIDERDUCK_" + path.upper().replace(".", "__"): "2m"},
-                           overrides={path: "90s"})
+                           overrides={path: "90s", **below})
     node = settings
     for part in path.split("."):
         node = getattr(node, part)
     assert node == 90.0 and type(node) is float
     with pytest.raises(ConfigError, match=f"{re.escape(path)}: not a duration: '90 sec'"):
         config.load(env={}, overrides={path: "90 sec"})
+
+
+def test_recrawl_bounds_out_of_order_are_refused():
+    with pytest.raises(ConfigError, match=r"min_recrawl_after \(7200s\) is more than max_recrawl_after \(3600s\)"):
+        config.load(env={}, overrides={"min_recrawl_after": "2h", "max_recrawl_after": "1h"})
 
 
 def test_durations_are_known_by_type_not_by_name():

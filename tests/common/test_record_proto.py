@@ -30,7 +30,8 @@ EVERYTHING = UrlRecord(
     structured_data={"json-ld": [{"@type": "X", "n": 3, "f": 2.5, "t": True, "z": None,
                                   "deep": {"list": [1, "two", [3]]}}], "opengraph": {}},
     share_count=12, first_seen=1_700_000_000.123456, fetched_at=1_700_000_001.0,
-    content_ref="f.warc.gz@0+10", final_url="http://n.test/c", error="e", content_length=2_000_000_000)
+    content_ref="f.warc.gz@0+10", final_url="http://n.test/c", error="e", content_length=2_000_000_000,
+    expires_at=1_700_003_601.5, etag='W/"v1-\u00e9"', last_modified=1_600_000_000.0)
 
 CASES = {
     "everything": EVERYTHING,

@@ -59,7 +59,9 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     assert short_rec["site_name"] == "News Test"
     assert short_rec["redirects"] == [{"url": short, "http_status": 301},
                                       {"url": mid, "http_status": 302}]
-    assert mid_rec == short_rec and final_rec == short_rec   # every URL of the chain resolves
+    # Every URL of the chain resolves to the one record, which names the URL asked for.
+    assert [r["url"] for r in (short_rec, mid_rec, final_rec)] == [short, mid, final]
+    assert {**mid_rec, "url": short} == short_rec and {**final_rec, "url": short} == short_rec
 
     assert dis_rec["status"] == "ROBOTS_DISALLOWED"
     assert web.hits_for("closed.test", "/private/page") == []

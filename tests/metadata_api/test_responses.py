@@ -1,4 +1,5 @@
-"""GetUrlMetadataResponse framed by hand from stored bytes is protobuf's own encoding."""
+"""GetUrlMetadataResponse framed by hand from stored bytes reads as protobuf's own message, each
+record naming the URL asked for."""
 from __future__ import annotations
 
 import pytest
@@ -34,6 +35,16 @@ def test_the_framed_response_is_what_protobuf_writes(name):
         result = expected.results.add(url=url, found=data is not None)
         if data is not None:
             result.metadata.ParseFromString(data)
+            if url:
+                result.metadata.url = url
     framed = responses.response(urls, stored)
-    assert framed == expected.SerializeToString()
     assert metadata_pb2.GetUrlMetadataResponse.FromString(framed) == expected
+
+
+def test_a_record_found_under_another_url_names_the_url_asked_for():
+    stored = record_proto.to_bytes(UrlRecord(url="http://short.test/1", status=Status.OK,
+                                             final_url="http://a.test/page"))
+    framed = responses.response(["http://short.test/2", "http://a.test/page"], [stored, stored])
+    results = metadata_pb2.GetUrlMetadataResponse.FromString(framed).results
+    assert [r.metadata.url for r in results] == ["http://short.test/2", "http://a.test/page"]
+    assert {r.metadata.final_url for r in results} == {"http://a.test/page"}

@@ -5,9 +5,10 @@ import io
 import pytest
 from PIL import Image as PILImage
 
-from common import record_proto
+from common import config, record_proto
 from common.config import ProcessSettings
 from common.fetch import FetchResult
+from common.freshness import Freshness
 from common.record import Image
 from common.status import Status
 from scheduler.extraction.images import ImageInfo, probe
@@ -52,7 +53,8 @@ def test_probe_says_nothing_of_what_it_cannot_read(data):
 
 async def process(result: FetchResult):
     task = CrawlTask(result.url, 0.0, url=result.url, hops=(result,))
-    return (await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates)(task)).record
+    return (await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
+                                freshness=Freshness.from_settings(config.load(env={})))(task)).record
 
 
 async def test_an_image_url_gets_a_record_with_its_dimensions():

@@ -10,6 +10,7 @@ from common import config, metrics
 from common.config import ProcessSettings
 from common.errors import InvalidMessage
 from common.fetch import FetchResult
+from common.freshness import Freshness
 from common.record import UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store
@@ -23,6 +24,12 @@ from scheduler.task import CrawlTask, Outcome, Resolution, Submission
 from spiderduck.v1 import events_pb2
 
 PROCESS = ProcessSettings()     # the configured defaults
+DEFAULTS = config.load(env={})
+
+
+def windows(recrawl_after: float, recrawl_failed_after: float) -> Freshness:
+    return Freshness(recrawl_after, recrawl_failed_after, min_recrawl_after=DEFAULTS.min_recrawl_after,
+                     max_recrawl_after=DEFAULTS.max_recrawl_after)
 
 
 class Clock:
@@ -84,7 +91,7 @@ async def test_decoder_fans_out_one_task_per_url():
 
 # --- decide -------------------------------------------------------------------------------
 async def test_invalid_urls_are_rejected_without_fetching(store):
-    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock())
+    decider = CrawlDecider(store, freshness=windows(60, 10), clock=Clock())
 
     async def never(task):
         raise AssertionError("fetched")
@@ -95,7 +102,7 @@ async def test_invalid_urls_are_rejected_without_fetching(store):
 
 async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
     clock = Clock()
-    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=clock)
+    decider = CrawlDecider(store, freshness=windows(60, 10), clock=clock)
     rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
                     fetched_at=clock.now)
     await store.put("http://a.test/", rec, ["http://a.test/"])
@@ -113,7 +120,7 @@ async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
 
 async def test_failures_stay_fresh_for_less_long(store):
     clock = Clock()
-    decider = CrawlDecider(store, recrawl_after=600, recrawl_failed_after=10, clock=clock)
+    decider = CrawlDecider(store, freshness=windows(600, 10), clock=clock)
     rec = UrlRecord(url="http://down.test/", status=Status.CONNECTION_ERROR,
                     final_url="http://down.test/", fetched_at=clock.now - 11)
     assert not decider.is_fresh(rec)
@@ -121,7 +128,7 @@ async def test_failures_stay_fresh_for_less_long(store):
 
 
 async def test_the_same_url_in_flight_is_fetched_once(store):
-    decider = CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock())
+    decider = CrawlDecider(store, freshness=windows(60, 10), clock=Clock())
     gate = asyncio.Event()
     calls = []
 
@@ -192,7 +199,8 @@ async def test_a_304_or_a_3xx_without_location_is_final():
      Status.OK),
 ])
 async def test_post_processor_maps_the_final_hop_onto_one_status(result, status):
-    out = await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates)(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
+    out = await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
+                              freshness=Freshness.from_settings(DEFAULTS))(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
     assert out.record.status is status
     assert out.record.ok or out.record.error
 
@@ -246,7 +254,7 @@ async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store,
                 FetchResult(task.url, Status.OK, 200, body=b"<title>T</title>"),))
 
     chain = compose(SightingRecorder(store), Probe(),
-                    CrawlDecider(store, recrawl_after=60, recrawl_failed_after=10, clock=Clock()),
+                    CrawlDecider(store, freshness=windows(60, 10), clock=Clock()),
                     CrawlRecorder(store, content), Crawl())
     first = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
     joiner = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))

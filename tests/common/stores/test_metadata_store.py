@@ -83,6 +83,13 @@ async def test_every_alias_resolves_to_the_record(store):
     assert got[0].structured_data == rec.structured_data
 
 
+async def test_expiry_and_validators_are_kept(store):
+    rec = record(expires_at=1600.5, etag='W/"v1"', last_modified=900.0)
+    await store.put(rec.final_url, rec, ["http://s.test/a"])
+    for got in await store.get_many(["http://s.test/a", rec.final_url]):
+        assert (got.expires_at, got.etag, got.last_modified) == (1600.5, 'W/"v1"', 900.0)
+
+
 async def test_first_seen_is_kept_and_fields_replaced_on_recrawl(store):
     first = await store.put("k", record(first_seen=50.0), ["a"])
     second = await store.put("k", record(title="New", first_seen=90.0, fetched_at=2000.0), ["b"])

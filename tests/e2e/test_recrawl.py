@@ -1,0 +1,67 @@
+"""Freshness over the running service: expiry from the origin's caching headers within bounds,
+and every answer naming the URL that was asked for."""
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from support.service import Client, RunningService, service_settings, wait_until
+
+LAST_MODIFIED = "Tue, 14 Nov 2023 22:13:20 GMT"
+
+
+def epoch(timestamp: str) -> float:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp()
+
+
+async def test_a_page_expires_when_its_origin_says_within_bounds(tmp_path, nats_server, localweb):
+    web = localweb
+    brief = web.page("brief.test", "/", "<title>Brief</title>", headers={
+        "Cache-Control": "public, max-age=1", "ETag": '"v1"', "Last-Modified": LAST_MODIFIED})
+    quiet = web.page("quiet.test", "/", "<title>Quiet</title>")
+    forever = web.page("forever.test", "/", "<title>Forever</title>",
+                       headers={"Cache-Control": "max-age=31536000, immutable"})
+    settings = service_settings(tmp_path, nats_server.url, min_recrawl_after="1s",
+                                max_recrawl_after="30d")
+    async with RunningService(settings), Client(settings) as client:
+        for url in (brief, quiet, forever):
+            await client.submit_url(url)
+        await client.events.wait_for(3, timeout=30)
+        b, q, f = await client.get([brief, quiet, forever])
+        assert epoch(b["expires_at"]) - epoch(b["fetched_at"]) == 1.0          # max-age, held at 1s
+        assert epoch(q["expires_at"]) - epoch(q["fetched_at"]) == 7 * 86400    # no header: recrawl_after
+        assert epoch(f["expires_at"]) - epoch(f["fetched_at"]) == 30 * 86400   # held at max_recrawl_after
+        assert b["etag"] == '"v1"' and b["last_modified"] == "2023-11-14T22:13:20Z"
+        assert "etag" not in q and "last_modified" not in q
+
+        await wait_until(lambda: _past(epoch(b["expires_at"])), 5, "the brief page to expire")
+        for url in (brief, quiet):
+            await client.submit_url(url)
+        await client.events.wait_for(5, timeout=30)
+        assert [e["resolution"] for e in client.events.for_url(brief)] == ["CRAWLED", "CRAWLED"]
+        assert [e["resolution"] for e in client.events.for_url(quiet)] == ["CRAWLED", "FRESH"]
+    assert len(web.hits_for("brief.test", "/")) == 2
+    assert len(web.hits_for("quiet.test", "/")) == 1
+
+
+async def _past(at: float) -> bool:
+    return time.time() >= at
+
+
+async def test_every_answer_names_the_url_asked_for(tmp_path, nats_server, localweb):
+    web = localweb
+    final = web.page("news.test", "/story", "<title>Story</title>")
+    short = web.redirect("short.test", "/a", final)
+    other = web.redirect("short.test", "/b", final)
+    settings = service_settings(tmp_path, nats_server.url)
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(short)
+        await client.events.wait_for(1, timeout=30)
+        for url in (final, other):
+            await client.submit_url(url)
+        events = await client.events.wait_for(3, timeout=30)
+        records = await client.get([short, final, other])
+    answers = {e["url"]: (e["resolution"], e["metadata"]["url"]) for e in events}
+    assert answers == {short: ("CRAWLED", short), final: ("FRESH", final), other: ("CRAWLED", other)}
+    assert [r["url"] for r in records] == [short, final, other]
+    assert {r["final_url"] for r in records} == {final} and {r["title"] for r in records} == {"Story"}
