@@ -22,13 +22,13 @@ from typing import Any, Iterable
 
 from cli.text import cut
 from common.fetch import FetchResult
-from common.record import Redirect
+from common.record import Redirect, UrlRecord
 from scheduler.task import Outcome
 from scheduler.trace import Change, StageRun
 
 VALUE_LIMIT = 100               # characters of one value
 ERROR_LIMIT = 300               # characters of an error message
-TIMES = ("received_at", "fetched_at", "first_seen")    # epoch seconds, shown as UTC times
+TIMES = ("received_at", "fetched_at", "first_seen", "expires_at", "last_modified")  # epoch seconds, as UTC
 ANSWER_FIELDS = ("http_status", "content_type", "title", "fetched_at", "error")
 _INDENT = " " * 5
 _HOP_INDENT = " " * 11
@@ -148,6 +148,10 @@ def _value(value: Any, field: str = "", limit: int = VALUE_LIMIT) -> str:
     if isinstance(value, Outcome):
         return (f"Outcome({value.resolution.name}, {value.record.status.name}, "
                 f"key {_value(value.key)})")
+    if isinstance(value, UrlRecord):      # the record a crawl renews (task.previous)
+        etag = f", etag {_value(value.etag, limit=60)}" if value.etag else ""
+        return (f"UrlRecord({value.status.name}, fetched {_value(value.fetched_at, 'fetched_at')}, "
+                f"expires {_value(value.expires_at, 'expires_at')}{etag})")
     if isinstance(value, Mapping):
         return f"{{{len(value)} key{'' if len(value) == 1 else 's'}}}"
     if isinstance(value, (tuple, list)):

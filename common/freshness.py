@@ -108,6 +108,33 @@ def http_date(epoch: float) -> str:
 
 
 @dataclass(frozen=True)
+class Validators:
+    """What a conditional re-fetch sends (RFC 9110 §13.1): the stored ETag and Last-Modified.
+
+    They travel as text (FetchRequest.if_none_match, .if_modified_since), so `headers` admits
+    only a well-formed entity-tag and HTTP-date: a caller cannot put anything else on the wire."""
+    if_none_match: str = ""          # an entity-tag, as the origin sent it
+    if_modified_since: str = ""      # an HTTP-date
+
+    @classmethod
+    def of(cls, record: UrlRecord) -> "Validators":
+        return cls(if_none_match=record.etag,
+                   if_modified_since=http_date(record.last_modified) if record.last_modified else "")
+
+    def __bool__(self) -> bool:
+        return bool(self.if_none_match or self.if_modified_since)
+
+    def headers(self) -> dict[str, str]:
+        out = {}
+        etag_value = self.if_none_match.strip()
+        if etag_value and len(etag_value) <= MAX_ETAG_CHARS and _ETAG.match(etag_value):
+            out["If-None-Match"] = etag_value
+        if self.if_modified_since and (at := _http_date(self.if_modified_since)) is not None and at > 0:
+            out["If-Modified-Since"] = http_date(at)
+        return out
+
+
+@dataclass(frozen=True)
 class Freshness:
     recrawl_after: float           # a response that states no lifetime
     recrawl_failed_after: float    # a TRANSIENT failure or a 5xx

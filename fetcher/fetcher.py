@@ -7,7 +7,8 @@
          followed as RFC 9309 says, each hop taking a turn on this slot);
          its Crawl-delay for our user agent is told to the slot
       -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
-      -> HttpClient.get (never follows redirects) -> the slot observes the outcome
+      -> HttpClient.get (never follows redirects; a re-fetch's validators as If-None-Match and
+         If-Modified-Since, on the page request only) -> the slot observes the outcome
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import time
 from common import metrics, urls
 from common.config import FetcherSettings
 from common.fetch import FetchResult
+from common.freshness import Validators
 from common.status import Status
 from fetcher.guard import AddressGuard
 from fetcher.http import HttpClient, Limits
@@ -101,13 +103,16 @@ class Fetcher:
             await self.robots_store.close()
 
     async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
-                    max_wait: float = 0.0) -> FetchResult:
+                    max_wait: float = 0.0, validators: Validators | None = None) -> FetchResult:
         """One hop. Raises politeness.QueueFull when the domain's queue is full, or when its
         turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
         `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never
         raises it above fetcher.max_body_bytes. `purpose` ("page", "image", "oembed") labels
-        the request's metrics."""
+        the request's metrics. `validators` make the request conditional: the well-formed ones
+        (Validators.headers) go out as If-None-Match / If-Modified-Since on the page request,
+        never on robots.txt's; a 304 answer is an OK result with http_status 304 and the
+        response's headers, as any other answer is."""
         try:
             url = urls.canonicalize(url)
         except urls.InvalidUrl as exc:
@@ -140,8 +145,10 @@ class Fetcher:
             return self._halted(url, slot)
         self.check_owner(slot.domain)
         cap = self.settings.max_body_bytes
+        conditional = validators.headers() if validators else {}
         result = await self.http.get(url, on_sent=slot.mark_sent,
-                                     max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap)
+                                     max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap,
+                                     headers=conditional or None)
         slot.observe(result)
         self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import aiohttp
 from yarl import URL
@@ -60,9 +60,12 @@ class HttpClient:
 
     async def get(self, url: str, *, max_bytes: int | None = None,
                   accept: str = "text/html,application/xhtml+xml,*/*;q=0.8",
-                  on_sent: Callable[[], None] | None = None) -> FetchResult:
+                  on_sent: Callable[[], None] | None = None,
+                  headers: Mapping[str, str] | None = None) -> FetchResult:
         """GET one URL. `on_sent` is called the moment the request headers leave (after the
-        connection is up), so politeness can space what the origin actually sees."""
+        connection is up), so politeness can space what the origin actually sees. `headers`
+        are sent besides User-Agent and Accept (a conditional re-fetch's If-None-Match and
+        If-Modified-Since); the caller vouches for them."""
         limit = self._limits.max_body_bytes if max_bytes is None else max_bytes
         started = self._clock()
         fetched_at = self._wall()
@@ -77,7 +80,7 @@ class HttpClient:
             async with asyncio.timeout(self._limits.total_timeout + 1):
                 async with self._session.get(
                         URL(url, encoded=True), allow_redirects=False,
-                        headers={"User-Agent": self._ua, "Accept": accept},
+                        headers={"User-Agent": self._ua, "Accept": accept, **(headers or {})},
                         trace_request_ctx={"on_sent": on_sent}) as resp:
                     peer = _peer_address(resp)
                     if peer:

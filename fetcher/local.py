@@ -12,6 +12,7 @@ import dataclasses
 
 from common.errors import FetcherBusy, WrongFetcher
 from common.fetch import FetchResult
+from common.freshness import Validators
 from fetcher.fetcher import Fetcher, NotOwner
 from fetcher.politeness import QueueFull
 
@@ -23,15 +24,15 @@ class LocalTransport:
         self._fallback = fallback
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
-                    timeout: float) -> FetchResult:
+                    timeout: float, validators: Validators | None = None) -> FetchResult:
         if address != self._address:
-            return await self._fallback.fetch(address, url, purpose=purpose,
-                                              max_body_bytes=max_body_bytes, timeout=timeout)
+            return await self._fallback.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
+                                              timeout=timeout, validators=validators)
         async with asyncio.timeout(timeout):
             fetcher = await asyncio.shield(self._fetcher)
             try:
                 result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
-                                             max_wait=timeout)
+                                             max_wait=timeout, validators=validators)
             except QueueFull as exc:
                 raise FetcherBusy(f"{address}: {exc}") from exc
             except NotOwner as exc:

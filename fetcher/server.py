@@ -6,6 +6,7 @@ import logging
 import grpc
 
 from common import fetch_proto
+from common.freshness import Validators
 from fetcher.fetcher import Fetcher, NotOwner
 from fetcher.politeness import QueueFull
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
@@ -22,8 +23,10 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
         if not request.url:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
         try:
+            validators = Validators(request.if_none_match, request.if_modified_since)
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
-                                               purpose=request.purpose, max_wait=request.deadline_seconds)
+                                               purpose=request.purpose, max_wait=request.deadline_seconds,
+                                               validators=validators or None)
         except QueueFull as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except NotOwner as exc:

@@ -26,6 +26,7 @@ import grpc
 from common import fetch_proto, urls
 from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
 from common.fetch import FetchResult
+from common.freshness import Validators
 from common.grpc_server import MAX_MESSAGE_BYTES
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
@@ -79,11 +80,15 @@ class GrpcTransport:
         return stub
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
-                    timeout: float) -> FetchResult:
-        """One hop by the fetcher at `address`. Raises WrongFetcher, FetcherBusy,
-        TimeoutError (no answer within `timeout`) or FetcherUnavailable."""
+                    timeout: float, validators: Validators | None = None) -> FetchResult:
+        """One hop by the fetcher at `address`; `validators` travel as FetchRequest.if_none_match
+        and .if_modified_since. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
+        `timeout`) or FetcherUnavailable."""
         request = fetcher_pb2.FetchRequest(url=url, purpose=purpose, max_body_bytes=max_body_bytes,
                                            deadline_seconds=timeout)
+        if validators:
+            request.if_none_match = validators.if_none_match
+            request.if_modified_since = validators.if_modified_since
         try:
             response = await self._stub(address).Fetch(request, timeout=timeout)
         except grpc.aio.AioRpcError as exc:
@@ -119,21 +124,25 @@ class FetcherClient:
         self.reroutes = 0
 
     async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0,
-                    timeout: float = 0.0, wait_if_busy: bool = True) -> FetchResult:
+                    timeout: float = 0.0, wait_if_busy: bool = True,
+                    validators: Validators | None = None) -> FetchResult:
         """One hop through the fetcher owning the URL's domain.
 
         `purpose` ("page", "image", "oembed") labels it in the fetcher's metrics;
         `max_body_bytes` > 0 reads at most that much of the body; `timeout` > 0 shortens the
         hop's deadline (scheduler.hop_timeout). With `wait_if_busy` False a busy domain (its
         queue full, or its turn past the deadline) raises DomainBusy at once instead of
-        backing off and trying again: for fetches that are worth little late."""
+        backing off and trying again: for fetches that are worth little late. `validators`
+        (a re-fetch of a stored page) make the hop conditional: the fetcher sends them as
+        If-None-Match / If-Modified-Since, and a 304 comes back as the hop's answer."""
         domain = urls.registrable_domain(urls.host_of(url))
         limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
         async with self._per_domain.hold(domain):
-            return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy)
+            return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
+                                     validators)
 
     async def _fetch(self, url: str, domain: str, purpose: str, max_body_bytes: int,
-                     limit: float, wait_if_busy: bool) -> FetchResult:
+                     limit: float, wait_if_busy: bool, validators: Validators | None) -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + limit
         delay = self._backoff
@@ -145,8 +154,8 @@ class FetcherClient:
                 delay = min(delay * 2, self._max_backoff)
                 continue
             try:
-                return await self._transport.fetch(address, url, purpose=purpose,
-                                                   max_body_bytes=max_body_bytes, timeout=remaining)
+                return await self._transport.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
+                                                   timeout=remaining, validators=validators)
             except WrongFetcher as exc:
                 last = str(exc)
                 self.reroutes += 1

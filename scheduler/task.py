@@ -13,9 +13,10 @@ from common.status import Status
 class Resolution(enum.IntEnum):
     """Mirrors spiderduck.v1.Resolution: how a URL's answer was produced."""
     CRAWLED = 1     # fetched now
-    FRESH = 2       # a stored record still within recrawl_after
+    FRESH = 2       # a stored record before its expires_at
     JOINED = 3      # the same URL was in flight; shares that result
     REJECTED = 4    # never fetched (invalid or unsupported URL)
+    REVALIDATED = 5  # re-fetched conditionally; the origin answered 304, the record stands
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class CrawlTask:
     url: str = ""                   # canonical form, set by the crawl decider
     hops: tuple[FetchResult, ...] = ()  # one per request of the redirect chain, in order
     failure: tuple[Status, str] | None = None  # why the chain stopped early, if it did
+    previous: UrlRecord | None = None  # the stored record this crawl renews, set by the crawl decider
 
 
 @dataclass(frozen=True)

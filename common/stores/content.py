@@ -1,9 +1,13 @@
 """The content store interface: raw fetched content as WARC records.
 
-One WARC `response` record per fetch (redirect hops included), gzip-compressed
-per record and appended to rolling files; `content_ref` locates a record. Each record carries
-WARC-Block-Digest and WARC-Payload-Digest (sha1, base32), so readers can check it and
-deduplicate by payload.
+One WARC record per fetch (redirect hops included), gzip-compressed per record and appended to
+rolling files; `content_ref` locates a record. A fetch is a `response` record (HTTP status line,
+headers and body), with WARC-Block-Digest and WARC-Payload-Digest (sha1, base32), so readers can
+check it and deduplicate by payload. A fetch given a `Revisit` is a `revisit` record instead
+(WARC 1.1, section 6.7): a `304 Not Modified` to a conditional re-fetch (profile
+server-not-modified), or a re-fetch whose body is the earlier one's (profile
+identical-payload-digest, carrying that digest). Its block is the HTTP status line and headers
+only, no body; WARC-Refers-To, -Target-URI and -Date name the earlier record when it is known.
 
 Written by hand rather than with warcio's WARCWriter, which measured 16x slower on the corpus
 pages (14.6 against 0.9 ms a record, zlib against igzip); warcio reads every record back in the
@@ -19,6 +23,7 @@ from __future__ import annotations
 import abc
 import base64
 import hashlib
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,6 +36,35 @@ from common.stores.closing import Closing
 COMPRESSION_LEVEL = 1   # igzip's 0-3; 1 measured best: 2 gains 1% of size for 11% more time
 
 
+SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+IDENTICAL_PAYLOAD_DIGEST = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+
+@dataclass(frozen=True)
+class Revisit:
+    """What a revisit record says of the earlier record it refers to."""
+    profile: str                  # SERVER_NOT_MODIFIED or IDENTICAL_PAYLOAD_DIGEST
+    refers_to: str = ""           # the earlier record's WARC-Record-ID ("<urn:uuid:...>"); "" = unknown (header left out)
+    refers_to_uri: str = ""       # its WARC-Target-URI
+    refers_to_date: str = ""      # its WARC-Date
+    payload_digest: str = ""      # the earlier record's WARC-Payload-Digest (identical-payload-digest: required)
+
+    def __post_init__(self):
+        if self.profile not in (SERVER_NOT_MODIFIED, IDENTICAL_PAYLOAD_DIGEST):
+            raise ValueError(f"unknown revisit profile {self.profile!r}")
+        if self.profile == IDENTICAL_PAYLOAD_DIGEST and not self.payload_digest:
+            raise ValueError("an identical-payload-digest revisit needs the earlier payload digest")
+
+    @classmethod
+    def of(cls, profile: str, earlier: dict[str, str]) -> "Revisit":
+        """From the earlier record's WARC headers, as ContentStore.read(content_ref)[0] gives them
+        ({} when that record is gone: the Refers-To headers are then left out)."""
+        return cls(profile, refers_to=earlier.get("WARC-Record-ID", ""),
+                   refers_to_uri=earlier.get("WARC-Target-URI", ""),
+                   refers_to_date=earlier.get("WARC-Date", ""),
+                   payload_digest=earlier.get("WARC-Payload-Digest", ""))
+
+
 @dataclass(frozen=True)
 class FetchedContent:
     url: str
@@ -40,6 +74,7 @@ class FetchedContent:
     fetched_at: float                   # epoch seconds
     remote_address: str = ""
     truncated: bool = False             # the body was cut at the fetcher's cap (or a probe's)
+    revisit: Revisit | None = None      # log a `revisit` record (no body) instead of a `response`
 
 
 def _digest(sha1) -> str:
@@ -47,13 +82,29 @@ def _digest(sha1) -> str:
     return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
 
 
-def warc_record(item: FetchedContent) -> bytes:
-    """One gzip member holding one WARC/1.1 response record."""
+def _http_head(item: FetchedContent) -> bytes:
+    """The HTTP status line and headers, through the blank line that ends them."""
     reason = HTTPStatus(item.http_status).phrase if item.http_status in HTTPStatus._value2member_map_ else ""
     head = [f"HTTP/1.1 {item.http_status} {reason}".rstrip()]
     head += [f"{name}: {value}" for name, value in item.headers]
-    http_head = ("\r\n".join(head) + "\r\n\r\n").encode("utf-8", "replace")
+    return ("\r\n".join(head) + "\r\n\r\n").encode("utf-8", "replace")
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _one_line(value: str) -> str:
+    """A revisit field's value as one header line: control characters (CR and LF above all, which
+    would end the field or the record's headers) %-escaped."""
+    return _CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", value)
+
+
+def warc_record(item: FetchedContent) -> bytes:
+    """One gzip member holding one WARC/1.1 record: `response`, or `revisit` if item.revisit."""
+    http_head = _http_head(item)
     date = datetime.fromtimestamp(item.fetched_at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if item.revisit is not None:
+        return _revisit_record(item, http_head, date)
     fields = [
         "WARC/1.1",
         "WARC-Type: response",
@@ -77,6 +128,36 @@ def warc_record(item: FetchedContent) -> bytes:
     return b"".join((gz.compress(("\r\n".join(fields) + "\r\n\r\n").encode("utf-8", "replace")),
                      gz.compress(http_head), gz.compress(item.body), gz.compress(b"\r\n\r\n"),
                      gz.flush()))
+
+
+def _revisit_record(item: FetchedContent, http_head: bytes, date: str) -> bytes:
+    """A revisit record (WARC 1.1, section 6.7): the block is the HTTP status line and headers
+    only (a 304's, or the identical 200's without its body). URI, address and HTTP headers are
+    written as in a response record; the revisit's own fields go through _one_line."""
+    revisit = item.revisit
+    fields = [
+        "WARC/1.1",
+        "WARC-Type: revisit",
+        f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>",
+        f"WARC-Date: {date}",
+        f"WARC-Target-URI: {item.url}",
+    ]
+    if item.remote_address:
+        fields.append(f"WARC-IP-Address: {item.remote_address}")
+    fields.append(f"WARC-Profile: {revisit.profile}")
+    for name, value in (("WARC-Refers-To", revisit.refers_to),
+                        ("WARC-Refers-To-Target-URI", revisit.refers_to_uri),
+                        ("WARC-Refers-To-Date", revisit.refers_to_date)):
+        if value:
+            fields.append(f"{name}: {_one_line(value)}")
+    fields.append("Content-Type: application/http;msgtype=response")
+    if revisit.profile == IDENTICAL_PAYLOAD_DIGEST:      # server-not-modified: no payload to digest
+        fields.append(f"WARC-Payload-Digest: {_one_line(revisit.payload_digest)}")
+    fields += [f"WARC-Block-Digest: {_digest(hashlib.sha1(http_head))}",
+               f"Content-Length: {len(http_head)}"]
+    gz = isal_zlib.compressobj(COMPRESSION_LEVEL, isal_zlib.DEFLATED, 31)     # wbits 31: gzip
+    return b"".join((gz.compress(("\r\n".join(fields) + "\r\n\r\n").encode("utf-8", "replace")),
+                     gz.compress(http_head), gz.compress(b"\r\n\r\n"), gz.flush()))
 
 
 def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:

@@ -3,10 +3,11 @@ already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
 when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: before its
-expires_at; see common.freshness), or when the same
-URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
-common.single_flight for what cancellation and failure do); otherwise it passes the task, with
-its canonical `url`, to the stages inside (CRAWLED).
+expires_at; see common.freshness), or when the same URL is being crawled right now (JOINED: waits
+for that crawl and shares its result; see common.single_flight for what cancellation and failure
+do); otherwise it passes the task, with
+its canonical `url` and the stored record it renews (`previous`, for a conditional re-fetch), to
+the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
 Failure: a store's StoreError reading the stored record; a crawl's failure is every joined
 sighting's failure.
 """
@@ -59,4 +60,4 @@ class CrawlDecider:
         stored = await self._store.get(task.url)
         if stored is not None and stored.fetched_at and self.is_fresh(stored):
             return Outcome(task, stored, Resolution.FRESH, key=record_key(stored))
-        return await next(task)
+        return await next(dataclasses.replace(task, previous=stored))

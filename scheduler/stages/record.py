@@ -1,8 +1,10 @@
 """Stage 8, the Post Processor: the record. The final hop's response becomes the UrlRecord.
 
 Input: a CrawlTask with its hops (and the chain's `failure`, if any). Output: the Outcome
-(CRAWLED), keyed by the final URL, with the record and, for HTML, the page's own metadata. The
-record's expiry and validators come from the final response (common.freshness).
+(CRAWLED; REVALIDATED when the origin answered 304 to a conditional re-fetch, the stored record
+kept and only its times and validators renewed), keyed by the final URL, with the record and,
+for HTML, the page's own metadata. The record's expiry and validators come from the final
+response (common.freshness).
 Innermost: never calls next. Failure: none expected; an extraction that fails or runs out of time
 is an outcome (below), and anything unexpected is the chain's StageFailed.
 
@@ -47,6 +49,15 @@ def media_type(result: FetchResult) -> str:
 Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
 
 
+def _not_modified(task: CrawlTask, final: FetchResult) -> bool:
+    """A 304 to the conditional request for the renewed record's own URL (a 304 nobody asked
+    for is an HTTP_ERROR, as before)."""
+    previous = task.previous
+    return (final.status is Status.OK and final.http_status == 304 and task.failure is None
+            and previous is not None and final.url == previous.final_url
+            and bool(previous.etag or previous.last_modified))
+
+
 class PostProcessor:
     """Innermost stage: never calls next."""
 
@@ -63,6 +74,8 @@ class PostProcessor:
 
     async def __call__(self, task: CrawlTask, next: Next | None = None) -> Outcome:
         final = task.hops[-1]
+        if _not_modified(task, final):
+            return self._revalidated(task, final)
         record = UrlRecord(
             url=task.submitted, status=Status.OK, canonical_url=final.url, final_url=final.url,
             http_status=final.http_status,
@@ -73,6 +86,21 @@ class PostProcessor:
         page = fields.pop("page", None)
         record = dataclasses.replace(record, **fields, **self._expiry(final, record.fetched_at, fields))
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
+
+    def _revalidated(self, task: CrawlTask, final: FetchResult) -> Outcome:
+        """The origin answered 304 to a conditional re-fetch: the stored record stands (its
+        fields, its http_status and content_ref, which name the full response), fetched now,
+        fresh as the 304 says (RFC 9111 §4.3.4), with any validators the 304 sent anew."""
+        previous = task.previous
+        fetched_at = final.fetched_at or self._clock()
+        record = dataclasses.replace(
+            previous, url=task.submitted,
+            redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
+            fetched_at=fetched_at,
+            expires_at=self._freshness.expires_at(final, previous.status, previous.http_status, fetched_at),
+            etag=freshness.etag(final) or previous.etag,
+            last_modified=freshness.last_modified(final) or previous.last_modified)
+        return Outcome(task, record, Resolution.REVALIDATED, key=final.url, fetches=task.hops)
 
     def _expiry(self, final: FetchResult, fetched_at: float, fields: dict) -> dict:
         """When the record stops being fresh, and the validators a re-fetch of a 200 sends."""

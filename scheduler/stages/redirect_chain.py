@@ -3,9 +3,11 @@
 Input: a CrawlTask with its canonical url. Output: the Outcome of the stages inside, given the
 task with `hops` (one FetchResult per request, in order) and `failure` (why the chain stopped
 early, if it did). Each hop is a new request routed to the fetcher owning that hop's domain, so
-each hop is polite on its own domain. Going past fetcher.max_redirects gives TOO_MANY_REDIRECTS
-(as httpx's TooManyRedirects), a Location that is no fetchable URL INVALID_URL: both are
-outcomes, not failures.
+each hop is polite on its own domain. When the task renews a stored record (`previous`), the hop
+to that record's final URL is conditional: it sends the record's ETag and Last-Modified
+(common.freshness.Validators), and the origin may answer 304. Going past fetcher.max_redirects
+gives TOO_MANY_REDIRECTS (as httpx's TooManyRedirects), a Location that is no fetchable URL
+INVALID_URL: both are outcomes, not failures.
 Failure: FetcherUnavailable when no fetcher answers a hop (retryable), except on the message's
 last delivery (below).
 """
@@ -17,11 +19,12 @@ from typing import Awaitable, Callable
 from common import redirects
 from common.errors import FetcherUnavailable
 from common.fetch import FetchResult
+from common.freshness import Validators
 from common.status import Status
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome
 
-# fetch(url, *, purpose="page", max_body_bytes=0) -> the hop's result (FetcherClient.fetch)
+# fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result (FetcherClient.fetch)
 FetchHop = Callable[..., Awaitable[FetchResult]]
 
 
@@ -37,12 +40,20 @@ class RedirectFollower:
         self._last_attempt = last_attempt
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
-        chain = await redirects.follow(lambda url: self._hop(url, task.attempt), task.url,
-                                       max_redirects=self._max_redirects)
+        renewed = task.previous
+        validators = Validators.of(renewed) if renewed is not None else Validators()
+
+        async def hop(url: str) -> FetchResult:
+            # Conditional only where the stored response came from: its final URL.
+            conditional = validators if validators and url == renewed.final_url else None
+            return await self._hop(url, task.attempt, conditional)
+        chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects)
         return await next(dataclasses.replace(task, hops=chain.hops, failure=chain.failure))
 
-    async def _hop(self, url: str, attempt: int) -> FetchResult:
+    async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:
         try:
+            if validators is not None:
+                return await self._fetch_hop(url, validators=validators)
             return await self._fetch_hop(url)
         except FetcherUnavailable as exc:
             if not self._last_attempt or attempt < self._last_attempt:

@@ -17,11 +17,13 @@ class Resolution(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FRESH: _ClassVar[Resolution]
     JOINED: _ClassVar[Resolution]
     REJECTED: _ClassVar[Resolution]
+    REVALIDATED: _ClassVar[Resolution]
 RESOLUTION_UNSPECIFIED: Resolution
 CRAWLED: Resolution
 FRESH: Resolution
 JOINED: Resolution
 REJECTED: Resolution
+REVALIDATED: Resolution
 
 class UrlSubmission(_message.Message):
     __slots__ = ("url", "tweet", "source")

@@ -94,3 +94,14 @@ def test_a_record_from_before_expiry_keeps_the_old_windows():
     assert F.is_fresh(rec, AT + 7 * 86400 - 1) and not F.is_fresh(rec, AT + 7 * 86400)
     down = UrlRecord(url="http://a.test/", status=Status.TIMEOUT, fetched_at=AT)
     assert F.is_fresh(down, AT + 3599) and not F.is_fresh(down, AT + 3600)
+
+
+def test_validators_come_from_the_record_and_only_well_formed_ones_are_sent():
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, etag='W/"v1"', last_modified=AT)
+    sent = freshness.Validators.of(rec)
+    assert sent == freshness.Validators('W/"v1"', DATE) and sent
+    assert sent.headers() == {"If-None-Match": 'W/"v1"', "If-Modified-Since": DATE}
+    assert not freshness.Validators.of(UrlRecord(url="http://a.test/", status=Status.OK))
+    hostile = freshness.Validators('"x"\r\nX-Injected: 1', "Tue, 14 Nov 2023 22:13:20 GMT\r\nX: 1")
+    assert hostile.headers() == {"If-Modified-Since": DATE}     # the date is written anew, never echoed
+    assert freshness.Validators("", "Tuesday, 14-Nov-23 22:13:20 GMT").headers() == {"If-Modified-Since": DATE}

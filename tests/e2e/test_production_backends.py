@@ -185,7 +185,8 @@ async def test_a_local_web_crawled_onto_cassandra_and_hdfs(tmp_path, nats_server
     assert chain["site_name"] == "News Test" and chain["lang"] == "en"
     assert chain["redirects"] == [{"url": short, "http_status": 301}, {"url": mid, "http_status": 302}]
     assert chain["content_type"].startswith("text/html")
-    assert records[mid] == chain and records[story] == chain     # every URL of the chain
+    # Every URL of the chain finds the one record, which names the URL asked for.
+    assert records[mid] == {**chain, "url": mid} and records[story] == {**chain, "url": story}
     for n, url in enumerate(posts, 1):
         assert records[url]["status"] == "OK", records[url]
         assert (records[url]["title"], records[url]["description"], records[url]["lang"]) == (

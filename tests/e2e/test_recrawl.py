@@ -65,3 +65,47 @@ async def test_every_answer_names_the_url_asked_for(tmp_path, nats_server, local
     assert answers == {short: ("CRAWLED", short), final: ("FRESH", final), other: ("CRAWLED", other)}
     assert [r["url"] for r in records] == [short, final, other]
     assert {r["final_url"] for r in records} == {final} and {r["title"] for r in records} == {"Story"}
+
+
+async def test_a_page_not_modified_is_revalidated_and_logged_as_a_revisit(tmp_path, nats_server, localweb):
+    import io
+    from aiohttp import web as aioweb
+    from warcio.archiveiterator import ArchiveIterator
+
+    asked: list[dict] = []
+
+    async def tagged(request):
+        asked.append(dict(request.headers))
+        if request.headers.get("If-None-Match") == '"v1"':
+            return aioweb.Response(status=304, headers={"ETag": '"v1"'})
+        return aioweb.Response(text="<title>Tagged</title>", content_type="text/html",
+                               headers={"ETag": '"v1"', "Last-Modified": LAST_MODIFIED})
+    page = localweb.route("etag.test", "/", tagged)
+    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s")
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(page)
+        await client.events.wait_for(1, timeout=30)
+        (first,) = await client.get([page])
+        await wait_until(lambda: _past(epoch(first["expires_at"])), 5, "the record to expire")
+        await client.submit_url(page)
+        events = await client.events.wait_for(2, timeout=30)
+        (second,) = await client.get([page])
+    assert [e["resolution"] for e in events] == ["CRAWLED", "REVALIDATED"]
+    assert "If-None-Match" not in asked[0]
+    assert asked[1]["If-None-Match"] == '"v1"' and asked[1]["If-Modified-Since"] == LAST_MODIFIED
+    assert second["title"] == "Tagged" and second["http_status"] == 200 and second["status"] == "OK"
+    assert epoch(second["fetched_at"]) > epoch(first["fetched_at"])
+    assert epoch(second["expires_at"]) > epoch(first["expires_at"])
+    assert second["content_ref"] == first["content_ref"]          # still the full response
+    assert events[1]["metadata"]["title"] == "Tagged"
+
+    data = b"".join(p.read_bytes() for p in sorted((tmp_path / "var" / "content").glob("*.warc.gz")))
+    records = list(ArchiveIterator(io.BytesIO(data), check_digests="raise"))
+    by_type = {r.rec_type: r for r in records}
+    assert sorted(by_type) == ["response", "revisit"]
+    response, revisit = by_type["response"], by_type["revisit"]
+    assert revisit.rec_headers.get_header("WARC-Profile") == (
+        "http://netpreserve.org/warc/1.1/revisit/server-not-modified")
+    assert revisit.rec_headers.get_header("WARC-Refers-To") == response.rec_headers.get_header("WARC-Record-ID")
+    assert revisit.rec_headers.get_header("WARC-Refers-To-Target-URI") == page
+    assert revisit.http_headers.get_statuscode() == "304"

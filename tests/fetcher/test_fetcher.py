@@ -8,6 +8,7 @@ import pytest
 from aiohttp import web
 
 from common import config
+from common.freshness import Validators
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from common.status import Status
@@ -114,3 +115,90 @@ async def test_grpc_fetch_and_a_full_queue(localweb):
     assert [r.http_status for r in responses] == [200, 200]
     assert responses[0].status == fetcher_pb2.FetchResponse().status + 1   # OK
     assert b"ok" in responses[0].body
+
+
+# --- conditional re-fetch: a record's validators as If-None-Match / If-Modified-Since ---
+
+ETAG = '"v1-abc"'
+LAST_MODIFIED = "Sun, 06 Nov 1994 08:49:37 GMT"
+CONDITIONAL = ("if-none-match", "if-modified-since")
+
+
+class ConditionalOrigin:
+    """One site on the local web that records the headers of every request (robots.txt too)
+    and answers 304 when If-None-Match names its ETag."""
+
+    def __init__(self, localweb, host: str):
+        self.host = host
+        self.robots: list[dict[str, str]] = []
+        self.page: list[dict[str, str]] = []
+
+        async def robots(request):
+            self.robots.append({k.lower(): v for k, v in request.headers.items()})
+            return web.Response(text="User-agent: *\nAllow: /\n", content_type="text/plain")
+
+        async def page(request):
+            self.page.append({k.lower(): v for k, v in request.headers.items()})
+            if request.headers.get("If-None-Match") == ETAG:
+                return web.Response(status=304, headers={"ETag": ETAG, "Cache-Control": "max-age=60"})
+            return web.Response(text="<title>v1</title>", content_type="text/html",
+                                headers={"ETag": ETAG, "Last-Modified": LAST_MODIFIED})
+        localweb.route(host, "/robots.txt", robots)
+        self.url = localweb.route(host, "/page", page)
+
+
+async def test_validators_make_the_page_request_conditional_not_robots(localweb):
+    origin = ConditionalOrigin(localweb, "cond.test")
+    async with Fetcher(settings(), ownership=AllShards()) as f:
+        result = await f.fetch(origin.url, validators=Validators(ETAG, LAST_MODIFIED))
+    assert (result.status, result.http_status, result.body) == (Status.OK, 304, b"")
+    assert result.header("etag") == ETAG and result.header("cache-control") == "max-age=60"
+    [sent] = origin.page
+    assert (sent["if-none-match"], sent["if-modified-since"]) == (ETAG, LAST_MODIFIED)
+    [robots] = origin.robots
+    assert not set(CONDITIONAL) & robots.keys()
+
+
+async def test_without_validators_no_conditional_header_is_sent(localweb):
+    origin = ConditionalOrigin(localweb, "plain.test")
+    async with Fetcher(settings(), ownership=AllShards()) as f:
+        bare = await f.fetch(origin.url)
+        empty = await f.fetch(origin.url, validators=Validators())
+    assert [(r.status, r.http_status, r.body) for r in (bare, empty)] == [(Status.OK, 200, b"<title>v1</title>")] * 2
+    assert len(origin.page) == 2
+    assert all(not set(CONDITIONAL) & sent.keys() for sent in [*origin.page, *origin.robots])
+
+
+async def test_hostile_validators_put_nothing_on_the_wire(localweb):
+    origin = ConditionalOrigin(localweb, "hostile.test")
+    hostile = Validators(if_none_match=ETAG + "\r\nX-Injected: yes",
+                         if_modified_since="yesterday\r\nX-Injected: yes")
+    half = Validators(if_none_match="v1-abc", if_modified_since=LAST_MODIFIED)   # an ETag unquoted
+    async with Fetcher(settings(), ownership=AllShards()) as f:
+        first = await f.fetch(origin.url, validators=hostile)
+        second = await f.fetch(origin.url, validators=half)
+    assert (first.status, first.http_status) == (second.status, second.http_status) == (Status.OK, 200)
+    assert len(origin.page) == 2
+    assert all("x-injected" not in sent for sent in [*origin.page, *origin.robots])
+    assert not set(CONDITIONAL) & origin.page[0].keys()
+    assert "if-none-match" not in origin.page[1] and origin.page[1]["if-modified-since"] == LAST_MODIFIED
+
+
+async def test_grpc_fetch_carries_the_validators_to_the_origin(localweb):
+    origin = ConditionalOrigin(localweb, "grpc-cond.test")
+    s = settings(**{"fetcher.listen": "127.0.0.1:0"})
+    async with Fetcher(s, ownership=AllShards()) as f:
+        grpc_server = GrpcServer(s.listen)
+        server.register(grpc_server, f)
+        address = grpc_server.bind()
+        async with grpc_server, grpc.aio.insecure_channel(address) as channel:
+            stub = fetcher_pb2_grpc.FetcherServiceStub(channel)
+            conditional = await stub.Fetch(fetcher_pb2.FetchRequest(
+                url=origin.url, if_none_match=ETAG, if_modified_since=LAST_MODIFIED))
+            plain = await stub.Fetch(fetcher_pb2.FetchRequest(url=origin.url))
+    assert (conditional.http_status, conditional.body) == (304, b"")
+    assert {h.name.lower(): h.value for h in conditional.headers}["etag"] == ETAG
+    assert plain.http_status == 200
+    assert [(p.get("if-none-match"), p.get("if-modified-since")) for p in origin.page] == [
+        (ETAG, LAST_MODIFIED), (None, None)]
+    assert all(not set(CONDITIONAL) & r.keys() for r in origin.robots)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from aiohttp import web
 
 from common import config
 from common.errors import FetcherBusy, WrongFetcher
+from common.freshness import Validators
 from common.status import Status
 from fetcher.fetcher import Fetcher
 from fetcher.local import LocalTransport
@@ -28,10 +30,12 @@ class Elsewhere:
 
     def __init__(self):
         self.calls: list[tuple[str, str]] = []
+        self.validators: list[Validators | None] = []
         self.closed = False
 
-    async def fetch(self, address, url, **kw):
+    async def fetch(self, address, url, *, purpose, max_body_bytes, timeout, validators=None):
         self.calls.append((address, url))
+        self.validators.append(validators)
         return "from elsewhere"
 
     async def close(self):
@@ -120,3 +124,30 @@ async def test_a_fetcher_not_open_yet_is_waited_for_within_the_deadline():
     with pytest.raises(TimeoutError):
         await transport.fetch(ADDRESS, "http://d.test/", purpose="page", max_body_bytes=0, timeout=0.2)
     assert not never.cancelled()       # still there for the next hop
+
+
+async def test_validators_reach_the_origin_and_the_fallback(localweb):
+    etag, since = '"r2"', "Sun, 06 Nov 1994 08:49:37 GMT"
+    seen: list[tuple[str | None, str | None]] = []
+
+    async def page(request):
+        seen.append((request.headers.get("If-None-Match"), request.headers.get("If-Modified-Since")))
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(text="<title>r2</title>", content_type="text/html", headers={"ETag": etag})
+
+    url = localweb.route("v.test", "/page", page)
+    validators = Validators(etag, since)
+    elsewhere = Elsewhere()
+    async with Fetcher(settings(), ownership=AllShards()) as fetcher:
+        transport = await transport_for(fetcher, elsewhere)
+        conditional = await transport.fetch(ADDRESS, url, purpose="page", max_body_bytes=0, timeout=10,
+                                            validators=validators)
+        plain = await transport.fetch(ADDRESS, url, purpose="page", max_body_bytes=0, timeout=10)
+        await transport.fetch("10.0.0.9:50052", url, purpose="page", max_body_bytes=0, timeout=1,
+                              validators=validators)
+        await transport.fetch("10.0.0.9:50052", url, purpose="page", max_body_bytes=0, timeout=1)
+    assert (conditional.status, conditional.http_status, conditional.header("etag")) == (Status.OK, 304, etag)
+    assert plain.http_status == 200
+    assert seen == [(etag, since), (None, None)]
+    assert elsewhere.validators == [validators, None]

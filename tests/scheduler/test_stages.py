@@ -10,7 +10,7 @@ from common import config, metrics
 from common.config import ProcessSettings
 from common.errors import InvalidMessage
 from common.fetch import FetchResult
-from common.freshness import Freshness
+from common.freshness import Freshness, Validators
 from common.record import UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store
@@ -199,10 +199,62 @@ async def test_a_304_or_a_3xx_without_location_is_final():
      Status.OK),
 ])
 async def test_post_processor_maps_the_final_hop_onto_one_status(result, status):
-    out = await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
-                              freshness=Freshness.from_settings(DEFAULTS))(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
+    out = await post_process(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
     assert out.record.status is status
     assert out.record.ok or out.record.error
+
+
+async def post_process(task: CrawlTask) -> Outcome:
+    return await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
+                               freshness=Freshness.from_settings(DEFAULTS))(task)
+
+
+STORED = UrlRecord(url="http://s.test/1", status=Status.OK, final_url="http://a.test/p", http_status=200,
+                   title="Kept", content_ref="f.warc.gz@0+10", fetched_at=1000.0, expires_at=2000.0,
+                   etag='"v1"', last_modified=900.0, share_count=4)
+
+
+async def test_a_conditional_hop_goes_only_to_the_renewed_records_final_url():
+    sent = []
+
+    async def fetch_hop(url, **kw):
+        sent.append((url, kw.get("validators")))
+        return {"http://s.test/2": hop("http://s.test/2", 301, "http://a.test/p"),
+                "http://a.test/p": hop("http://a.test/p", 304)}[url]
+
+    async def last(task):
+        return task
+    follower = RedirectFollower(fetch_hop, max_redirects=5, last_attempt=0)
+    await follower(CrawlTask("x", 0.0, url="http://s.test/2", previous=STORED), last)
+    date = "Thu, 01 Jan 1970 00:15:00 GMT"
+    assert sent == [("http://s.test/2", None), ("http://a.test/p", Validators('"v1"', date))]
+    sent.clear()
+    await follower(CrawlTask("x", 0.0, url="http://s.test/2",
+                             previous=dataclasses.replace(STORED, etag="", last_modified=0.0)), last)
+    assert [v for _, v in sent] == [None, None]          # nothing to validate with: a plain GET
+
+
+async def test_a_304_to_the_conditional_request_renews_the_stored_record():
+    answer = FetchResult("http://a.test/p", Status.OK, 304, fetched_at=5000.0, headers=(
+        ("Cache-Control", "max-age=7200"), ("ETag", '"v2"')))
+    task = CrawlTask("http://s.test/2", 0.0, url="http://s.test/2", previous=STORED,
+                     hops=(hop("http://s.test/2", 301, "http://a.test/p"), answer))
+    out = await post_process(task)
+    assert out.resolution is Resolution.REVALIDATED and out.page is None
+    rec = out.record
+    assert (rec.url, rec.title, rec.status, rec.http_status, rec.content_ref) == (
+        "http://s.test/2", "Kept", Status.OK, 200, STORED.content_ref)
+    assert (rec.fetched_at, rec.expires_at, rec.etag, rec.last_modified) == (5000.0, 5000.0 + 7200, '"v2"', 900.0)
+    assert [r.url for r in rec.redirects] == ["http://s.test/2"]
+
+
+@pytest.mark.parametrize("previous", [None, dataclasses.replace(STORED, final_url="http://a.test/other"),
+                                      dataclasses.replace(STORED, etag="", last_modified=0.0)])
+async def test_a_304_nobody_asked_for_is_an_http_error(previous):
+    task = CrawlTask("http://a.test/p", 0.0, url="http://a.test/p", previous=previous,
+                     hops=(hop("http://a.test/p", 304),))
+    out = await post_process(task)
+    assert out.resolution is Resolution.CRAWLED and out.record.status is Status.HTTP_ERROR
 
 
 # --- composition --------------------------------------------------------------------------
