@@ -48,7 +48,8 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
         url=task.submitted, canonical_url=outcome.record.canonical_url or task.url,
         status=int(outcome.record.status), resolution=int(outcome.resolution),
         metadata=metadata, processed_at=at,
-        latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds)
+        latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds,
+        changed_fields=outcome.changed_fields)
 
 
 def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],

@@ -16,7 +16,7 @@ class Resolution(enum.IntEnum):
     FRESH = 2       # a stored record before its expires_at
     JOINED = 3      # the same URL was in flight; shares that result
     REJECTED = 4    # never fetched (invalid or unsupported URL)
-    REVALIDATED = 5  # re-fetched conditionally; the origin answered 304, the record stands
+    REVALIDATED = 5  # re-fetched; the origin answered 304 or sent the same content again
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,7 @@ class Outcome:
     fetches: tuple[FetchResult, ...] = ()  # what this crawl fetched (for the content log)
     page: PageMetadata | None = None       # what the page said of itself, when it was HTML
     related: tuple[FetchResult, ...] = ()  # the related fetches' requests (for the content log)
+    changed_fields: tuple[str, ...] = ()   # the record's fields this crawl changed (common.record_diff)
 
     def latency(self, now: float) -> float:
         """Seconds from the URL's submission to `now` (0 when the submission time is unknown)."""

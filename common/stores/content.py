@@ -82,6 +82,11 @@ def _digest(sha1) -> str:
     return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii")
 
 
+def payload_digest(body: bytes) -> str:
+    """The WARC-Payload-Digest a response record with this body gets."""
+    return _digest(hashlib.sha1(body))
+
+
 def _http_head(item: FetchedContent) -> bytes:
     """The HTTP status line and headers, through the blank line that ends them."""
     reason = HTTPStatus(item.http_status).phrase if item.http_status in HTTPStatus._value2member_map_ else ""

@@ -3,10 +3,13 @@
 Input: a CrawlTask the decider chose to crawl. Output: the Outcome of the stages inside it, as
 stored. What the crawl fetched goes to the content store (one WARC record per fetch: the chain's
 hops first, then the related fetches, so `content_ref` names the final hop's record), then the
-record and one resolution row per URL of the chain go to the metadata store. A 304 to a
-conditional re-fetch (REVALIDATED) is logged as a WARC `revisit` record (profile
-server-not-modified) referring to the response the record renews, and `content_ref` keeps naming
-that full response. It sits inside the
+record and one resolution row per URL of the chain go to the metadata store. A re-crawl's final
+response is logged as a WARC `revisit` record referring to the response the record renews, and
+the outcome is REVALIDATED, when it is a 304 to the conditional request (profile
+server-not-modified) or a 200 with the same payload again (identical-payload-digest: the earlier
+record's WARC-Payload-Digest equals the new body's; the record is still made from the new body).
+`content_ref` then keeps naming the full response. The outcome says which of the record's fields
+the crawl changed (`changed_fields`, common.record_diff). It sits inside the
 crawl decider's single-flight window, so the next sighting of the URL finds the record and a
 URL is never crawled twice because its record was not written yet.
 Failure: a store's StoreError (retryable: retried in place as an outage).
@@ -24,7 +27,9 @@ from common.errors import StoreError
 from common.fetch import FetchResult
 from common.record import UrlRecord
 from common.record_limits import bounded
-from common.stores.content import SERVER_NOT_MODIFIED, ContentStore, FetchedContent, Revisit
+from common.record_diff import changed_fields
+from common.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
+                                   Revisit, payload_digest)
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
@@ -48,32 +53,52 @@ class CrawlRecorder:
 
     async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
         outcome: Outcome = await next(task)
-        revalidated = outcome.resolution is Resolution.REVALIDATED
         *hops, final = outcome.fetches or (None,)
         for f in hops:
             if f.http_status:
                 await self._log(f)
         ref = ""
         if final is not None and final.http_status:
-            ref = await self._log(final, await self._revisit(task.previous) if revalidated else None)
+            revisit = await self._revisit(task.previous, outcome, final)
+            if revisit is not None:
+                outcome = dataclasses.replace(outcome, resolution=Resolution.REVALIDATED)
+            ref = await self._log(final, revisit)
+            if revisit is not None:   # the record keeps naming the full response it renewed
+                ref = task.previous.content_ref
         for f in outcome.related:       # after the chain: content_ref names the page's record
             if f.http_status:
                 await self._log(f)
-        # A 304's record keeps naming the full response it renewed; its revisit refers to that.
-        return await store_outcome(self._metadata, outcome, task.previous.content_ref if revalidated else ref)
+        stored = await store_outcome(self._metadata, outcome, ref)
+        return dataclasses.replace(stored, changed_fields=changed_fields(task.previous, stored.record))
 
-    async def _revisit(self, previous: UrlRecord) -> Revisit:
-        """What the 304's revisit record says of the response it renews: that record's ID, URI
-        and date, read from the content store; without them when that record is gone."""
-        earlier: dict[str, str] = {}
-        if previous.content_ref:
-            try:
-                earlier, _ = await self._content.read(previous.content_ref)
-            except StoreError as exc:
-                if exc.retryable:
-                    raise
-                log.info("revisit of %s: the earlier record is gone (%s)", previous.final_url, exc)
-        return Revisit.of(SERVER_NOT_MODIFIED, earlier)
+    async def _revisit(self, previous: UrlRecord | None, outcome: Outcome, final: FetchResult) -> Revisit | None:
+        """The revisit record the final response is logged as, or None for a response record:
+        a 304 the Post Processor took (REVALIDATED) is server-not-modified; a 200 whose body is
+        the renewed record's payload again is identical-payload-digest. Either refers to the
+        earlier response, read from the content store (without it when that record is gone)."""
+        if previous is None:
+            return None
+        if outcome.resolution is Resolution.REVALIDATED:
+            return Revisit.of(SERVER_NOT_MODIFIED, await self._earlier(previous))
+        if final.http_status != 200 or not previous.content_ref:
+            return None
+        earlier = await self._earlier(previous)
+        if earlier.get("WARC-Payload-Digest") != payload_digest(final.body):
+            return None
+        return Revisit.of(IDENTICAL_PAYLOAD_DIGEST, earlier)
+
+    async def _earlier(self, previous: UrlRecord) -> dict[str, str]:
+        """The WARC headers of the response `previous` names ({} when there is none any more)."""
+        if not previous.content_ref:
+            return {}
+        try:
+            earlier, _ = await self._content.read(previous.content_ref)
+        except StoreError as exc:
+            if exc.retryable:
+                raise
+            log.info("revisit of %s: the earlier record is gone (%s)", previous.final_url, exc)
+            return {}
+        return earlier
 
     async def _log(self, f: FetchResult, revisit: Revisit | None = None) -> str:
         return await self._content.append(FetchedContent(

@@ -2,10 +2,11 @@ import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from spiderduck.v1 import metadata_pb2 as _metadata_pb2
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -36,7 +37,7 @@ class UrlSubmission(_message.Message):
     def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
 class UrlProcessed(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds")
+    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "changed_fields")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -45,6 +46,7 @@ class UrlProcessed(_message.Message):
     PROCESSED_AT_FIELD_NUMBER: _ClassVar[int]
     LATENCY_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: _metadata_pb2.Status
@@ -53,4 +55,5 @@ class UrlProcessed(_message.Message):
     processed_at: _timestamp_pb2.Timestamp
     latency_seconds: float
     origin_seconds: float
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ...) -> None: ...
+    changed_fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., changed_fields: _Optional[_Iterable[str]] = ...) -> None: ...

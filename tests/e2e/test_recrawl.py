@@ -38,7 +38,8 @@ async def test_a_page_expires_when_its_origin_says_within_bounds(tmp_path, nats_
         for url in (brief, quiet):
             await client.submit_url(url)
         await client.events.wait_for(5, timeout=30)
-        assert [e["resolution"] for e in client.events.for_url(brief)] == ["CRAWLED", "CRAWLED"]
+        # Fetched again (the origin ignores If-None-Match), and the same content came back.
+        assert [e["resolution"] for e in client.events.for_url(brief)] == ["CRAWLED", "REVALIDATED"]
         assert [e["resolution"] for e in client.events.for_url(quiet)] == ["CRAWLED", "FRESH"]
     assert len(web.hits_for("brief.test", "/")) == 2
     assert len(web.hits_for("quiet.test", "/")) == 1
@@ -109,3 +110,36 @@ async def test_a_page_not_modified_is_revalidated_and_logged_as_a_revisit(tmp_pa
     assert revisit.rec_headers.get_header("WARC-Refers-To") == response.rec_headers.get_header("WARC-Record-ID")
     assert revisit.rec_headers.get_header("WARC-Refers-To-Target-URI") == page
     assert revisit.http_headers.get_statuscode() == "304"
+
+
+async def test_a_recrawl_says_which_fields_changed(tmp_path, nats_server, localweb):
+    import io
+    from aiohttp import web as aioweb
+    from warcio.archiveiterator import ArchiveIterator
+
+    titles = ["Old", "New", "New"]          # as long as each other: only the title changes
+
+    async def changing(request):
+        return aioweb.Response(text=f"<html lang=en><title>{titles.pop(0)}</title>", content_type="text/html")
+    page = localweb.route("news.test", "/live", changing)
+    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s")
+    async with RunningService(settings), Client(settings) as client:
+        for n in range(3):
+            if n:
+                (rec,) = await client.get([page])
+                await wait_until(lambda: _past(epoch(rec["expires_at"])), 5, "the record to expire")
+            await client.submit_url(page)
+            events = await client.events.wait_for(n + 1, timeout=30)
+    assert [e["resolution"] for e in events] == ["CRAWLED", "CRAWLED", "REVALIDATED"]
+    assert events[0]["changed_fields"] == ["canonical_url", "status", "http_status", "content_type", "charset",
+                                           "title", "lang", "final_url", "content_length"]   # all it filled
+    assert events[1]["changed_fields"] == ["title"] and events[1]["metadata"]["title"] == "New"
+    assert "changed_fields" not in events[2]           # the same content: nothing changed
+    assert events[2]["metadata"]["content_ref"] == events[1]["metadata"]["content_ref"]
+    data = b"".join(p.read_bytes() for p in sorted((tmp_path / "var" / "content").glob("*.warc.gz")))
+    records = list(ArchiveIterator(io.BytesIO(data)))
+    assert [r.rec_type for r in records] == ["response", "response", "revisit"]
+    third = records[2].rec_headers
+    assert third.get_header("WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+    assert third.get_header("WARC-Refers-To") == records[1].rec_headers.get_header("WARC-Record-ID")
+    assert third.get_header("WARC-Payload-Digest") == records[1].rec_headers.get_header("WARC-Payload-Digest")

@@ -1,0 +1,26 @@
+"""Which fields of a record a crawl changed, by their JSON names (UrlProcessed.changed_fields).
+
+Compared as `get` prints them (common.record_proto.to_dict), so a field is "changed" exactly when
+a subscriber comparing two JSON records would see it change: structured data by its decoded
+value, times as RFC 3339, an image as a whole. The fields every crawl renews (`fetched_at`,
+`expires_at`), those that are not the page's (`url`: the URL asked for; `share_count`,
+`first_seen`: counted across sightings) and where the raw content is logged (`content_ref`) are
+left out. A first crawl changed every field it filled.
+"""
+from __future__ import annotations
+
+from common import record_proto
+from common.record import UrlRecord
+from spiderduck.v1 import metadata_pb2
+
+BOOKKEEPING = frozenset({"url", "share_count", "first_seen", "fetched_at", "expires_at", "content_ref"})
+_ORDER = {f.name: f.number for f in metadata_pb2.UrlMetadata.DESCRIPTOR.fields}
+
+
+def changed_fields(old: UrlRecord | None, new: UrlRecord) -> tuple[str, ...]:
+    """The JSON names of the fields that differ between `old` and `new`, in field-number order."""
+    after = record_proto.to_dict(new)
+    before = record_proto.to_dict(old) if old is not None else {}
+    names = {k for k in after.keys() | before.keys()
+             if k not in BOOKKEEPING and after.get(k) != before.get(k)}
+    return tuple(sorted(names, key=_ORDER.__getitem__))
