@@ -15,13 +15,14 @@ from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
 
 
 def _submissions(args) -> list[events_pb2.UrlSubmission]:
-    items = [events_pb2.UrlSubmission(url=u, source="cli") for u in args.urls]
+    options = {"source": "cli", "refresh": args.refresh}
+    items = [events_pb2.UrlSubmission(url=u, **options) for u in args.urls]
     if args.tweet:
-        items.append(events_pb2.UrlSubmission(tweet=args.tweet, source="cli"))
+        items.append(events_pb2.UrlSubmission(tweet=args.tweet, **options))
     if args.file:
         try:
             with (sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")) as fh:
-                items += [events_pb2.UrlSubmission(url=line.strip(), source="cli")
+                items += [events_pb2.UrlSubmission(url=line.strip(), **options)
                           for line in fh if line.strip() and not line.startswith("#")]
         except OSError as exc:
             raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
@@ -140,6 +141,8 @@ def add_commands(sub, common) -> None:
     p.add_argument("urls", nargs="*", metavar="URL")
     p.add_argument("--file", metavar="F", help="one URL per line ('-' for stdin)")
     p.add_argument("--tweet", metavar="TEXT", help="a tweet whose URLs to resolve")
+    p.add_argument("--refresh", action="store_true",
+                   help="re-fetch even a fresh record (at most once per min_refresh_interval)")
     p.set_defaults(run=cmd_submit)
     p = sub.add_parser("get", parents=[common], help="GetUrlMetadata; one JSON object per line")
     p.add_argument("urls", nargs="+", metavar="URL")

@@ -177,6 +177,8 @@ class Settings:
     min_recrawl_after: Duration = 3600.0  # a lifetime the origin states (Cache-Control s-maxage or
                                       # max-age, Expires; no-cache counts as 0) is held at least this
     max_recrawl_after: Duration = 30 * 86_400.0  # ... and at most this
+    min_refresh_interval: Duration = 60.0  # a refresh (submitted with refresh: true) re-fetches a URL
+                                      # at most once this long: a record younger is answered FRESH
     log_level: str = "INFO"
     metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)

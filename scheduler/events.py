@@ -49,7 +49,7 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
         status=int(outcome.record.status), resolution=int(outcome.resolution),
         metadata=metadata, processed_at=at,
         latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds,
-        changed_fields=outcome.changed_fields)
+        changed_fields=outcome.changed_fields, submission_id=task.submission_id, source=task.source)
 
 
 def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],

@@ -39,6 +39,9 @@ class CrawlTask:
     hops: tuple[FetchResult, ...] = ()  # one per request of the redirect chain, in order
     failure: tuple[Status, str] | None = None  # why the chain stopped early, if it did
     previous: UrlRecord | None = None  # the stored record this crawl renews, set by the crawl decider
+    refresh: bool = False           # asked to re-fetch a fresh record (within min_refresh_interval: not)
+    submission_id: str = ""         # the producer's id of the submission, echoed in the event
+    source: str = ""                # who submitted, echoed in the event
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,15 @@ This is one of the scheduler's three protobuf edges: it reads UrlSubmission.
 
 Accepted on spiderduck.urls.submit:
   - protobuf UrlSubmission (header Content-Type: application/x-protobuf)
-  - JSON {"url": "..."} / {"urls": [...]} / {"tweet": "..."}
+  - JSON {"url": "..."} / {"urls": [...]} / {"tweet": "..."}, each with the optional
+    "refresh" (true/false), "id" and "source" (strings of at most MAX_LABEL_CHARS)
   - a bare URL (UTF-8 text)
 Anything else raises InvalidMessage, which the consumer dead-letters.
 
 A submission of several URLs (a list, or a tweet) is split: each URL goes back on the subject as a
 message of its own (Decoder's `resubmit`), so each has its own outcome, retries and dead letter. A
-URL that failed is never retried with those that succeeded. The parts carry a Nats-Msg-Id made of
+URL that failed is never retried with those that succeeded. The parts keep the submission's refresh,
+id and source, and carry a Nats-Msg-Id made of
 the original's stream sequence, so a split repeated after a crash is dropped by JetStream's
 duplicate window, and the original's submit time, so latency still counts from the producer.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import dataclass
 from typing import Awaitable, Callable, Mapping
 
 from google.protobuf.message import DecodeError
@@ -34,10 +37,20 @@ from spiderduck.v1 import events_pb2
 
 MAX_MESSAGE_BYTES = 64 * 1024
 MAX_URLS_PER_MESSAGE = 100
+MAX_LABEL_CHARS = 256       # of a submission's id and source, echoed in every event of its URLs
 
 
-def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> list[str]:
-    """The URLs a message asks for, in order. Raises InvalidMessage."""
+@dataclass(frozen=True)
+class Decoded:
+    """What a message asks for: its URLs, in order, and the options that go with each."""
+    urls: list[str]
+    refresh: bool = False      # re-fetch even if the record is fresh (at most once per min_refresh_interval)
+    id: str = ""               # the producer's name for the submission, echoed as submission_id
+    source: str = ""           # who submitted, echoed in the event
+
+
+def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> Decoded:
+    """What a message asks for. Raises InvalidMessage."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise InvalidMessage(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     if (headers or {}).get("Content-Type") == PROTOBUF_CONTENT_TYPE:
@@ -53,10 +66,10 @@ def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> 
     if any(c.isspace() for c in text):
         raise InvalidMessage("a bare URL message must be one URL without spaces; "
                              'send {"tweet": ...} for text')
-    return [text]
+    return Decoded([text])
 
 
-def _from_protobuf(data: bytes) -> list[str]:
+def _from_protobuf(data: bytes) -> Decoded:
     msg = events_pb2.UrlSubmission()
     try:
         msg.ParseFromString(data)
@@ -64,13 +77,15 @@ def _from_protobuf(data: bytes) -> list[str]:
         raise InvalidMessage(f"not a UrlSubmission protobuf: {exc}") from exc
     kind = msg.WhichOneof("payload")
     if kind == "url":
-        return [msg.url]
-    if kind == "tweet":
-        return _tweet(msg.tweet)
-    raise InvalidMessage("UrlSubmission has neither url nor tweet")
+        urls = [msg.url]
+    elif kind == "tweet":
+        urls = _tweet(msg.tweet)
+    else:
+        raise InvalidMessage("UrlSubmission has neither url nor tweet")
+    return Decoded(urls, msg.refresh, _label("id", msg.id), _label("source", msg.source))
 
 
-def _from_json(text: str) -> list[str]:
+def _from_json(text: str) -> Decoded:
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -78,14 +93,27 @@ def _from_json(text: str) -> list[str]:
     if not isinstance(obj, dict):
         raise InvalidMessage("JSON submission must be an object")
     if isinstance(obj.get("url"), str):
-        return [obj["url"]]
-    if isinstance(obj.get("urls"), list) and all(isinstance(u, str) for u in obj["urls"]):
+        urls = [obj["url"]]
+    elif isinstance(obj.get("urls"), list) and all(isinstance(u, str) for u in obj["urls"]):
         if not obj["urls"] or len(obj["urls"]) > MAX_URLS_PER_MESSAGE:
             raise InvalidMessage(f"urls must hold 1 to {MAX_URLS_PER_MESSAGE} strings")
-        return list(obj["urls"])
-    if isinstance(obj.get("tweet"), str):
-        return _tweet(obj["tweet"])
-    raise InvalidMessage('JSON submission needs a string "url", a list "urls" or a string "tweet"')
+        urls = list(obj["urls"])
+    elif isinstance(obj.get("tweet"), str):
+        urls = _tweet(obj["tweet"])
+    else:
+        raise InvalidMessage('JSON submission needs a string "url", a list "urls" or a string "tweet"')
+    refresh = obj.get("refresh", False)
+    if not isinstance(refresh, bool):
+        raise InvalidMessage(f'"refresh" must be true or false, not {json.dumps(refresh)[:40]}')
+    return Decoded(urls, refresh, _label("id", obj.get("id", "")), _label("source", obj.get("source", "")))
+
+
+def _label(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidMessage(f'"{name}" must be a string, not {json.dumps(value)[:40]}')
+    if len(value) > MAX_LABEL_CHARS:
+        raise InvalidMessage(f'"{name}" of {len(value)} characters exceeds {MAX_LABEL_CHARS}')
+    return value
 
 
 def _tweet(text: str) -> list[str]:
@@ -109,32 +137,24 @@ class Decoder:
         self._resubmit = resubmit
 
     async def __call__(self, submission: Submission, next: Next) -> tuple[Outcome, ...]:
-        urls = decode_submission(submission.data, submission.headers)
-        if len(urls) > 1 and self._resubmit is not None and submission.stream_seq:
-            await self._split(submission, urls)
+        decoded = decode_submission(submission.data, submission.headers)
+        if len(decoded.urls) > 1 and self._resubmit is not None and submission.stream_seq:
+            await self._split(submission, decoded)
             return ()
-        tasks = [CrawlTask(submitted=u, received_at=submission.received_at,
-                           attempt=submission.delivery) for u in urls]
+        tasks = [CrawlTask(submitted=u, received_at=submission.received_at, attempt=submission.delivery,
+                           refresh=decoded.refresh, submission_id=decoded.id, source=decoded.source)
+                 for u in decoded.urls]
         results = await asyncio.gather(*(next(t) for t in tasks), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
         return tuple(results)
 
-    async def _split(self, submission: Submission, urls: list[str]) -> None:
-        source = _source(submission)
-        for i, url in enumerate(urls):
-            part = events_pb2.UrlSubmission(url=url, source=source).SerializeToString()
+    async def _split(self, submission: Submission, decoded: Decoded) -> None:
+        for i, url in enumerate(decoded.urls):
+            part = events_pb2.UrlSubmission(url=url, source=decoded.source, refresh=decoded.refresh,
+                                            id=decoded.id).SerializeToString()
             await self._resubmit(part, {
                 "Content-Type": PROTOBUF_CONTENT_TYPE,
                 "Nats-Msg-Id": f"spiderduck-split-{submission.stream_seq}-{i}",
                 SUBMITTED_AT_HEADER: repr(submission.received_at)})
-
-
-def _source(submission: Submission) -> str:
-    if (submission.headers or {}).get("Content-Type") != PROTOBUF_CONTENT_TYPE:
-        return ""
-    try:
-        return events_pb2.UrlSubmission.FromString(submission.data).source
-    except DecodeError:
-        return ""

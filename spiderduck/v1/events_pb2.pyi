@@ -27,17 +27,21 @@ REJECTED: Resolution
 REVALIDATED: Resolution
 
 class UrlSubmission(_message.Message):
-    __slots__ = ("url", "tweet", "source")
+    __slots__ = ("url", "tweet", "source", "refresh", "id")
     URL_FIELD_NUMBER: _ClassVar[int]
     TWEET_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
+    REFRESH_FIELD_NUMBER: _ClassVar[int]
+    ID_FIELD_NUMBER: _ClassVar[int]
     url: str
     tweet: str
     source: str
-    def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+    refresh: bool
+    id: str
+    def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ..., refresh: _Optional[bool] = ..., id: _Optional[str] = ...) -> None: ...
 
 class UrlProcessed(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "changed_fields")
+    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "submission_id", "source", "changed_fields")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -46,6 +50,8 @@ class UrlProcessed(_message.Message):
     PROCESSED_AT_FIELD_NUMBER: _ClassVar[int]
     LATENCY_SECONDS_FIELD_NUMBER: _ClassVar[int]
     ORIGIN_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    SUBMISSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
@@ -55,5 +61,7 @@ class UrlProcessed(_message.Message):
     processed_at: _timestamp_pb2.Timestamp
     latency_seconds: float
     origin_seconds: float
+    submission_id: str
+    source: str
     changed_fields: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., changed_fields: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., submission_id: _Optional[str] = ..., source: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ...) -> None: ...

@@ -143,3 +143,32 @@ async def test_a_recrawl_says_which_fields_changed(tmp_path, nats_server, localw
     assert third.get_header("WARC-Profile") == "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
     assert third.get_header("WARC-Refers-To") == records[1].rec_headers.get_header("WARC-Record-ID")
     assert third.get_header("WARC-Payload-Digest") == records[1].rec_headers.get_header("WARC-Payload-Digest")
+
+
+async def test_refreshes_fetch_at_most_once_per_interval_and_echo_their_id(tmp_path, nats_server, localweb):
+    import json
+    from support.cli import run_cli
+
+    page = localweb.page("news.test", "/hot", "<title>Hot</title>")
+    settings = service_settings(tmp_path, nats_server.url, min_refresh_interval="2s")
+    async with RunningService(settings), Client(settings) as client:
+        await client.publish(json.dumps({"url": page, "id": "req-1", "source": "tester"}))
+        (first,) = await client.events.wait_for(1, timeout=30)
+        await wait_until(lambda: _past(epoch(first["metadata"]["fetched_at"]) + 2), 5, "min_refresh_interval")
+        for n in range(5):              # five refreshes at once: one fetch
+            await client.publish(json.dumps({"url": page, "refresh": True, "id": f"r{n}"}))
+        burst = (await client.events.wait_for(6, timeout=30))[1:]
+        refreshed = [e for e in burst if e["resolution"] == "REVALIDATED"][0]
+        await wait_until(lambda: _past(epoch(refreshed["metadata"]["fetched_at"]) + 2), 5,
+                         "min_refresh_interval again")
+        code, out, err = await run_cli("submit", "--refresh", page, "--set", f"nats_url={nats_server.url}",
+                                       "--set", f"data_dir={tmp_path / 'cli'}")
+        assert code == 0, err
+        last = (await client.events.wait_for(7, timeout=30))[6]
+    assert (first["resolution"], first["submission_id"], first["source"]) == ("CRAWLED", "req-1", "tester")
+    assert sorted(e["submission_id"] for e in burst) == ["r0", "r1", "r2", "r3", "r4"]
+    # One refresh fetched (the same content again: REVALIDATED); the others joined it or got its record.
+    assert [e["resolution"] for e in burst].count("REVALIDATED") == 1
+    assert {e["resolution"] for e in burst if e is not refreshed} <= {"FRESH", "JOINED"}
+    assert (last["resolution"], last["source"]) == ("REVALIDATED", "cli")
+    assert len(localweb.hits_for("news.test", "/hot")) == 3                 # first, one refresh, the CLI's

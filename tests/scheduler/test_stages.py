@@ -19,7 +19,7 @@ from scheduler.stages.chain import StageFailed, compose
 from scheduler.stages.crawl_decision import CrawlDecider
 from scheduler.stages.record import PostProcessor
 from scheduler.stages.redirect_chain import RedirectFollower
-from scheduler.stages.submission import Decoder, decode_submission
+from scheduler.stages.submission import Decoded, Decoder, decode_submission
 from scheduler.task import CrawlTask, Outcome, Resolution, Submission
 from spiderduck.v1 import events_pb2
 
@@ -65,7 +65,31 @@ def crawled(task: CrawlTask, title="T") -> Outcome:
      {"Content-Type": "application/x-protobuf"}, ["http://twitter.com/a"]),
 ])
 def test_decode_accepts_every_documented_shape(data, headers, urls):
-    assert decode_submission(data, headers) == urls
+    assert decode_submission(data, headers) == Decoded(urls)
+
+
+@pytest.mark.parametrize("data,headers", [
+    (b'{"url": "http://a.test/", "refresh": true, "id": "req-7", "source": "bot"}', None),
+    (b'{"urls": ["http://a.test/"], "refresh": true, "id": "req-7", "source": "bot"}', None),
+    (events_pb2.UrlSubmission(url="http://a.test/", refresh=True, id="req-7", source="bot").SerializeToString(),
+     {"Content-Type": "application/x-protobuf"}),
+])
+def test_decode_reads_the_options_of_json_and_protobuf_alike(data, headers):
+    assert decode_submission(data, headers) == Decoded(["http://a.test/"], True, "req-7", "bot")
+
+
+@pytest.mark.parametrize("data,reason", [
+    (b'{"url": "http://a.test/", "refresh": "yes"}', '"refresh" must be true or false'),
+    (b'{"url": "http://a.test/", "refresh": 1}', '"refresh" must be true or false'),
+    (b'{"url": "http://a.test/", "id": 7}', '"id" must be a string'),
+    (b'{"url": "http://a.test/", "source": ["x"]}', '"source" must be a string'),
+    (b'{"url": "http://a.test/", "id": "' + b"x" * 300 + b'"}', '"id" of 300 characters exceeds 256'),
+    (events_pb2.UrlSubmission(url="http://a.test/", source="s" * 257).SerializeToString(), '"source" of 257'),
+])
+def test_decode_refuses_options_of_the_wrong_kind_or_size(data, reason):
+    headers = None if data.startswith(b"{") else {"Content-Type": "application/x-protobuf"}
+    with pytest.raises(InvalidMessage, match=reason):
+        decode_submission(data, headers)
 
 
 @pytest.mark.parametrize("data,reason", [
@@ -91,7 +115,7 @@ async def test_decoder_fans_out_one_task_per_url():
 
 # --- decide -------------------------------------------------------------------------------
 async def test_invalid_urls_are_rejected_without_fetching(store):
-    decider = CrawlDecider(store, freshness=windows(60, 10), clock=Clock())
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock())
 
     async def never(task):
         raise AssertionError("fetched")
@@ -102,7 +126,7 @@ async def test_invalid_urls_are_rejected_without_fetching(store):
 
 async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
     clock = Clock()
-    decider = CrawlDecider(store, freshness=windows(60, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=clock)
     rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
                     fetched_at=clock.now)
     await store.put("http://a.test/", rec, ["http://a.test/"])
@@ -118,9 +142,44 @@ async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
     assert out.resolution is Resolution.CRAWLED and len(calls) == 1
 
 
+async def test_a_refresh_fetches_a_fresh_record_at_most_once_per_interval(store):
+    clock = Clock()
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/", fetched_at=clock.now)
+    await store.put("http://a.test/", rec, ["http://a.test/"])
+    calls = []
+
+    async def fetch(task):
+        calls.append(task)
+        return crawled(task)
+    refresh = CrawlTask("http://a.test/", 0.0, refresh=True)
+    assert (await decider(refresh, fetch)).resolution is Resolution.FRESH and not calls   # fetched 0 s ago
+    clock.now += 31
+    assert (await decider(CrawlTask("http://a.test/", 0.0), fetch)).resolution is Resolution.FRESH
+    out = await decider(refresh, fetch)
+    assert out.resolution is Resolution.CRAWLED and len(calls) == 1 and calls[0].previous.url == rec.url
+
+
+async def test_a_refresh_that_joins_a_sighting_answered_fresh_still_fetches(store):
+    clock = Clock()
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
+                    fetched_at=clock.now - 100)
+    await store.put("http://a.test/", rec, ["http://a.test/"])
+    calls = []
+
+    async def fetch(task):
+        calls.append(task)
+        return crawled(task)
+    plain, refresh = await asyncio.gather(decider(CrawlTask("http://a.test/", 0.0), fetch),
+                                          decider(CrawlTask("http://a.test/", 0.0, refresh=True), fetch))
+    assert plain.resolution is Resolution.FRESH
+    assert refresh.resolution is Resolution.CRAWLED and len(calls) == 1
+
+
 async def test_failures_stay_fresh_for_less_long(store):
     clock = Clock()
-    decider = CrawlDecider(store, freshness=windows(600, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
     rec = UrlRecord(url="http://down.test/", status=Status.CONNECTION_ERROR,
                     final_url="http://down.test/", fetched_at=clock.now - 11)
     assert not decider.is_fresh(rec)
@@ -128,7 +187,7 @@ async def test_failures_stay_fresh_for_less_long(store):
 
 
 async def test_the_same_url_in_flight_is_fetched_once(store):
-    decider = CrawlDecider(store, freshness=windows(60, 10), clock=Clock())
+    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock())
     gate = asyncio.Event()
     calls = []
 
@@ -306,7 +365,7 @@ async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store,
                 FetchResult(task.url, Status.OK, 200, body=b"<title>T</title>"),))
 
     chain = compose(SightingRecorder(store), Probe(),
-                    CrawlDecider(store, freshness=windows(60, 10), clock=Clock()),
+                    CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock()),
                     CrawlRecorder(store, content), Crawl())
     first = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
     joiner = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
