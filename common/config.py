@@ -179,6 +179,8 @@ class Settings:
     max_recrawl_after: Duration = 30 * 86_400.0  # ... and at most this
     min_refresh_interval: Duration = 60.0  # a refresh (submitted with refresh: true) re-fetches a URL
                                       # at most once this long: a record younger is answered FRESH
+    serve_stale_for: Duration = 86_400.0  # an OK record expired less than this long ago is answered
+                                      # STALE at once while one refresh re-fetches it; 0 = re-fetch first
     log_level: str = "INFO"
     metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)

@@ -15,6 +15,7 @@ whatever its headers say. Records written before expires_at existed keep the old
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -164,10 +165,33 @@ class Freshness:
                    fetched_at: float) -> float:
         return fetched_at + self.lifetime(response, status, http_status, fetched_at)
 
-    def is_fresh(self, record: UrlRecord, now: float) -> bool:
+    def expiry(self, record: UrlRecord) -> float:
         if record.expires_at:
-            return now < record.expires_at
+            return record.expires_at
         # Written before records carried expires_at: the windows alone.
         window = (self.recrawl_failed_after if self.failed(record.status, record.http_status)
                   else self.recrawl_after)
-        return now - record.fetched_at < window
+        return record.fetched_at + window
+
+    def is_fresh(self, record: UrlRecord, now: float) -> bool:
+        return now < self.expiry(record)
+
+    def servable_stale(self, record: UrlRecord, now: float, serve_stale_for: float) -> bool:
+        """An OK record expired less than `serve_stale_for` ago (a failure is never served stale:
+        who asks again wants the retry)."""
+        return record.ok and self.expiry(record) <= now < self.expiry(record) + serve_stale_for
+
+
+STALE_REFRESH_SOURCE = "spiderduck:stale-refresh"
+
+
+def stale_refresh(url: str, record: UrlRecord) -> tuple[bytes, dict[str, str]]:
+    """The submission (data, headers) that refreshes a record answered STALE: a UrlSubmission
+    with refresh set, whose Nats-Msg-Id names the URL and the record's fetch, so every STALE
+    answer of one record within JetStream's duplicate window queues one refresh."""
+    from common.bus import PROTOBUF_CONTENT_TYPE
+    from spiderduck.v1 import events_pb2
+    data = events_pb2.UrlSubmission(url=url, refresh=True, source=STALE_REFRESH_SOURCE).SerializeToString()
+    digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return data, {"Content-Type": PROTOBUF_CONTENT_TYPE,
+                  "Nats-Msg-Id": f"spiderduck-refresh-{digest}-{record.fetched_at!r}"}

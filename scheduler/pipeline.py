@@ -4,7 +4,7 @@
             -> RedirectFollower -> RelatedFetcher -> PostProcessor
 
 Outer stages wrap inner ones: the notifier publishes after the outcome is stored, so an event
-always describes stored state. The decider may answer (FRESH, JOINED, REJECTED) without a
+always describes stored state. The decider may answer (FRESH, STALE, JOINED, REJECTED) without a
 crawl; that answer is still recorded as a sighting and announced. Two stages write the metadata
 store, and the split is by what they record: the Sighting Recorder records every sighting (a
 share; the record of a rejection, which no crawl stored), outside the decider; the Crawl
@@ -40,7 +40,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
                    clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
-    `resubmit` publishes the parts of a split submission (see stages/submission.py).
+    `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
+    refreshes of records answered STALE (stages/crawl_decision.py).
     `metrics` is the scheduler's recorder (common.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
     freshness = Freshness.from_settings(settings)
@@ -49,7 +50,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         Notifier(publish, metrics=metrics, clock=clock),
         SightingRecorder(metadata),
         CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,
-                     clock=clock),
+                     serve_stale_for=settings.serve_stale_for, resubmit=resubmit, clock=clock),
         CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,

@@ -17,6 +17,7 @@ class Resolution(enum.IntEnum):
     JOINED = 3      # the same URL was in flight; shares that result
     REJECTED = 4    # never fetched (invalid or unsupported URL)
     REVALIDATED = 5  # re-fetched; the origin answered 304 or sent the same content again
+    STALE = 6       # an expired record answered at once, while a refresh re-fetches it
 
 
 @dataclass(frozen=True)

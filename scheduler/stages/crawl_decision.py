@@ -3,14 +3,17 @@ already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
 when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: before its
-expires_at; see common.freshness; for a refresh, fetched within min_refresh_interval), or when the
-same URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
-common.single_flight for what cancellation and failure do; a refresh that joined a sighting the
-record answered tries again, as it wants a fetch); otherwise it passes the task, with
+expires_at, see common.freshness; for a refresh, also fetched within min_refresh_interval), when
+an OK record expired less than serve_stale_for ago and the task is no refresh (STALE: answered at
+once, and a refresh of the URL is submitted, deduplicated per record by its Nats-Msg-Id), or when
+the same URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
+common.single_flight for what cancellation and failure do; sightings that come while the record
+answers one get the same answer, and a refresh among them tries again, as it wants a fetch);
+otherwise it passes the task, with
 its canonical `url` and the stored record it renews (`previous`, for a conditional re-fetch), to
 the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
-Failure: a store's StoreError reading the stored record; a crawl's failure is every joined
-sighting's failure.
+Failure: a store's StoreError reading the stored record, a BusError submitting a refresh; a crawl's
+failure is every joined sighting's failure.
 """
 from __future__ import annotations
 
@@ -18,12 +21,13 @@ import dataclasses
 import time
 
 from common import urls
-from common.freshness import Freshness
+from common.freshness import Freshness, stale_refresh
 from common.record import UrlRecord
 from common.single_flight import SingleFlight
 from common.status import Status
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
+from scheduler.stages.submission import Resubmit
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 
@@ -32,11 +36,16 @@ def record_key(record: UrlRecord) -> str:
 
 
 class CrawlDecider:
+    """`resubmit` publishes a STALE record's refresh (to spiderduck.urls.submit); without it
+    (tests, tools) an expired record is re-fetched before the answer, as with serve_stale_for 0."""
+
     def __init__(self, store: MetadataStore, *, freshness: Freshness, min_refresh_interval: float,
-                 clock=time.time):
+                 serve_stale_for: float, resubmit: Resubmit | None = None, clock=time.time):
         self._store = store
         self._freshness = freshness
         self._min_refresh_interval = min_refresh_interval
+        self._serve_stale_for = serve_stale_for if resubmit is not None else 0.0
+        self._resubmit = resubmit
         self._clock = clock
         self._in_flight: SingleFlight[Outcome] = SingleFlight()
 
@@ -53,22 +62,45 @@ class CrawlDecider:
             return Outcome(task, record, Resolution.REJECTED, key=key)
         task = dataclasses.replace(task, url=url)
         while True:
+            if url in self._in_flight and not task.refresh:
+                # The record may answer without waiting for the crawl in flight (a refresh of a
+                # record this sighting gets STALE; the crawl is the refresh).
+                stored = await self._store.get(url)
+                answer = self._answer(task, stored)
+                if answer is not None:
+                    return Outcome(task, stored, answer, key=record_key(stored))
             # run() registers the URL before its first await, so concurrent sightings join this crawl.
             joined = url in self._in_flight
-            outcome = await self._in_flight.run(url, lambda: self._crawl(task, next))
+            outcome = await self._in_flight.run(url, lambda: self._decide(task, next))
             if not joined:
                 return outcome
-            if task.refresh and outcome.resolution is Resolution.FRESH and not self._just_fetched(outcome.record):
-                continue        # joined a sighting the record answered: a refresh wants a fetch
-            return dataclasses.replace(outcome, task=task, resolution=Resolution.JOINED, fetches=())
+            if outcome.resolution not in _FROM_RECORD:
+                return dataclasses.replace(outcome, task=task, resolution=Resolution.JOINED, fetches=())
+            answer = self._answer(task, outcome.record)
+            if answer is not None:      # the record answers this sighting too
+                return dataclasses.replace(outcome, task=task, resolution=answer)
+            # A refresh that joined a sighting the record answered: it wants a fetch; try again.
 
-    def _just_fetched(self, record: UrlRecord) -> bool:
-        """Fetched within min_refresh_interval: a refresh gets the record rather than a fetch."""
-        return self._clock() - record.fetched_at < self._min_refresh_interval
+    def _answer(self, task: CrawlTask, stored: UrlRecord | None) -> Resolution | None:
+        """FRESH or STALE when the stored record answers the task without a fetch, else None."""
+        if stored is None or not stored.fetched_at:
+            return None
+        now = self._clock()
+        if self._freshness.is_fresh(stored, now) and (
+                not task.refresh or now - stored.fetched_at < self._min_refresh_interval):
+            return Resolution.FRESH
+        if not task.refresh and self._freshness.servable_stale(stored, now, self._serve_stale_for):
+            return Resolution.STALE
+        return None
 
-    async def _crawl(self, task: CrawlTask, next: Next) -> Outcome:
+    async def _decide(self, task: CrawlTask, next: Next) -> Outcome:
         stored = await self._store.get(task.url)
-        if stored is not None and stored.fetched_at and (
-                self._just_fetched(stored) if task.refresh else self.is_fresh(stored)):
-            return Outcome(task, stored, Resolution.FRESH, key=record_key(stored))
+        answer = self._answer(task, stored)
+        if answer is Resolution.STALE:
+            await self._resubmit(*stale_refresh(task.url, stored))
+        if answer is not None:
+            return Outcome(task, stored, answer, key=record_key(stored))
         return await next(dataclasses.replace(task, previous=stored))
+
+
+_FROM_RECORD = (Resolution.FRESH, Resolution.STALE)

@@ -19,12 +19,14 @@ class Resolution(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     JOINED: _ClassVar[Resolution]
     REJECTED: _ClassVar[Resolution]
     REVALIDATED: _ClassVar[Resolution]
+    STALE: _ClassVar[Resolution]
 RESOLUTION_UNSPECIFIED: Resolution
 CRAWLED: Resolution
 FRESH: Resolution
 JOINED: Resolution
 REJECTED: Resolution
 REVALIDATED: Resolution
+STALE: Resolution
 
 class UrlSubmission(_message.Message):
     __slots__ = ("url", "tweet", "source", "refresh", "id")

@@ -1,7 +1,9 @@
 """Freshness over the running service: expiry from the origin's caching headers within bounds,
-and every answer naming the URL that was asked for."""
+conditional re-fetches, changed fields, refreshes, stale answers, and every answer naming the URL
+that was asked for. (serve_stale_for 0 where a test wants an expired record re-fetched first.)"""
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import datetime
 
@@ -21,7 +23,7 @@ async def test_a_page_expires_when_its_origin_says_within_bounds(tmp_path, nats_
     quiet = web.page("quiet.test", "/", "<title>Quiet</title>")
     forever = web.page("forever.test", "/", "<title>Forever</title>",
                        headers={"Cache-Control": "max-age=31536000, immutable"})
-    settings = service_settings(tmp_path, nats_server.url, min_recrawl_after="1s",
+    settings = service_settings(tmp_path, nats_server.url, min_recrawl_after="1s", serve_stale_for=0,
                                 max_recrawl_after="30d")
     async with RunningService(settings), Client(settings) as client:
         for url in (brief, quiet, forever):
@@ -82,7 +84,7 @@ async def test_a_page_not_modified_is_revalidated_and_logged_as_a_revisit(tmp_pa
         return aioweb.Response(text="<title>Tagged</title>", content_type="text/html",
                                headers={"ETag": '"v1"', "Last-Modified": LAST_MODIFIED})
     page = localweb.route("etag.test", "/", tagged)
-    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s")
+    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
     async with RunningService(settings), Client(settings) as client:
         await client.submit_url(page)
         await client.events.wait_for(1, timeout=30)
@@ -122,7 +124,7 @@ async def test_a_recrawl_says_which_fields_changed(tmp_path, nats_server, localw
     async def changing(request):
         return aioweb.Response(text=f"<html lang=en><title>{titles.pop(0)}</title>", content_type="text/html")
     page = localweb.route("news.test", "/live", changing)
-    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s")
+    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
     async with RunningService(settings), Client(settings) as client:
         for n in range(3):
             if n:
@@ -172,3 +174,39 @@ async def test_refreshes_fetch_at_most_once_per_interval_and_echo_their_id(tmp_p
     assert {e["resolution"] for e in burst if e is not refreshed} <= {"FRESH", "JOINED"}
     assert (last["resolution"], last["source"]) == ("REVALIDATED", "cli")
     assert len(localweb.hits_for("news.test", "/hot")) == 3                 # first, one refresh, the CLI's
+
+
+async def test_an_expired_record_is_answered_stale_at_once_while_one_refresh_runs(tmp_path, nats_server, localweb):
+    import json
+    from aiohttp import web as aioweb
+
+    slow = asyncio.Event()
+    titles = ["Old"]
+
+    async def page(request):
+        if slow.is_set():
+            await asyncio.sleep(3)
+        return aioweb.Response(text=f"<title>{titles[0]}</title>", content_type="text/html")
+    url = localweb.route("slow.test", "/", page)
+    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for="1h")
+    async with RunningService(settings), Client(settings) as client:
+        await client.submit_url(url)
+        (first,) = await client.events.wait_for(1, timeout=30)
+        await wait_until(lambda: _past(epoch(first["metadata"]["expires_at"])), 5, "the record to expire")
+        slow.set()
+        titles[0] = "New"
+        started = time.monotonic()
+        for n in range(10):
+            await client.publish(json.dumps({"url": url, "id": f"s{n}", "source": "tester"}))
+        stale = (await client.events.wait_for(11, timeout=30))[1:11]
+        answered_in = time.monotonic() - started
+        refreshed = (await client.events.wait_for(12, timeout=30))[11]
+    assert [e["resolution"] for e in stale] == ["STALE"] * 10
+    assert answered_in < 2.5                       # all ten before the slow origin could answer once
+    assert sorted(e["submission_id"] for e in stale) == [f"s{n}" for n in range(10)]
+    assert {e["source"] for e in stale} == {"tester"} and {e["metadata"]["title"] for e in stale} == {"Old"}
+    assert (refreshed["resolution"], refreshed["source"]) == ("CRAWLED", "spiderduck:stale-refresh")
+    assert refreshed["metadata"]["title"] == "New" and refreshed["changed_fields"] == ["title"]
+    assert len(localweb.hits_for("slow.test", "/")) == 2
+    print(f"\nSTALE answers: 10 in {answered_in * 1000:.0f} ms; event latency "
+          f"{min(e['latency_seconds'] for e in stale) * 1000:.0f}-{max(e['latency_seconds'] for e in stale) * 1000:.0f} ms")

@@ -115,7 +115,7 @@ async def test_decoder_fans_out_one_task_per_url():
 
 # --- decide -------------------------------------------------------------------------------
 async def test_invalid_urls_are_rejected_without_fetching(store):
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock())
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(60, 10), clock=Clock())
 
     async def never(task):
         raise AssertionError("fetched")
@@ -126,7 +126,7 @@ async def test_invalid_urls_are_rejected_without_fetching(store):
 
 async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
     clock = Clock()
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(60, 10), clock=clock)
     rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
                     fetched_at=clock.now)
     await store.put("http://a.test/", rec, ["http://a.test/"])
@@ -144,7 +144,7 @@ async def test_fresh_records_are_answered_and_stale_ones_recrawled(store):
 
 async def test_a_refresh_fetches_a_fresh_record_at_most_once_per_interval(store):
     clock = Clock()
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(600, 10), clock=clock)
     rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/", fetched_at=clock.now)
     await store.put("http://a.test/", rec, ["http://a.test/"])
     calls = []
@@ -162,7 +162,7 @@ async def test_a_refresh_fetches_a_fresh_record_at_most_once_per_interval(store)
 
 async def test_a_refresh_that_joins_a_sighting_answered_fresh_still_fetches(store):
     clock = Clock()
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(600, 10), clock=clock)
     rec = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
                     fetched_at=clock.now - 100)
     await store.put("http://a.test/", rec, ["http://a.test/"])
@@ -177,9 +177,50 @@ async def test_a_refresh_that_joins_a_sighting_answered_fresh_still_fetches(stor
     assert refresh.resolution is Resolution.CRAWLED and len(calls) == 1
 
 
+class Resubmitted(list):
+    async def __call__(self, data, headers):
+        self.append((events_pb2.UrlSubmission.FromString(data), headers))
+
+
+async def stale_case(store, *, record=None, serve_stale_for=3600, tasks=(CrawlTask("http://a.test/", 0.0),)):
+    """A record expired 10 s ago; what the decider answers each task, and what it resubmitted."""
+    clock = Clock()
+    resubmitted = Resubmitted()
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=serve_stale_for, clock=clock,
+                           freshness=windows(600, 10), resubmit=resubmitted)
+    rec = record or UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/",
+                              fetched_at=clock.now - 610, expires_at=clock.now - 10)
+    await store.put("http://a.test/", rec, ["http://a.test/"])
+
+    async def fetch(task):
+        return crawled(task)
+    outs = await asyncio.gather(*(decider(t, fetch) for t in tasks))
+    return [o.resolution.name for o in outs], resubmitted
+
+
+async def test_an_expired_record_is_answered_stale_and_refreshed_once(store):
+    answers, resubmitted = await stale_case(store, tasks=[CrawlTask("http://a.test/", 0.0)] * 5)
+    assert answers == ["STALE"] * 5
+    ((msg, headers),) = resubmitted
+    assert (msg.url, msg.refresh, msg.source) == ("http://a.test/", True, "spiderduck:stale-refresh")
+    assert headers["Nats-Msg-Id"].startswith("spiderduck-refresh-") and headers["Nats-Msg-Id"].endswith("-999390.0")
+
+
+@pytest.mark.parametrize("case", ["serve_stale_for 0", "too old", "a failure", "a refresh"])
+async def test_what_is_not_served_stale_is_fetched_first(store, case):
+    failed = UrlRecord(url="http://a.test/", status=Status.HTTP_ERROR, http_status=404,
+                       final_url="http://a.test/", fetched_at=1_000_000.0 - 610, expires_at=1_000_000.0 - 10)
+    answers, resubmitted = await stale_case(store, **{
+        "serve_stale_for 0": {"serve_stale_for": 0},
+        "too old": {"serve_stale_for": 10},
+        "a failure": {"record": failed},
+        "a refresh": {"tasks": [CrawlTask("http://a.test/", 0.0, refresh=True)]}}[case])
+    assert answers == ["CRAWLED"] and not resubmitted
+
+
 async def test_failures_stay_fresh_for_less_long(store):
     clock = Clock()
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(600, 10), clock=clock)
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(600, 10), clock=clock)
     rec = UrlRecord(url="http://down.test/", status=Status.CONNECTION_ERROR,
                     final_url="http://down.test/", fetched_at=clock.now - 11)
     assert not decider.is_fresh(rec)
@@ -187,7 +228,7 @@ async def test_failures_stay_fresh_for_less_long(store):
 
 
 async def test_the_same_url_in_flight_is_fetched_once(store):
-    decider = CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock())
+    decider = CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(60, 10), clock=Clock())
     gate = asyncio.Event()
     calls = []
 
@@ -365,7 +406,7 @@ async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store,
                 FetchResult(task.url, Status.OK, 200, body=b"<title>T</title>"),))
 
     chain = compose(SightingRecorder(store), Probe(),
-                    CrawlDecider(store, min_refresh_interval=30, freshness=windows(60, 10), clock=Clock()),
+                    CrawlDecider(store, min_refresh_interval=30, serve_stale_for=0, freshness=windows(60, 10), clock=Clock()),
                     CrawlRecorder(store, content), Crawl())
     first = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
     joiner = asyncio.create_task(chain(CrawlTask("http://viral.test/", 0.0)))
