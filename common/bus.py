@@ -150,6 +150,12 @@ async def lease_bucket(js, ttl: float, *, replicas: int = 1):
                                               replicas=replicas))
 
 
+async def claim_bucket(js, ttl: float, *, replicas: int = 1):
+    """The KV bucket of URL claims (common.claims); entries expire `ttl` seconds after their last write."""
+    from common.claims import CLAIM_BUCKET
+    return await kv_bucket(js, KeyValueConfig(bucket=CLAIM_BUCKET, ttl=ttl, history=1, replicas=replicas))
+
+
 async def kv_bucket(js, config: KeyValueConfig):
     """Open the KV bucket `config` names, creating it as configured. Creating it again with the
     same configuration is a no-op; one made with another configuration (by an older version,

@@ -96,6 +96,9 @@ class SchedulerSettings:
     max_deliver: int = 5              # deliveries before a message is dead-lettered
     retry_delay: Duration = 5.0       # seconds before a failed message is redelivered
     recrawl_failed_after: Duration = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
+    claim_ttl: Duration = 30.0        # a URL being crawled is claimed in NATS KV (one crawl at a time
+                                      # across schedulers), renewed every third of this; a scheduler
+                                      # that dies holding a claim loses it within this
     hop_timeout: Duration = 120.0     # seconds one hop may take, queueing and re-routing included
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: Duration = 1.0        # seconds a message for a busy domain is parked before retrying

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from common.claims import Claims
 from common.config import Settings
 from common.freshness import Freshness
 from common.metrics import Recorder
@@ -38,10 +39,11 @@ from scheduler.stages.submission import Decoder, Resubmit
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
                    fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
-                   clock=time.time) -> Pipeline:
+                   claims: Claims | None = None, clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
     `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
-    refreshes of records answered STALE (stages/crawl_decision.py).
+    refreshes of records answered STALE (stages/crawl_decision.py). `claims` (common.claims)
+    keeps a URL's crawls apart across schedulers; None: within this pipeline only.
     `metrics` is the scheduler's recorder (common.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
     freshness = Freshness.from_settings(settings)
@@ -50,7 +52,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         Notifier(publish, metrics=metrics, clock=clock),
         SightingRecorder(metadata),
         CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,
-                     serve_stale_for=settings.serve_stale_for, resubmit=resubmit, clock=clock),
+                     serve_stale_for=settings.serve_stale_for, resubmit=resubmit, claims=claims,
+                     clock=clock),
         CrawlRecorder(metadata, content),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,

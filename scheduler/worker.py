@@ -6,11 +6,14 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import os
+import socket
 from typing import Any, AsyncIterator
 
 from nats.errors import Error as NatsError
 
 from common import bus, metrics
+from common.claims import Claims
 from common.config import Settings
 from common.errors import BusError
 from common.grpc_server import GrpcServer
@@ -83,9 +86,11 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
             workers=settings.extraction_workers if workers is None else workers,
             budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates))
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload)
+        claims = Claims(await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
+                        owner=f"{socket.gethostname()}:{os.getpid()}", ttl=settings.scheduler.claim_ttl)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
-                                  metrics=metrics.recorder("scheduler"),
+                                  metrics=metrics.recorder("scheduler"), claims=claims,
                                   extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
         stack.push_async_callback(pipeline.close)
         yield SchedulerParts(nc, js, pipeline, router, pool)

@@ -9,7 +9,8 @@ once, and a refresh of the URL is submitted, deduplicated per record by its Nats
 the same URL is being crawled right now (JOINED: waits for that crawl and shares its result; see
 common.single_flight for what cancellation and failure do; sightings that come while the record
 answers one get the same answer, and a refresh among them tries again, as it wants a fetch);
-otherwise it passes the task, with
+otherwise it claims the URL across schedulers (common.claims: a sighting whose URL another
+scheduler is crawling waits for that crawl and joins its record, JOINED) and passes the task, with
 its canonical `url` and the stored record it renews (`previous`, for a conditional re-fetch), to
 the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
 Failure: a store's StoreError reading the stored record, a BusError submitting a refresh; a crawl's
@@ -21,7 +22,10 @@ import dataclasses
 import time
 
 from common import urls
+from common.claims import Claims
+from common.errors import BusError
 from common.freshness import Freshness, stale_refresh
+from common.record_diff import changed_fields
 from common.record import UrlRecord
 from common.single_flight import SingleFlight
 from common.status import Status
@@ -40,7 +44,9 @@ class CrawlDecider:
     (tests, tools) an expired record is re-fetched before the answer, as with serve_stale_for 0."""
 
     def __init__(self, store: MetadataStore, *, freshness: Freshness, min_refresh_interval: float,
-                 serve_stale_for: float, resubmit: Resubmit | None = None, clock=time.time):
+                 serve_stale_for: float, resubmit: Resubmit | None = None, claims: Claims | None = None,
+                 clock=time.time):
+        self._claims = claims
         self._store = store
         self._freshness = freshness
         self._min_refresh_interval = min_refresh_interval
@@ -100,7 +106,43 @@ class CrawlDecider:
             await self._resubmit(*stale_refresh(task.url, stored))
         if answer is not None:
             return Outcome(task, stored, answer, key=record_key(stored))
-        return await next(dataclasses.replace(task, previous=stored))
+        if self._claims is None:
+            return await next(dataclasses.replace(task, previous=stored))
+        return await self._claimed(task, stored, next)
+
+    async def _claimed(self, task: CrawlTask, stored: UrlRecord | None, next: Next) -> Outcome:
+        """The crawl, under the URL's claim across schedulers: held by another, this sighting
+        waits for it and joins its record; released with no new record (that crawl failed), or
+        abandoned by a scheduler that died, the claim is this one's."""
+        for _ in range(CLAIM_TRIES):
+            claim = await self._claims.take(task.url)
+            if claim is None:
+                claim = await self._claims.wait(task.url)
+            if claim is None:
+                joined = await self._joined(task, stored)
+                if joined is not None:
+                    return joined
+                continue
+            try:
+                # A crawl elsewhere may have ended between this one's read and its claim.
+                joined = await self._joined(task, stored)
+                if joined is not None:
+                    return joined
+                return await next(dataclasses.replace(task, previous=stored))
+            finally:
+                await claim.release()
+        raise BusError(f"the claim of {task.url} changed hands {CLAIM_TRIES} times with no record stored",
+                       retryable=True)
+
+    async def _joined(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
+        """The record another scheduler's crawl stored since `stored` was read, as this
+        sighting's JOINED outcome; None when there is none."""
+        now = await self._store.get(task.url)
+        if now is None or now.fetched_at <= (stored.fetched_at if stored is not None else 0.0):
+            return None
+        return Outcome(task, now, Resolution.JOINED, key=record_key(now),
+                       changed_fields=changed_fields(stored, now))
 
 
+CLAIM_TRIES = 3     # claims taken or waited for before a sighting gives up (retried later)
 _FROM_RECORD = (Resolution.FRESH, Resolution.STALE)

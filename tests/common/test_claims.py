@@ -1,0 +1,91 @@
+"""URL claims in a real NATS KV bucket, two schedulers' connections: one holder at a time,
+waiters woken by the release, renewals keeping a claim, a dead holder's claim taken over."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+import nats
+import pytest
+
+from common import bus
+from common.claims import Claims, claim_key
+
+TTL = 1.0
+
+
+@pytest.fixture
+async def schedulers(nats_server):
+    """Two schedulers' Claims, each on its own NATS connection, one bucket."""
+    conns = [await nats.connect(nats_server.url) for _ in range(2)]
+    kvs = [await bus.claim_bucket(nc.jetstream(), TTL) for nc in conns]
+    yield [Claims(kv, owner=f"scheduler-{n}", ttl=TTL) for n, kv in enumerate(kvs)]
+    for nc in conns:
+        await nc.close()
+
+
+async def test_one_holder_at_a_time(schedulers):
+    a, b = schedulers
+    claim = await a.take("http://a.test/")
+    assert claim is not None and await b.take("http://a.test/") is None
+    assert await a.take("http://a.test/") is None           # not even its own holder twice
+    await claim.release()
+    again = await b.take("http://a.test/")
+    assert again is not None
+    await again.release()
+
+
+async def test_a_waiter_is_woken_by_the_release(schedulers):
+    a, b = schedulers
+    claim = await a.take("http://a.test/")
+    waiting = asyncio.create_task(b.wait("http://a.test/"))
+    released_at = time.monotonic()
+    await claim.release()
+    assert await asyncio.wait_for(waiting, 5) is None
+    assert time.monotonic() - released_at < TTL / 2            # woken by the release, not by staleness
+
+
+async def test_waiting_for_a_claim_nobody_holds_returns_at_once(schedulers):
+    a, b = schedulers
+    assert await asyncio.wait_for(b.wait("http://free.test/"), 5) is None
+    claim = await a.take("http://free.test/")
+    await claim.release()
+    assert await asyncio.wait_for(b.wait("http://free.test/"), 5) is None   # released: a DEL marker
+
+
+async def test_a_renewed_claim_is_never_taken_over(schedulers):
+    a, b = schedulers
+    claim = await a.take("http://long.test/")
+    first = claim.revision
+    waiting = asyncio.create_task(b.wait("http://long.test/"))
+    deadline = time.monotonic() + 10
+    while claim.revision < first + 4 and time.monotonic() < deadline:      # 4 renewals: > 1 TTL
+        await asyncio.sleep(0.05)
+    assert claim.revision >= first + 4 and not waiting.done() and not claim.lost
+    await claim.release()
+    assert await asyncio.wait_for(waiting, 5) is None
+
+
+async def test_a_dead_holders_claim_is_taken_over_within_its_ttl(schedulers):
+    a, b = schedulers
+    # A holder that died: its key written once, never renewed nor released.
+    dead_revision = await a.kv.create(claim_key("http://orphan.test/"), b"dead-scheduler")
+    started = time.monotonic()
+    claim = await asyncio.wait_for(b.wait("http://orphan.test/"), 10)
+    assert claim is not None and claim.revision > dead_revision
+    assert time.monotonic() - started < TTL * 2.5
+    assert (await b.kv.get(claim.key)).value == b"scheduler-1"
+    await claim.release()
+
+
+async def test_a_dead_holders_claim_the_server_dropped_is_taken_anew(nats_server):
+    from nats.js.api import KeyValueConfig
+    nc = await nats.connect(nats_server.url)
+    try:    # the server drops keys after 0.3 s, before a waiter (claim_ttl 1 s) would take over
+        kv = await bus.kv_bucket(nc.jetstream(), KeyValueConfig(bucket="spiderduck_url_claims", ttl=0.3, history=1))
+        await kv.create(claim_key("http://gone.test/"), b"dead-scheduler")
+        claim = await asyncio.wait_for(Claims(kv, owner="me", ttl=TTL).wait("http://gone.test/"), 10)
+        assert claim is not None and (await kv.get(claim.key)).value == b"me"
+        await claim.release()
+    finally:
+        await nc.close()
