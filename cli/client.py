@@ -11,6 +11,8 @@ from google.protobuf import json_format
 from common import bus, record_proto
 from common.config import Settings
 from common.errors import BusError, SpiderDuckError
+from common.pending import mark_queued, queued_bucket
+from common.tweets import fetchable, urls_in_tweet
 from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
 
 
@@ -31,16 +33,25 @@ def _submissions(args) -> list[events_pb2.UrlSubmission]:
     return items
 
 
+def _urls_of(item: events_pb2.UrlSubmission) -> list[str]:
+    """The URLs a submission asks for, as the scheduler will read them (to mark them queued)."""
+    if item.WhichOneof("payload") == "tweet":
+        return [fetchable(u) for u in urls_in_tweet(item.tweet)]
+    return [item.url]
+
+
 async def _submit(settings: Settings, items, progress: bool) -> None:
     nc = await bus.connect(bus.nats_url(settings), name="spiderduck-submit",
                            timeout=settings.nats_connect_timeout)
     try:
         js = nc.jetstream()
         await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
+        queued = await queued_bucket(js, settings.streams.queued_ttl, replicas=settings.nats_replicas)
         headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
         window = 256
         for start in range(0, len(items), window):
             batch = items[start:start + window]
+            await mark_queued(queued, [u for item in batch for u in _urls_of(item)])   # before they go
             acks = [js.publish(bus.SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
                     for item in batch]
             try:
@@ -82,6 +93,8 @@ async def _get(settings: Settings, urls: list[str]) -> list[dict]:
             for result in response.results:
                 if result.found:
                     out.append(record_proto.message_to_dict(result.metadata))
+                elif result.pending:
+                    out.append({"url": result.url, "found": False, "pending": True})
                 else:
                     out.append({"url": result.url, "found": False})
         return out

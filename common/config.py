@@ -130,6 +130,8 @@ class StreamSettings:
     events_max_bytes: int = 0         # bytes SPIDERDUCK_EVENTS may hold (oldest dropped)
     dead_max_age: Duration = 30 * 86_400.0   # how long SPIDERDUCK_DEAD keeps dead letters
     dead_max_bytes: int = 0           # bytes SPIDERDUCK_DEAD may hold (oldest dropped)
+    queued_ttl: Duration = 3600.0     # how long a URL submitted through SpiderDuck (submit, ResolveUrl)
+                                      # shows as pending in GetUrlMetadata before a scheduler claims it
 
 
 HTML_PARSERS = ("selectolax", "html5lib")      # process.parser: lexbor (fast), the reference

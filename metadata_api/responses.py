@@ -1,7 +1,7 @@
 """GetUrlMetadataResponse written from stored bytes (a protobuf message is its fields' bytes).
 
     GetUrlMetadataResponse { repeated UrlMetadataResult results = 1; }
-    UrlMetadataResult      { string url = 1; bool found = 2; UrlMetadata metadata = 3; }
+    UrlMetadataResult      { string url = 1; bool found = 2; UrlMetadata metadata = 3; bool pending = 4; }
 
 The stores keep each record as its UrlMetadata's bytes (share_count appended for the answer), so
 an answer is those bytes framed, never a record parsed and written again: that took two thirds
@@ -19,15 +19,22 @@ _FOUND_METADATA = b"\x10\x01\x1a"   # found = true (field 2), then metadata's ta
 _RESULT = b"\x0a"              # GetUrlMetadataResponse.results (field 1, length-delimited)
 
 
-def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
+_PENDING = b"\x20\x01"          # UrlMetadataResult.pending = true (field 4, varint)
+
+
+def response(urls: Sequence[str], records: Sequence[bytes | None],
+             pending: Sequence[bool] | None = None) -> bytes:
     """A GetUrlMetadataResponse, one result per URL in order: the URL as asked, and the record's
     bytes when it was found, its url set to the URL as asked. Written as one join of its pieces, so no record is copied twice."""
     pieces: list[bytes] = []
     add = pieces.append
-    for url, metadata in zip(urls, records):
+    for n, (url, metadata) in enumerate(zip(urls, records)):
         url_bytes = url.encode("utf-8")
         url_len = varint(len(url_bytes))
         size = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
+        waiting = metadata is None and pending is not None and pending[n]
+        if waiting:
+            size += len(_PENDING)
         if metadata is not None:
             # The record's own url (field 1) follows its bytes: the last value wins, so the
             # record names the URL asked for, not the one it was first stored under.
@@ -48,4 +55,6 @@ def response(urls: Sequence[str], records: Sequence[bytes | None]) -> bytes:
                 add(_URL)
                 add(url_len)
                 add(url_bytes)
+        if waiting:
+            add(_PENDING)
     return b"".join(pieces)

@@ -137,14 +137,16 @@ class GetUrlMetadataRequest(_message.Message):
     def __init__(self, urls: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class UrlMetadataResult(_message.Message):
-    __slots__ = ("url", "found", "metadata")
+    __slots__ = ("url", "found", "metadata", "pending")
     URL_FIELD_NUMBER: _ClassVar[int]
     FOUND_FIELD_NUMBER: _ClassVar[int]
     METADATA_FIELD_NUMBER: _ClassVar[int]
+    PENDING_FIELD_NUMBER: _ClassVar[int]
     url: str
     found: bool
     metadata: UrlMetadata
-    def __init__(self, url: _Optional[str] = ..., found: _Optional[bool] = ..., metadata: _Optional[_Union[UrlMetadata, _Mapping]] = ...) -> None: ...
+    pending: bool
+    def __init__(self, url: _Optional[str] = ..., found: _Optional[bool] = ..., metadata: _Optional[_Union[UrlMetadata, _Mapping]] = ..., pending: _Optional[bool] = ...) -> None: ...
 
 class GetUrlMetadataResponse(_message.Message):
     __slots__ = ("results",)

@@ -366,7 +366,7 @@ def test_scheduler_and_api_policies(default_docs):
     assert to_fetchers[0]["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == \
         "fetcher"
     api = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
-    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 9042}
+    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042}
     assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051}]
     assert not [d for d in render({"networkPolicy": {"enabled": False}})
                 if d["kind"] == "NetworkPolicy"]

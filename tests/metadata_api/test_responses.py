@@ -48,3 +48,12 @@ def test_a_record_found_under_another_url_names_the_url_asked_for():
     results = metadata_pb2.GetUrlMetadataResponse.FromString(framed).results
     assert [r.metadata.url for r in results] == ["http://short.test/2", "http://a.test/page"]
     assert {r.metadata.final_url for r in results} == {"http://a.test/page"}
+
+
+def test_a_result_not_found_says_pending_when_told_so():
+    stored = record("T")
+    framed = responses.response(["http://q.test/", "http://a.test/", "http://n.test/", ""],
+                                [None, stored, None, None], pending=[True, True, False, True])
+    results = metadata_pb2.GetUrlMetadataResponse.FromString(framed).results
+    assert [(r.found, r.pending) for r in results] == [(False, True), (True, False), (False, False), (False, True)]
+    assert results[1].metadata.title == "T" and results[3].url == ""

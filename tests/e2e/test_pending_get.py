@@ -1,0 +1,39 @@
+"""`spiderduck get` tells "queued or in flight" from "never seen", over a metadata-api on NATS."""
+from __future__ import annotations
+
+import json
+
+from common import bus
+from common.claims import Claims
+from fetcher.main import run_fetcher
+from metadata_api.main import run_metadata_api
+from support.cli import run_cli
+from support.service import Client, RunningService, service_settings
+
+
+async def test_get_says_pending_for_queued_and_claimed_urls_only(tmp_path, nats_server, localweb):
+    queued = localweb.page("queued.test", "/a", "<title>A</title>")
+    claimed = localweb.url("claimed.test", "/b")
+    never = localweb.url("never.test", "/c")
+    settings = service_settings(tmp_path, nats_server.url)
+    where = ["--set", f"nats_url={nats_server.url}", "--set", f"data_dir={tmp_path / 'cli'}",
+             "--set", f"metadata_api.listen={settings.metadata_api.listen}"]
+    # No scheduler: what is submitted stays queued.
+    async with RunningService(settings, roles=(run_fetcher, run_metadata_api)), Client(settings) as client:
+        code, out, err = await run_cli("submit", queued, *where)
+        assert code == 0, err
+        claim = await Claims(await bus.claim_bucket(client.js, settings.scheduler.claim_ttl),
+                             owner="a-scheduler", ttl=settings.scheduler.claim_ttl).take(claimed)
+        try:
+            code, out, err = await run_cli("get", queued, claimed, never, "HTTP://QUEUED.test:" +
+                                           queued.split(":")[2], *where)
+        finally:
+            await claim.release()
+        assert code == 0, err
+        rows = [json.loads(line) for line in out.splitlines()]
+        code, again, err = await run_cli("get", claimed, *where)
+    assert rows[0] == {"url": queued, "found": False, "pending": True}
+    assert rows[1] == {"url": claimed, "found": False, "pending": True}
+    assert rows[2] == {"url": never, "found": False}
+    assert rows[3]["pending"] is True                      # the same URL in another form
+    assert json.loads(again) == {"url": claimed, "found": False}    # released, and no record: not pending
