@@ -27,6 +27,7 @@ SCHEDULER_DURABLE = "scheduler"
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
 # On the parts of a split submission: when the producer published the original (epoch seconds).
 SUBMITTED_AT_HEADER = "SpiderDuck-Submitted-At"
+REPLY_TO_HEADER = "SpiderDuck-Reply-To"   # a submission's outcome goes to this _INBOX subject, not to events
 LEASE_BUCKET = "spiderduck_fetcher_leases"
 EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedded server's URL
 

@@ -35,6 +35,10 @@ class MetadataApiSettings:
                                       # default receive limit is 4 MiB)
     max_concurrent_calls: int = 64    # calls served at once; more are RESOURCE_EXHAUSTED at once,
                                       # so answers in memory stay under this x max_response_bytes
+    resolve_timeout: Duration = 30.0  # the longest a ResolveUrl call waits for a crawl (its own
+                                      # deadline, if shorter, counts)
+    max_concurrent_resolves: int = 1000  # ResolveUrl calls waiting at once (apart from
+                                      # max_concurrent_calls); more are RESOURCE_EXHAUSTED at once
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ import logging
 
 from common import bus
 from common.config import Settings
+from common.freshness import Freshness
 from common.pending import PendingLookup, queued_bucket
+from metadata_api.resolver import Resolver
 from common.grpc_server import GrpcServer
 from common.stores.open import open_metadata_store
 from metadata_api import server
@@ -17,24 +19,30 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
     """Serves the metadata store; with nats_url set it also asks NATS which URLs are pending
-    (common.pending), and fails at start, as the other roles do, if that NATS cannot be reached."""
+    (common.pending) and serves ResolveUrl (metadata_api.resolver), and fails at start, as the
+    other roles do, if that NATS cannot be reached."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
-        pending = None
+        pending = resolver = None
         if settings.nats_url:
             nc = await bus.connect(settings.nats_url, name="spiderduck-metadata-api",
                                    timeout=settings.nats_connect_timeout)
             stack.push_async_callback(nc.close)
             js = nc.jetstream()
+            await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
+            queued = await queued_bucket(js, settings.streams.queued_ttl, replicas=settings.nats_replicas)
             pending = PendingLookup(
                 await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
-                await queued_bucket(js, settings.streams.queued_ttl, replicas=settings.nats_replicas))
+                queued)
+            resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
+                                      serve_stale_for=settings.serve_stale_for).start()
+            stack.push_async_callback(resolver.close)
         else:
-            log.info("metadata-api without NATS (nats_url not set): `pending` is never told")
+            log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
         api = settings.metadata_api
-        grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls,
+        grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
                                  stop_grace=settings.drain_seconds)
-        server.register(grpc_server, store, api.max_urls, api.max_response_bytes, pending)
+        server.register(grpc_server, store, api, pending, resolver)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
             await stop.wait()

@@ -1,4 +1,5 @@
-"""MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter).
+"""MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter), and
+ResolveUrl (metadata_api.resolver) when the metadata-api has NATS.
 
 Answers are written from the stored records' bytes (metadata_api.responses): the method is
 registered with a serializer that sends bytes as they are. Requests arrive as bytes too and are
@@ -9,19 +10,25 @@ crawled (common.pending; only with NATS).
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 
 import grpc
 from google.protobuf.message import DecodeError
 
-from common import urls
+from common import record_proto, urls
+from common.config import MetadataApiSettings
 from common.errors import BusError, StoreError
 from common.pending import PendingLookup
+from metadata_api.resolver import Resolver, StillResolving
 from common.stores.metadata import AnswerTooLarge, MetadataStore
 from metadata_api import responses
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 log = logging.getLogger("spiderduck.metadata_api")
+RESOLUTION_KEY = "spiderduck-resolution"   # ResolveUrl's trailing metadata: how it was answered
+_REPLY_ROOM = 0.05      # seconds of a caller's deadline kept for the answer to reach it
 SERVICE_NAME = metadata_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name
 
 
@@ -38,19 +45,64 @@ _FRAMING = 16
 
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
-    def __init__(self, store: MetadataStore, max_urls: int, max_response_bytes: int,
-                 pending: PendingLookup | None = None):
+    def __init__(self, store: MetadataStore, settings: MetadataApiSettings,
+                 pending: PendingLookup | None = None, resolver: Resolver | None = None):
         self._store = store
-        self._max_urls = max_urls
-        self._max_response_bytes = max_response_bytes
+        self._max_urls = settings.max_urls
+        self._max_response_bytes = settings.max_response_bytes
         self._pending = pending
+        self._resolver = resolver
+        self._resolve_timeout = settings.resolve_timeout
+        # Each method its own bound: ResolveUrl calls wait for crawls, and must never take the
+        # places of GetUrlMetadata's (the server admits the sum).
+        self._slots = {"GetUrlMetadata": settings.max_concurrent_calls,
+                       "ResolveUrl": settings.max_concurrent_resolves}
+
+    @contextlib.asynccontextmanager
+    async def _slot(self, method: str, context):
+        if self._slots[method] <= 0:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many {method} calls at once")
+        self._slots[method] -= 1
+        try:
+            yield
+        finally:
+            self._slots[method] += 1
+
+    async def ResolveUrl(self, data: bytes, context: grpc.aio.ServicerContext):
+        request = await _parsed(metadata_pb2.ResolveUrlRequest, data, context)
+        if self._resolver is None:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                                "ResolveUrl needs NATS, and this metadata-api has none (set nats_url)")
+        max_age = None
+        if request.HasField("max_age"):
+            max_age = request.max_age.ToTimedelta().total_seconds()
+            if max_age < 0:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"max_age {max_age:g}s is negative")
+        remaining = context.time_remaining()
+        wait = self._resolve_timeout if remaining is None else min(self._resolve_timeout, remaining - _REPLY_ROOM)
+        refusal = None
+        async with self._slot("ResolveUrl", context):
+            try:
+                resolution, record = await self._resolver.resolve(request.url, max_age=max_age,
+                                                                  refresh=request.refresh, wait=wait)
+            except urls.InvalidUrl as exc:
+                refusal = (grpc.StatusCode.INVALID_ARGUMENT, f"not a fetchable URL: {exc}")
+            except StillResolving as exc:
+                refusal = (grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
+            except (StoreError, BusError) as exc:
+                refusal = (grpc.StatusCode.UNAVAILABLE, str(exc))
+        if refusal is not None:
+            await context.abort(*refusal)
+        context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))
+        metadata = record_proto.to_proto(dataclasses.replace(record, url=request.url))
+        return metadata_pb2.UrlMetadataResult(url=request.url, found=True, metadata=metadata).SerializeToString()
 
     async def GetUrlMetadata(self, data: bytes, context: grpc.aio.ServicerContext):
-        try:
-            request = metadata_pb2.GetUrlMetadataRequest.FromString(data)
-        except DecodeError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                                f"not a GetUrlMetadataRequest (URLs must be UTF-8 text): {exc}")
+        async with self._slot("GetUrlMetadata", context):
+            return await self._get(data, context)
+
+    async def _get(self, data: bytes, context: grpc.aio.ServicerContext):
+        request = await _parsed(metadata_pb2.GetUrlMetadataRequest, data, context)
         if len(request.urls) > self._max_urls:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
                                 f"{len(request.urls)} URLs requested; at most {self._max_urls} per call")
@@ -91,6 +143,15 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         return waiting
 
 
+async def _parsed(message, data: bytes, context: grpc.aio.ServicerContext):
+    """The request, or INVALID_ARGUMENT with the reason (gRPC's own parsing would say UNKNOWN)."""
+    try:
+        return message.FromString(data)
+    except DecodeError as exc:
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                            f"not a {message.__name__} (URLs must be UTF-8 text): {exc}")
+
+
 def _as_is(data: bytes) -> bytes:
     return data
 
@@ -99,12 +160,11 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
     """As metadata_pb2_grpc.add_MetadataServiceServicer_to_server, but the answer is bytes
     already: the response serializer sends them as they are."""
     grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, {
-        "GetUrlMetadata": grpc.unary_unary_rpc_method_handler(
-            servicer.GetUrlMetadata,
-            request_deserializer=_as_is,
-            response_serializer=_as_is)}),))
+        name: grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, name), request_deserializer=_as_is, response_serializer=_as_is)
+        for name in ("GetUrlMetadata", "ResolveUrl")}),))
 
 
-def register(server, store: MetadataStore, max_urls: int, max_response_bytes: int,
-             pending: PendingLookup | None = None) -> None:
-    server.add(_add_servicer, MetadataServicer(store, max_urls, max_response_bytes, pending), SERVICE_NAME)
+def register(server, store: MetadataStore, settings: MetadataApiSettings,
+             pending: PendingLookup | None = None, resolver: Resolver | None = None) -> None:
+    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver), SERVICE_NAME)

@@ -53,11 +53,16 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
 
 
 def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],
-                    max_payload: int) -> Publish:
+                    max_payload: int, reply: Callable[[str, bytes], Awaitable[None]] | None = None) -> Publish:
+    """`reply(subject, data)` sends the event of a ResolveUrl's submission (task.reply_to) to the
+    waiting call instead of the stream (core NATS: a call gone by then misses nothing)."""
     limit = max(max_payload - HEADER_ROOM, 1024)
 
     async def publish(outcome: Outcome, dedupe_id: str = "") -> None:
         event = fitted(processed_event(outcome), limit)
+        if outcome.task.reply_to and reply is not None:
+            await reply(outcome.task.reply_to, event.SerializeToString())
+            return
         headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
         if dedupe_id:
             digest = hashlib.blake2b(dedupe_id.encode("utf-8", "surrogatepass"), digest_size=16)

@@ -43,6 +43,7 @@ class CrawlTask:
     refresh: bool = False           # asked to re-fetch a fresh record (within min_refresh_interval: not)
     submission_id: str = ""         # the producer's id of the submission, echoed in the event
     source: str = ""                # who submitted, echoed in the event
+    reply_to: str = ""              # a ResolveUrl's inbox: the outcome goes there, not to the events
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,16 @@ def publisher(js, subject: str):
     return publish
 
 
+def replier(nc):
+    """reply(subject, data) over core NATS; a failure is a (retryable) BusError."""
+    async def reply(subject: str, data: bytes) -> None:
+        try:
+            await nc.publish(subject, data)
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise BusError(f"cannot reply on {subject}: {exc}") from exc
+    return reply
+
+
 async def open_router(settings: Settings, js, static: bool):
     """Static over `scheduler.fetchers` (or `up`'s one fetcher), else by the lease bucket."""
     if static or settings.scheduler.fetchers:
@@ -85,7 +95,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         pool = await stack.enter_async_context(ExtractionPool(
             workers=settings.extraction_workers if workers is None else workers,
             budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates))
-        events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload)
+        events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload, reply=replier(nc))
         claims = Claims(await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
                         owner=f"{socket.gethostname()}:{os.getpid()}", ttl=settings.scheduler.claim_ttl)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,

@@ -1,7 +1,8 @@
 """Stage 3, the Sighting Recorder: records the sighting, once per submitted URL.
 
 Input: a CrawlTask. Output: the Outcome of the stages inside it, with the record's share_count.
-Every sighting counts as one share, whatever its resolution (CRAWLED, FRESH, JOINED, REJECTED).
+Every sighting counts as one share, whatever its resolution, except a ResolveUrl call's (a
+question, not a share).
 A REJECTED answer (a URL that is not fetchable) was produced by the decider without a crawl, so
 nothing stored it yet: its record is stored here. A crawl's record is stored by the Crawl
 Recorder (stages/crawl_record.py), inside the decider's window; this stage sits outside it,
@@ -26,6 +27,8 @@ class SightingRecorder:
         outcome: Outcome = await next(task)
         if outcome.resolution is Resolution.REJECTED:
             outcome = await store_outcome(self._metadata, outcome)
+        if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
+            return outcome
         shares = await self._metadata.add_share(outcome.key)
         return dataclasses.replace(
             outcome, record=dataclasses.replace(outcome.record, share_count=shares))

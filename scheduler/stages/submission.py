@@ -12,6 +12,9 @@ Accepted on spiderduck.urls.submit:
   - a bare URL (UTF-8 text)
 Anything else raises InvalidMessage, which the consumer dead-letters.
 
+A submission with the header SpiderDuck-Reply-To (an _INBOX subject: a ResolveUrl call waiting)
+has its outcome sent there instead of announced (CrawlTask.reply_to).
+
 A submission of several URLs (a list, or a tweet) is split: each URL goes back on the subject as a
 message of its own (Decoder's `resubmit`), so each has its own outcome, retries and dead letter. A
 URL that failed is never retried with those that succeeded. The parts keep the submission's refresh,
@@ -23,12 +26,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Mapping
 
 from google.protobuf.message import DecodeError
 
-from common.bus import PROTOBUF_CONTENT_TYPE, SUBMITTED_AT_HEADER
+from common.bus import PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMITTED_AT_HEADER
 from common.errors import InvalidMessage
 from common.tweets import fetchable, urls_in_tweet
 from scheduler.stages.chain import Next
@@ -126,6 +130,15 @@ def _tweet(text: str) -> list[str]:
 
 Resubmit = Callable[[bytes, dict[str, str]], Awaitable[None]]
 
+_INBOX = re.compile(r"_INBOX\.[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}")
+
+
+def reply_subject(headers: Mapping[str, str] | None) -> str:
+    """The SpiderDuck-Reply-To of a ResolveUrl submission: an _INBOX subject (anything else is
+    ignored, so a producer cannot have outcomes published on another subject)."""
+    value = (headers or {}).get(REPLY_TO_HEADER, "")
+    return value if _INBOX.fullmatch(value) else ""
+
 
 class Decoder:
     """One submission's URLs: one URL goes on down the stages; several are split into messages of
@@ -141,8 +154,10 @@ class Decoder:
         if len(decoded.urls) > 1 and self._resubmit is not None and submission.stream_seq:
             await self._split(submission, decoded)
             return ()
+        reply_to = reply_subject(submission.headers)
         tasks = [CrawlTask(submitted=u, received_at=submission.received_at, attempt=submission.delivery,
-                           refresh=decoded.refresh, submission_id=decoded.id, source=decoded.source)
+                           refresh=decoded.refresh, submission_id=decoded.id, source=decoded.source,
+                           reply_to=reply_to)
                  for u in decoded.urls]
         results = await asyncio.gather(*(next(t) for t in tasks), return_exceptions=True)
         for result in results:

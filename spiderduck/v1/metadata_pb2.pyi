@@ -1,5 +1,6 @@
 import datetime
 
+from google.protobuf import duration_pb2 as _duration_pb2
 from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
@@ -153,3 +154,13 @@ class GetUrlMetadataResponse(_message.Message):
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     results: _containers.RepeatedCompositeFieldContainer[UrlMetadataResult]
     def __init__(self, results: _Optional[_Iterable[_Union[UrlMetadataResult, _Mapping]]] = ...) -> None: ...
+
+class ResolveUrlRequest(_message.Message):
+    __slots__ = ("url", "max_age", "refresh")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    MAX_AGE_FIELD_NUMBER: _ClassVar[int]
+    REFRESH_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    max_age: _duration_pb2.Duration
+    refresh: bool
+    def __init__(self, url: _Optional[str] = ..., max_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., refresh: _Optional[bool] = ...) -> None: ...

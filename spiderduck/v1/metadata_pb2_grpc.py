@@ -39,6 +39,11 @@ class MetadataServiceStub:
                 request_serializer=spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataRequest.SerializeToString,
                 response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataResponse.FromString,
                 _registered_method=True)
+        self.ResolveUrl = channel.unary_unary(
+                '/spiderduck.v1.MetadataService/ResolveUrl',
+                request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.FromString,
+                _registered_method=True)
 
 
 class MetadataServiceServicer:
@@ -50,6 +55,17 @@ class MetadataServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ResolveUrl(self, request, context):
+        """One URL's record, crawling it first when none is young enough, within the caller's deadline
+        (and metadata_api.resolve_timeout): DEADLINE_EXCEEDED when it runs out, while the crawl goes on
+        and its record appears. The trailing metadata `spiderduck-resolution` says how it was answered
+        (FRESH, STALE, CRAWLED, JOINED, REVALIDATED, REJECTED). Answered to the caller only: no
+        UrlProcessed is published for it. FAILED_PRECONDITION: the metadata-api has no NATS.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MetadataServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -57,6 +73,11 @@ def add_MetadataServiceServicer_to_server(servicer, server):
                     servicer.GetUrlMetadata,
                     request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataRequest.FromString,
                     response_serializer=spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataResponse.SerializeToString,
+            ),
+            'ResolveUrl': grpc.unary_unary_rpc_method_handler(
+                    servicer.ResolveUrl,
+                    request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -86,6 +107,33 @@ class MetadataService:
             '/spiderduck.v1.MetadataService/GetUrlMetadata',
             spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataRequest.SerializeToString,
             spiderduck_dot_v1_dot_metadata__pb2.GetUrlMetadataResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ResolveUrl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.MetadataService/ResolveUrl',
+            spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.SerializeToString,
+            spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,5 +1,6 @@
 """No stampedes across schedulers: two scheduler processes, one fetcher and one metadata API on one
-NATS. 50 URLs submitted 8 times each, interleaved, give exactly 400 events and exactly one origin
+NATS. 50 URLs submitted 8 times each, interleaved, while ResolveUrl is called for each, give
+exactly 400 events (ResolveUrl is answered to its caller, not announced) and exactly one origin
 GET per URL: each URL is claimed by one scheduler (common.claims), and every other sighting, on
 either scheduler, joins that crawl or finds its record.
 """
@@ -15,6 +16,7 @@ from aiohttp import web
 from common import bus
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
+from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from support.cli import Proc
 from support.service import Client, RunningService, service_settings, wait_until
 
@@ -58,9 +60,16 @@ async def test_fifty_urls_submitted_eight_times_to_two_schedulers_are_fetched_on
             for proc in schedulers:
                 await proc.wait_log("scheduler pipeline")
             started = time.monotonic()
+            stub = metadata_pb2_grpc.MetadataServiceStub(client.channel)
+
+            async def resolve(url):
+                call = stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url=url), timeout=60)
+                return await call, dict(await call.trailing_metadata())["spiderduck-resolution"]
+            resolving = [asyncio.ensure_future(resolve(url)) for url in urls]   # while its submissions go in
             for _ in range(ROUNDS):
                 for url in urls:
                     await client.publish(json.dumps({"url": url}))
+            resolved = await asyncio.gather(*resolving)
             events = await client.events.wait_for(URLS * ROUNDS, timeout=120)
             took = time.monotonic() - started
 
@@ -76,12 +85,17 @@ async def test_fifty_urls_submitted_eight_times_to_two_schedulers_are_fetched_on
             await asyncio.gather(following, return_exceptions=True)
             await watcher.stop()
     assert stream.state.messages == URLS * ROUNDS            # exactly one event per submission
+    assert [(r.found, r.metadata.title) for r, _ in resolved] == [(True, f"/{n}") for n in range(URLS)]
     gets = {url: len(localweb.hits_for(f"site{n % HOSTS}.test", f"/{n}")) for n, url in enumerate(urls)}
     assert set(gets.values()) == {1}, {u: c for u, c in gets.items() if c != 1}
-    per_url = {url: [e["resolution"] for e in events if e["url"] == url] for url in urls}
-    assert all(len(r) == ROUNDS and r.count("CRAWLED") == 1 for r in per_url.values()), per_url
+    # Per URL one crawl, by a submission or by the ResolveUrl call; every other sighting joined or found it.
+    per_url = {url: [e["resolution"] for e in events if e["url"] == url] + [resolution]
+               for url, (_, resolution) in zip(urls, resolved)}
+    assert all(len(r) == ROUNDS + 1 and r.count("CRAWLED") == 1 for r in per_url.values()), per_url
     assert {r for rs in per_url.values() for r in rs} <= {"CRAWLED", "JOINED", "FRESH"}
     assert len(owners) == 2, owners                           # both schedulers claimed URLs
     joined = sum(r.count("JOINED") for r in per_url.values())
-    print(f"\nstampede: {URLS} URLs x {ROUNDS} = {len(events)} events, origin GETs per URL "
-          f"{sorted(set(gets.values()))}, {joined} JOINED, {URLS * ROUNDS - URLS - joined} FRESH, in {took:.1f}s")
+    by_resolve = sum(r == "CRAWLED" for _, r in resolved)
+    print(f"\nstampede: {URLS} URLs x {ROUNDS} submissions + {URLS} ResolveUrl: {len(events)} events, origin GETs "
+          f"per URL {sorted(set(gets.values()))}, crawled by ResolveUrl {by_resolve}, {joined} JOINED, "
+          f"{URLS * (ROUNDS + 1) - URLS - joined} FRESH, in {took:.1f}s")

@@ -8,6 +8,7 @@ import asyncio
 import grpc
 import pytest
 
+from common.config import MetadataApiSettings
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from common.record import UrlRecord
@@ -45,7 +46,7 @@ async def api(tmp_path):
     slow = SlowStore(store)
     listen = f"127.0.0.1:{free_port()}"
     grpc_server = GrpcServer(listen, max_concurrent_rpcs=4)
-    server.register(grpc_server, slow, 300, MAX_RESPONSE)
+    server.register(grpc_server, slow, MetadataApiSettings(max_urls=300, max_response_bytes=MAX_RESPONSE))
     async with grpc_server, grpc.aio.insecure_channel(listen) as channel:
         yield channel, slow
     await store.close()

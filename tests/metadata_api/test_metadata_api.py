@@ -28,7 +28,7 @@ async def api(tmp_path):
     await store.put("javascript:x", bad, [])
     listen = f"127.0.0.1:{free_port()}"
     grpc_server = GrpcServer(listen)
-    server.register(grpc_server, store, API.max_urls, API.max_response_bytes)
+    server.register(grpc_server, store, API)
     async with grpc_server, grpc.aio.insecure_channel(listen) as channel:
         yield channel
     await store.close()

@@ -1,0 +1,121 @@
+"""ResolveUrl: the record of one URL, fresh enough, crawling it first if need be, within the
+caller's deadline.
+
+    resolver = await Resolver(store, nc, js, queued, ...).start()
+    resolution, record = await resolver.resolve(url, max_age=None, refresh=False, wait=12.5)
+
+Answered at once from the stored record when it is young enough: with `max_age`, fetched less
+than max_age ago; without, before its expires_at (FRESH), or, expired less than serve_stale_for
+ago, STALE, the record's refresh submitted as the scheduler submits it (common.freshness). Else
+the URL is submitted (refresh when asked for, or when max_age found the record too old; the
+scheduler's min_refresh_interval still bounds re-fetches) with the header SpiderDuck-Reply-To
+naming one of this resolver's inbox subjects, and the scheduler, instead of announcing the
+outcome on spiderduck.events.processed, sends its UrlProcessed there. Past `wait` it raises
+StillResolving: the submission stays in the stream, so the crawl goes on and its record appears.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+from nats.errors import Error as NatsError
+
+from common import bus, record_proto, urls
+from common.errors import BusError
+from common.freshness import Freshness, stale_refresh
+from common.pending import mark_queued
+from common.record import UrlRecord
+from common.stores.metadata import MetadataStore
+from spiderduck.v1 import events_pb2
+
+SOURCE = "metadata-api"
+
+
+class StillResolving(Exception):
+    """The crawl did not end within the wait; it goes on."""
+
+
+class Resolver:
+    def __init__(self, store: MetadataStore, nc, js, queued_kv, *, freshness: Freshness,
+                 serve_stale_for: float, clock=time.time):
+        self._store = store
+        self._nc = nc
+        self._js = js
+        self._queued = queued_kv
+        self._freshness = freshness
+        self._serve_stale_for = serve_stale_for
+        self._clock = clock
+        self._prefix = f"_INBOX.{uuid.uuid4().hex}"
+        self._waiting: dict[str, asyncio.Future] = {}
+        self._sub = None
+
+    async def start(self) -> "Resolver":
+        self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
+        return self
+
+    async def close(self) -> None:
+        if self._sub is not None:
+            try:
+                await self._sub.unsubscribe()
+            except NatsError:
+                pass
+
+    async def _on_reply(self, msg) -> None:
+        future = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
+        if future is not None and not future.done():
+            future.set_result(msg.data)
+
+    async def resolve(self, url: str, *, max_age: float | None, refresh: bool,
+                      wait: float) -> tuple[str, UrlRecord]:
+        """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError."""
+        key = urls.canonicalize(url)
+        stored = await self._store.get(key)
+        if stored is not None and stored.fetched_at and not refresh:
+            now = self._clock()
+            if max_age is not None:
+                if now - stored.fetched_at < max_age:
+                    return "FRESH", stored
+                refresh = True          # too old for this caller, however fresh for others
+            elif self._freshness.is_fresh(stored, now):
+                return "FRESH", stored
+            elif self._freshness.servable_stale(stored, now, self._serve_stale_for):
+                data, headers = stale_refresh(key, stored)
+                await self._publish(data, headers)
+                return "STALE", stored
+        return await self._crawl(url, key, refresh, wait)
+
+    async def _crawl(self, url: str, key: str, refresh: bool, wait: float) -> tuple[str, UrlRecord]:
+        call = uuid.uuid4().hex
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[call] = future
+        try:
+            try:
+                await mark_queued(self._queued, [url])
+            except BusError:
+                pass                    # only `pending` in GetUrlMetadata suffers
+            data = events_pb2.UrlSubmission(url=url, refresh=refresh, id=call, source=SOURCE).SerializeToString()
+            await self._publish(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE,
+                                       bus.REPLY_TO_HEADER: f"{self._prefix}.{call}"})
+            try:
+                async with asyncio.timeout(max(0.0, wait)):
+                    reply = await future
+            except TimeoutError:
+                raise StillResolving(f"still resolving {url} after {wait:.3g}s; the crawl goes on and "
+                                     "its record will appear (GetUrlMetadata)") from None
+        finally:
+            self._waiting.pop(call, None)
+        event = events_pb2.UrlProcessed.FromString(reply)
+        resolution = events_pb2.Resolution.Name(event.resolution)
+        if event.HasField("metadata"):
+            return resolution, record_proto.from_proto(event.metadata)
+        record = await self._store.get(key)     # cut from the event to fit NATS's max payload
+        if record is None:
+            raise StillResolving(f"{url}: processed ({resolution}) but its record is not readable yet")
+        return resolution, record
+
+    async def _publish(self, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            await self._js.publish(bus.SUBMIT_SUBJECT, data, headers=headers)
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise BusError(f"cannot publish to {bus.SUBMIT_SUBJECT}: {exc}") from exc
