@@ -1,16 +1,17 @@
-"""Commands that talk to a running service: submit, get, watch."""
+"""Commands that talk to a running service: submit, get, watch, and resolve without --trace."""
 from __future__ import annotations
 
 import asyncio
 import json
 import sys
+import time
 
 import grpc
 from google.protobuf import json_format
 
 from common import bus, record_proto
 from common.config import Settings
-from common.errors import BusError, SpiderDuckError
+from common.errors import BusError, ConfigError, SpiderDuckError
 from common.pending import mark_queued, queued_bucket
 from common.tweets import fetchable, urls_in_tweet
 from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
@@ -98,6 +99,45 @@ async def _get(settings: Settings, urls: list[str]) -> list[dict]:
                 else:
                     out.append({"url": result.url, "found": False})
         return out
+
+
+async def _resolve(settings: Settings, url: str, refresh: bool, timeout: float | None):
+    address = settings.metadata_api.listen
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
+        call = stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url=url, refresh=refresh),
+                               timeout=timeout if timeout else settings.metadata_api.resolve_timeout + 5)
+        result = await call
+        return result, dict(await call.trailing_metadata()).get("spiderduck-resolution", "")
+
+
+def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: float | None) -> int:
+    """`resolve URL` without --trace: MetadataService.ResolveUrl on the running service. Prints
+    the record as `get` does, and the resolution on stderr; exit 0 with an outcome, 2 for a URL
+    it refuses, 1 when it could not answer (down, or still resolving past the deadline)."""
+    address = settings.metadata_api.listen
+    started = time.monotonic()
+    try:
+        result, resolution = asyncio.run(_resolve(settings, url, refresh, timeout))
+    except grpc.aio.AioRpcError as exc:
+        code = exc.code()
+        if code == grpc.StatusCode.INVALID_ARGUMENT:
+            raise ConfigError(exc.details()) from None
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            message = (f"still resolving after {time.monotonic() - started:.1f}s; the crawl goes on and "
+                       f"its record will appear (spiderduck get {url})")
+        else:
+            hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
+                    if code == grpc.StatusCode.UNAVAILABLE else "")
+            message = f"metadata-api at {address}: {code.name}: {exc.details()}{hint}"
+        print(f"spiderduck resolve: {message}", file=sys.stderr)
+        return 1
+    sys.stdout.buffer.write((json_line(record_proto.message_to_dict(result.metadata)) + "\n")
+                            .encode("utf-8", "replace"))
+    sys.stdout.buffer.flush()
+    status = metadata_pb2.Status.Name(result.metadata.status)
+    print(f"{resolution} {status} in {time.monotonic() - started:.3f}s", file=sys.stderr)
+    return 0
 
 
 _JSON_CONTROLS = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}

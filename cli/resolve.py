@@ -1,7 +1,11 @@
-"""`spiderduck resolve URL`: one URL through the service's own pipeline, here, on its real parts.
+"""`spiderduck resolve URL`: one URL's record, fresh enough, crawled first if need be.
 
-    spiderduck resolve URL [--trace] [--config F] [--set KEY=VALUE]
+    spiderduck resolve URL [--refresh] [--timeout S] [--trace] [--config F] [--set KEY=VALUE]
 
+Without --trace it asks the running service: MetadataService.ResolveUrl at metadata_api.listen
+(cli.client.cmd_resolve_remote), within --timeout (else the server's metadata_api.resolve_timeout).
+
+With --trace it runs the URL through the service's own pipeline, here, on its real parts.
 It opens what the scheduler opens, by the same code (scheduler.worker.scheduler_parts): the
 service's NATS (`nats_url`, else the running `up`'s), its metadata and content stores, its
 fetchers, routed as the scheduler routes (`scheduler.fetchers`, else the lease bucket; to the
@@ -15,13 +19,13 @@ line), and its resolution on stderr.
 --trace prints, before the record, each stage's decision (scheduler/trace.py, as text by
 cli/trace_view.py): whether it called next or answered, what it changed of the task and of the
 outcome, the hops, its time. A run that fails prints its trace too, up to where it failed.
-Tracing needs the stages in this process, which is why `resolve_here` runs them here; a way
-that asks the running scheduler and waits for its answer would go beside it, --trace still
-choosing this one.
+Tracing needs the stages in this process, which is why `resolve_here` runs them here.
+--refresh submits the URL with refresh; --timeout gives up after S seconds, with the trace so far.
 
 Exit status: 0 when the URL got an outcome, whatever it is (REJECTED, FRESH, a failed fetch);
-2 for a bad option, config or submission; 1 when it could not be resolved: no NATS, no fetcher
-answering a hop within scheduler.hop_timeout, a store failing.
+2 for a bad option, config or submission (without --trace: a URL ResolveUrl refuses); 1 when it
+could not be resolved: no NATS, no fetcher answering a hop within scheduler.hop_timeout, a store
+failing, the metadata-api unreachable, or --timeout past.
 """
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ import sys
 import time
 from typing import Callable
 
-from cli.client import json_line
+from cli.client import cmd_resolve_remote, json_line
 from cli.trace_view import render
 from common import bus, record_proto
 from common.config import Settings
@@ -46,15 +50,15 @@ from spiderduck.v1 import events_pb2
 USAGE_ERRORS = (ConfigError, InvalidMessage)     # exit 2; any other SpiderDuckError exits 1
 
 
-def submission(url: str, now: float) -> Submission:
+def submission(url: str, now: float, refresh: bool = False) -> Submission:
     """The URL as a producer submits it (a protobuf UrlSubmission, as `spiderduck submit`)."""
-    data = events_pb2.UrlSubmission(url=url, source="cli").SerializeToString()
+    data = events_pb2.UrlSubmission(url=url, source="cli", refresh=refresh).SerializeToString()
     return Submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}, received_at=now)
 
 
 async def resolve_here(settings: Settings, url: str,
                        sink: Callable[[StageRun], object] | None = None,
-                       names: list[str] | None = None) -> Outcome:
+                       names: list[str] | None = None, refresh: bool = False) -> Outcome:
     """Run `url` through the service's pipeline in this process; `sink` gets each stage's run
     (scheduler.trace), `names` the pipeline's stage names, outer first."""
     static = running_up(settings.data_dir) is not None      # `up`: one fetcher, no leases
@@ -63,7 +67,7 @@ async def resolve_here(settings: Settings, url: str,
         pipeline = parts.pipeline if sink is None else traced(parts.pipeline, sink)
         if names is not None:
             names[:] = [stage_name(s) for s in parts.pipeline.stages]
-        outcomes = await pipeline(submission(url, time.time()))
+        outcomes = await pipeline(submission(url, time.time(), refresh))
     if len(outcomes) != 1:
         raise SpiderDuckError(f"the pipeline gave {len(outcomes)} outcomes for one URL")
     return outcomes[0]
@@ -83,6 +87,10 @@ def _nats_found(settings: Settings) -> str:
 def cmd_resolve(settings: Settings, args) -> int:
     if not args.url.strip():
         raise SpiderDuckError("URL is empty")
+    if args.timeout is not None and not args.timeout > 0:
+        raise ConfigError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
+    if not args.trace:
+        return cmd_resolve_remote(settings, args.url, refresh=args.refresh, timeout=args.timeout)
     missing = _nats_found(settings)
     if missing:
         print(f"spiderduck resolve: {missing}", file=sys.stderr)
@@ -90,11 +98,18 @@ def cmd_resolve(settings: Settings, args) -> int:
     runs: list[StageRun] = []
     names: list[str] = []
     started = time.monotonic()
+
+    async def bounded() -> Outcome:
+        async with asyncio.timeout(args.timeout):
+            return await resolve_here(settings, args.url, runs.append, names, args.refresh)
     try:
-        outcome = asyncio.run(resolve_here(settings, args.url, runs.append if args.trace else None,
-                                           names))
+        outcome = asyncio.run(bounded())
     except USAGE_ERRORS:
         raise
+    except TimeoutError:
+        _print_trace(runs, names)
+        print(f"spiderduck resolve: not resolved within --timeout {args.timeout:g}s", file=sys.stderr)
+        return 1
     except (SpiderDuckError, OSError) as exc:
         _print_trace(runs, names)
         print(f"spiderduck resolve: not resolved: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -120,10 +135,14 @@ def _print_trace(runs: list[StageRun], names: list[str]) -> None:
 
 def add_commands(sub, common) -> None:
     p = sub.add_parser("resolve", parents=[common],
-                       help="resolve one URL here with the service's pipeline and parts; "
-                            "--trace: each stage's decision")
+                       help="one URL's record, crawled first if it is not fresh (ResolveUrl on the "
+                            "running service); --trace: here, with each stage's decision")
     p.add_argument("url", metavar="URL", help="the URL, as a producer would submit it")
+    p.add_argument("--refresh", action="store_true",
+                   help="re-fetch even a fresh record (at most once per min_refresh_interval)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="give up after S seconds (exit 1); the service's crawl goes on")
     p.add_argument("--trace", action="store_true",
-                   help="print each stage's decision (next or answer, changes, hops, time) "
-                        "before the record")
+                   help="run the service's pipeline in this process and print each stage's "
+                        "decision (next or answer, changes, hops, time) before the record")
     p.set_defaults(run=cmd_resolve)

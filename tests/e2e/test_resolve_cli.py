@@ -1,6 +1,7 @@
-"""`spiderduck resolve URL [--trace]`: one URL through the service's pipeline in the command's
-process, on real parts (NATS, a fetcher role holding leases, the stores, a local web): the
-trace names each stage's decision, and the outcome is stored and announced as the service's."""
+"""`spiderduck resolve URL [--refresh] [--timeout S] [--trace]`: without --trace, ResolveUrl on the
+running service; with it, one URL through the service's pipeline in the command's process, on
+real parts (NATS, a fetcher role holding leases, the stores, a local web): the trace names each
+stage's decision, and the outcome is stored and announced as the service's."""
 from __future__ import annotations
 
 import io
@@ -38,7 +39,8 @@ def stage_lines(out: str) -> dict[str, str]:
 
 async def resolve(settings, *args: str) -> tuple[int, str, str]:
     return await run_cli("resolve", *args, "--set", f"nats_url={settings.nats_url}",
-                         "--set", f"data_dir={settings.data_dir}")
+                         "--set", f"data_dir={settings.data_dir}",
+                         "--set", f"metadata_api.listen={settings.metadata_api.listen}")
 
 
 async def test_a_redirect_traced_stored_and_announced_then_fresh(nats_server, localweb, tmp_path):
@@ -87,10 +89,36 @@ async def test_a_redirect_traced_stored_and_announced_then_fresh(nats_server, lo
         events = await client.events.wait_for(2)
         assert events[1]["resolution"] == "FRESH"
 
-        code, out, err = await resolve(settings, moved)          # without --trace: the record only
+        code, out, err = await resolve(settings, moved)          # without --trace: ResolveUrl
         assert code == 0, err
-        assert len(out.splitlines()) == 1 and json.loads(out)["share_count"] == 3
+        record = json.loads(out)                                 # the record only; a question, not a share
+        assert len(out.splitlines()) == 1 and record["share_count"] == 2 and record["url"] == moved
         assert err.strip().splitlines()[-1].startswith("FRESH OK in ")
+
+
+async def test_without_trace_it_asks_the_running_service(nats_server, localweb, tmp_path):
+    import asyncio
+    from aiohttp import web
+
+    page = localweb.page("news.test", "/r", "<title>R</title>")
+
+    async def slow(request):
+        await asyncio.sleep(3)
+        return web.Response(text="<title>Slow</title>", content_type="text/html")
+    late = localweb.route("slow.test", "/", slow)
+    settings = service_settings(tmp_path, nats_server.url, min_refresh_interval="0s")
+    async with RunningService(settings), Client(settings) as client:
+        runs = [await resolve(settings, page), await resolve(settings, page),
+                await resolve(settings, page, "--refresh")]
+        slow_run = await resolve(settings, late, "--timeout", "0.5")
+        traced_refresh = await resolve(settings, page, "--trace", "--refresh", "--set", "min_refresh_interval=0s")
+    assert [code for code, _, _ in runs] == [0, 0, 0], runs
+    assert [err.strip().split()[0] for _, _, err in runs] == ["CRAWLED", "FRESH", "REVALIDATED"]
+    assert {json.loads(out)["title"] for _, out, _ in runs} == {"R"}
+    assert slow_run[0] == 1 and "still resolving after" in slow_run[2] and f"spiderduck get {late}" in slow_run[2]
+    assert traced_refresh[0] == 0 and traced_refresh[2].strip().splitlines()[-1].startswith("REVALIDATED OK")
+    assert len(localweb.hits_for("news.test", "/r")) == 3               # the first, and two refreshes
+    assert client.events.for_url(page)[0]["resolution"] == "REVALIDATED"   # only --trace announces
 
 
 async def test_an_invalid_url_is_rejected_recorded_and_announced(nats_server, tmp_path):
@@ -149,17 +177,22 @@ def test_bad_input_exits_2_and_no_nats_1_with_one_line(capsys, monkeypatch, tmp_
         code = cli_main(["resolve", *args, "--set", f"data_dir={tmp_path}"])
         return code, capsys.readouterr().err
 
-    code, err = run("http://news.test/")                         # no nats_url, no `up` running
+    code, err = run("http://news.test/", "--trace")              # no nats_url, no `up` running
     assert code == 1 and err.startswith("spiderduck resolve: no NATS to use"), err
     assert len(err.strip().splitlines()) == 1, err
+    nobody = f"127.0.0.1:{free_port()}"
+    code, err = run("http://news.test/", "--set", f"metadata_api.listen={nobody}")   # no service
+    assert code == 1 and err.startswith(f"spiderduck resolve: metadata-api at {nobody}: UNAVAILABLE"), err
+    assert len(err.strip().splitlines()) == 1, err
     dead = f"nats://127.0.0.1:{free_port()}"
-    code, err = run("http://news.test/", "--set", f"nats_url={dead}",
+    code, err = run("http://news.test/", "--trace", "--set", f"nats_url={dead}",
                     "--set", "nats_connect_timeout=0.5")
     assert code == 1 and f"not resolved: BusError: cannot connect to NATS at {dead}" in err, err
     assert len(err.strip().splitlines()) == 1, err
 
     for args, reason in [
         (("",), "URL is empty"),
+        (("http://news.test/", "--timeout", "0"), "--timeout 0: give a number of seconds above 0"),
         (("http://news.test/", "--set", "nats_connect_timeout=soon"), "nats_connect_timeout"),
         (("http://news.test/", "--set", "nats_url"), "--set expects key.path=value"),
     ]:
