@@ -26,6 +26,7 @@ from common.errors import BusError
 from common.freshness import Freshness, stale_refresh
 from common.pending import mark_queued
 from common.record import UrlRecord
+from common.record_limits import MAX_URL_CHARS
 from common.stores.metadata import MetadataStore
 from spiderduck.v1 import events_pb2
 
@@ -69,6 +70,8 @@ class Resolver:
     async def resolve(self, url: str, *, max_age: float | None, refresh: bool,
                       wait: float) -> tuple[str, UrlRecord]:
         """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError."""
+        if len(url) > MAX_URL_CHARS:
+            raise urls.InvalidUrl(url[:100] + "...", f"{len(url)} characters; at most {MAX_URL_CHARS}")
         key = urls.canonicalize(url)
         stored = await self._store.get(key)
         if stored is not None and stored.fetched_at and not refresh:

@@ -109,7 +109,8 @@ async def test_bad_requests_and_no_nats_are_refused(tmp_path, nats_server):
     async with RunningService(settings, roles=(run_metadata_api,)), Client(settings) as client:
         for fields, code in (({"url": "mailto:x"}, grpc.StatusCode.INVALID_ARGUMENT),
                              ({"url": "http://a.test/", "max_age": Duration(seconds=-1)},
-                              grpc.StatusCode.INVALID_ARGUMENT)):
+                              grpc.StatusCode.INVALID_ARGUMENT),
+                             ({"url": "http://a.test/" + "x" * 9000}, grpc.StatusCode.INVALID_ARGUMENT)):
             with pytest.raises(grpc.aio.AioRpcError) as info:
                 await resolve(client, timeout=5, **fields)
             assert info.value.code() == code

@@ -102,6 +102,15 @@ def test_decode_rejects_with_a_reason(data, reason):
         decode_submission(data)
 
 
+@pytest.mark.parametrize("value,kept", [
+    ("_INBOX.abc123.def456", True), ("_INBOX.a.b.c", False), ("spiderduck.events.processed", False),
+    ("_INBOX.abc", False), ("_INBOX.a b.c", False), ("_INBOX.>.x", False), ("_INBOX.a.*", False),
+    ("_INBOX." + "a" * 65 + ".b", False), ("", False)])
+def test_only_an_inbox_subject_is_taken_as_a_reply_to(value, kept):
+    from scheduler.stages.submission import reply_subject
+    assert reply_subject({"SpiderDuck-Reply-To": value}) == (value if kept else "")
+
+
 async def test_decoder_fans_out_one_task_per_url():
     seen = []
 
