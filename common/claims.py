@@ -24,13 +24,14 @@ import logging
 import time
 
 from nats.errors import Error as NatsError
-from nats.js.errors import KeyWrongLastSequenceError
+from nats.js.errors import APIError, KeyWrongLastSequenceError
 
 from common.errors import BusError
 
 log = logging.getLogger("spiderduck.scheduler")
 
 CLAIM_BUCKET = "spiderduck_url_claims"
+WRONG_LAST_SEQUENCE = 10071     # JetStream's error code for a compare-and-set that lost
 _DELETED = ("DEL", "PURGE")
 
 
@@ -71,6 +72,9 @@ class Claim:
             await self._claims.kv.delete(self.key, last=self.revision)
         except KeyWrongLastSequenceError:
             pass                # taken over meanwhile: the new holder's now
+        except APIError as exc:
+            if exc.err_code != WRONG_LAST_SEQUENCE:     # delete() does not map it as update() does
+                log.warning("claim %s: release failed (%s); it lapses within claim_ttl", self.key, exc)
         except (NatsError, asyncio.TimeoutError) as exc:
             # Not released: waiters take it over once it goes stale (claim_ttl).
             log.warning("claim %s: release failed (%s); it lapses within claim_ttl", self.key, exc)
@@ -109,29 +113,7 @@ class Claims:
                 updates.put_nowait(entry)
         pumping = asyncio.create_task(pump())
         try:
-            revision, seen_at = 0, self._clock()
-            while True:
-                try:
-                    async with asyncio.timeout(max(0.0, seen_at + self.ttl - self._clock())):
-                        entry = await updates.get()
-                except TimeoutError:
-                    # Unchanged for a whole claim_ttl: its holder stopped renewing. Take it over
-                    # by compare-and-set; or, when the server has dropped the key already, anew.
-                    try:
-                        return Claim(self, key, await self.kv.update(key, self.owner, last=revision))
-                    except KeyWrongLastSequenceError:
-                        claim = await self.take(url)
-                        if claim is not None:
-                            return claim
-                        seen_at = self._clock()      # someone else took it: wait for them
-                        continue
-                if entry is None:                    # the watch's "no (more) history" marker
-                    if not revision:
-                        return None                  # released before the watch began
-                    continue
-                if entry.operation in _DELETED:
-                    return None
-                revision, seen_at = entry.revision, self._clock()
+            taken = await self._until_released(key, updates)
         except (NatsError, asyncio.TimeoutError) as exc:
             raise BusError(f"cannot wait for the claim of {url}: {exc}") from exc
         finally:
@@ -141,3 +123,32 @@ class Claims:
                 await watcher.stop()
             except (NatsError, asyncio.TimeoutError):
                 pass
+        # Made after the clean-up: a cancellation there must not leave a claim renewing for ever.
+        return None if taken is None else Claim(self, key, taken)
+
+    async def _until_released(self, key: str, updates: asyncio.Queue) -> int | None:
+        """None once the key is deleted (or was never there); the revision this scheduler wrote
+        when it took over a claim left unrenewed for claim_ttl."""
+        revision, seen_at = 0, self._clock()
+        while True:
+            try:
+                async with asyncio.timeout(max(0.0, seen_at + self.ttl - self._clock())):
+                    entry = await updates.get()
+            except TimeoutError:
+                # Unchanged for a whole claim_ttl: its holder stopped renewing. Take it over by
+                # compare-and-set; or, when the server has dropped the key already, anew.
+                try:
+                    return await self.kv.update(key, self.owner, last=revision)
+                except KeyWrongLastSequenceError:
+                    try:
+                        return await self.kv.create(key, self.owner)
+                    except KeyWrongLastSequenceError:
+                        seen_at = self._clock()      # someone else took it: wait for them
+                        continue
+            if entry is None:                        # the watch's "no (more) history" marker
+                if not revision:
+                    return None                      # released before the watch began
+                continue
+            if entry.operation in _DELETED:
+                return None
+            revision, seen_at = entry.revision, self._clock()

@@ -19,6 +19,7 @@ import asyncio
 import time
 import uuid
 
+from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
 from common import bus, record_proto, urls
@@ -70,6 +71,7 @@ class Resolver:
     async def resolve(self, url: str, *, max_age: float | None, refresh: bool,
                       wait: float) -> tuple[str, UrlRecord]:
         """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError."""
+        deadline = asyncio.get_running_loop().time() + wait     # what the store and NATS take counts
         if len(url) > MAX_URL_CHARS:
             raise urls.InvalidUrl(url[:100] + "...", f"{len(url)} characters; at most {MAX_URL_CHARS}")
         key = urls.canonicalize(url)
@@ -86,9 +88,9 @@ class Resolver:
                 data, headers = stale_refresh(key, stored)
                 await self._publish(data, headers)
                 return "STALE", stored
-        return await self._crawl(url, key, refresh, wait)
+        return await self._crawl(url, key, refresh, deadline)
 
-    async def _crawl(self, url: str, key: str, refresh: bool, wait: float) -> tuple[str, UrlRecord]:
+    async def _crawl(self, url: str, key: str, refresh: bool, deadline: float) -> tuple[str, UrlRecord]:
         call = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         self._waiting[call] = future
@@ -101,15 +103,18 @@ class Resolver:
             await self._publish(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE,
                                        bus.REPLY_TO_HEADER: f"{self._prefix}.{call}"})
             try:
-                async with asyncio.timeout(max(0.0, wait)):
+                async with asyncio.timeout_at(deadline):
                     reply = await future
             except TimeoutError:
-                raise StillResolving(f"still resolving {url} after {wait:.3g}s; the crawl goes on and "
-                                     "its record will appear (GetUrlMetadata)") from None
+                raise StillResolving(f"still resolving {url}; the crawl goes on and its record will "
+                                     "appear (GetUrlMetadata)") from None
         finally:
             self._waiting.pop(call, None)
-        event = events_pb2.UrlProcessed.FromString(reply)
-        resolution = events_pb2.Resolution.Name(event.resolution)
+        try:
+            event = events_pb2.UrlProcessed.FromString(reply)
+            resolution = events_pb2.Resolution.Name(event.resolution)
+        except (DecodeError, ValueError) as exc:     # anyone may publish to an inbox subject
+            raise BusError(f"{url}: the scheduler's reply is not a UrlProcessed: {exc}") from exc
         if event.HasField("metadata"):
             return resolution, record_proto.from_proto(event.metadata)
         record = await self._store.get(key)     # cut from the event to fit NATS's max payload

@@ -75,7 +75,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
                                 "ResolveUrl needs NATS, and this metadata-api has none (set nats_url)")
         max_age = None
         if request.HasField("max_age"):
-            max_age = request.max_age.ToTimedelta().total_seconds()
+            max_age = request.max_age.seconds + request.max_age.nanos / 1e9    # ToTimedelta overflows
             if max_age < 0:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"max_age {max_age:g}s is negative")
         remaining = context.time_remaining()

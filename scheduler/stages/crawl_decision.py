@@ -70,9 +70,11 @@ class CrawlDecider:
         while True:
             if url in self._in_flight and not task.refresh:
                 # The record may answer without waiting for the crawl in flight (a refresh of a
-                # record this sighting gets STALE; the crawl is the refresh).
+                # record this sighting gets STALE).
                 stored = await self._store.get(url)
                 answer = self._answer(task, stored)
+                if answer is Resolution.STALE:      # the flight may be no refresh (deduplicated if it is)
+                    await self._resubmit(*stale_refresh(url, stored))
                 if answer is not None:
                     return Outcome(task, stored, answer, key=record_key(stored))
             # run() registers the URL before its first await, so concurrent sightings join this crawl.

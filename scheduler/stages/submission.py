@@ -55,6 +55,21 @@ class Decoded:
 
 def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> Decoded:
     """What a message asks for. Raises InvalidMessage."""
+    decoded = _decode(data, headers)
+    for url in decoded.urls:
+        _unicode("a URL", url)
+    return decoded
+
+
+def _unicode(what: str, value: str) -> None:
+    """JSON may hold a lone surrogate (\\ud800), which no UTF-8 encoder takes, and so no event."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidMessage(f"{what} holds a lone surrogate ({ascii(value)[:60]}): not Unicode text") from None
+
+
+def _decode(data: bytes, headers: Mapping[str, str] | None) -> Decoded:
     if len(data) > MAX_MESSAGE_BYTES:
         raise InvalidMessage(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
     if (headers or {}).get("Content-Type") == PROTOBUF_CONTENT_TYPE:
@@ -117,6 +132,7 @@ def _label(name: str, value: object) -> str:
         raise InvalidMessage(f'"{name}" must be a string, not {json.dumps(value)[:40]}')
     if len(value) > MAX_LABEL_CHARS:
         raise InvalidMessage(f'"{name}" of {len(value)} characters exceeds {MAX_LABEL_CHARS}')
+    _unicode(f'"{name}"', value)
     return value
 
 

@@ -52,6 +52,8 @@ def test_the_http_date_fixture_is_the_epoch_it_stands_for():
     ((("Cache-Control", "max-age=-5"),), 7 * 86400),
     ((("Cache-Control", ",,=,;max-age"),), 7 * 86400),
     ((("Cache-Control", "x" * 100_000 + ", max-age=7200"),), 7 * 86400),   # only the first 4 KiB read
+    ((("Cache-Control", "a" * 2048 + " " * 2047 + ";"),), 7 * 86400),       # no backtracking: minutes once
+    ((("Cache-Control", "max-age=7200" + " " * 4000 + ","),), 7200),
 ])
 def test_the_lifetime_is_the_origins_within_bounds(headers, seconds):
     assert lifetime(*headers) == seconds

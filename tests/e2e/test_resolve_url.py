@@ -43,6 +43,7 @@ async def test_fresh_unseen_and_refreshed(tmp_path, nats_server, localweb):
         result, resolution = await resolve(client, unseen)
         refreshed, refresh_resolution = await resolve(client, page, refresh=True)
         young, young_resolution = await resolve(client, page, max_age=Duration(seconds=3600))
+        _, endless_resolution = await resolve(client, page, max_age=Duration(seconds=10**14))   # no overflow
     fresh = sorted(t for t, _ in times)
     assert {r for _, r in times} == {"FRESH"} and fresh[0] < 0.050
     assert len(localweb.hits_for("news.test", "/a")) == 1          # answered with no fetch
@@ -50,7 +51,7 @@ async def test_fresh_unseen_and_refreshed(tmp_path, nats_server, localweb):
     assert resolution == "CRAWLED" and len(localweb.hits_for("news.test", "/b")) == 1
     # A refresh within min_refresh_interval gets the record, FRESH, with no fetch.
     assert (refresh_resolution, refreshed.metadata.title) == ("FRESH", "A")
-    assert young_resolution == "FRESH" and len(localweb.hits_for("news.test", "/a")) == 1
+    assert young_resolution == endless_resolution == "FRESH" and len(localweb.hits_for("news.test", "/a")) == 1
     assert [e["url"] for e in client.events.items] == [page]       # answered to the caller, not announced
     print(f"\nResolveUrl FRESH: best {fresh[0] * 1000:.1f} ms, p50 {statistics.median(fresh) * 1000:.1f} ms "
           f"of {len(fresh)} calls")
