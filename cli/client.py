@@ -76,6 +76,13 @@ def cmd_submit(settings: Settings, args) -> int:
     return 0
 
 
+def _api_failed(address: str, exc: grpc.aio.AioRpcError) -> str:
+    """Why a call to the metadata-api failed, with what to do when nothing answers."""
+    hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
+            if exc.code() == grpc.StatusCode.UNAVAILABLE else "")
+    return f"metadata-api at {address}: {exc.code().name}: {exc.details()}{hint}"
+
+
 async def _get(settings: Settings, urls: list[str]) -> list[dict]:
     address = settings.metadata_api.listen
     async with grpc.aio.insecure_channel(address) as channel:
@@ -87,10 +94,7 @@ async def _get(settings: Settings, urls: list[str]) -> list[dict]:
                 response = await stub.GetUrlMetadata(
                     metadata_pb2.GetUrlMetadataRequest(urls=urls[start:start + limit]), timeout=30)
             except grpc.aio.AioRpcError as exc:
-                hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
-                        if exc.code() == grpc.StatusCode.UNAVAILABLE else "")
-                raise SpiderDuckError(f"metadata-api at {address}: {exc.code().name}: "
-                                      f"{exc.details()}{hint}") from exc
+                raise SpiderDuckError(_api_failed(address, exc)) from exc
             for result in response.results:
                 if result.found:
                     out.append(record_proto.message_to_dict(result.metadata))
@@ -127,9 +131,7 @@ def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: 
             message = (f"still resolving after {time.monotonic() - started:.1f}s; the crawl goes on and "
                        f"its record will appear (spiderduck get {url})")
         else:
-            hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
-                    if code == grpc.StatusCode.UNAVAILABLE else "")
-            message = f"metadata-api at {address}: {code.name}: {exc.details()}{hint}"
+            message = _api_failed(address, exc)
         print(f"spiderduck resolve: {message}", file=sys.stderr)
         return 1
     sys.stdout.buffer.write((json_line(record_proto.message_to_dict(result.metadata)) + "\n")

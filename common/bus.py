@@ -10,6 +10,7 @@ from nats.errors import Error as NatsError
 from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError
 
+from common.claims import CLAIM_BUCKET
 from common.config import Settings, StreamSettings
 from common.errors import BusError, ConfigError
 from common.up_lock import running_up
@@ -153,7 +154,6 @@ async def lease_bucket(js, ttl: float, *, replicas: int = 1):
 
 async def claim_bucket(js, ttl: float, *, replicas: int = 1):
     """The KV bucket of URL claims (common.claims); entries expire `ttl` seconds after their last write."""
-    from common.claims import CLAIM_BUCKET
     return await kv_bucket(js, KeyValueConfig(bucket=CLAIM_BUCKET, ttl=ttl, history=1, replicas=replicas))
 
 

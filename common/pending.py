@@ -19,6 +19,7 @@ from nats.js.api import KeyValueConfig
 from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
 from common import urls as urllib
+from common.bus import kv_bucket
 from common.claims import claim_key
 from common.errors import BusError
 
@@ -34,7 +35,6 @@ def url_key(url: str) -> str:
 
 
 async def queued_bucket(js, ttl: float, *, replicas: int = 1):
-    from common.bus import kv_bucket
     return await kv_bucket(js, KeyValueConfig(bucket=QUEUED_BUCKET, ttl=ttl, history=1, replicas=replicas))
 
 

@@ -25,36 +25,31 @@ _PENDING = b"\x20\x01"          # UrlMetadataResult.pending = true (field 4, var
 def response(urls: Sequence[str], records: Sequence[bytes | None],
              pending: Sequence[bool] | None = None) -> bytes:
     """A GetUrlMetadataResponse, one result per URL in order: the URL as asked, and the record's
-    bytes when it was found, its url set to the URL as asked. Written as one join of its pieces, so no record is copied twice."""
+    bytes when it was found, its url set to the URL as asked. Written as one join of its pieces,
+    so no record is copied twice."""
     pieces: list[bytes] = []
     add = pieces.append
     for n, (url, metadata) in enumerate(zip(urls, records)):
         url_bytes = url.encode("utf-8")
-        url_len = varint(len(url_bytes))
-        size = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
+        url_field = (_URL, varint(len(url_bytes)), url_bytes) if url_bytes else ()
+        url_size = sum(map(len, url_field))
+        size = url_size
         waiting = metadata is None and pending is not None and pending[n]
         if waiting:
             size += len(_PENDING)
         if metadata is not None:
             # The record's own url (field 1) follows its bytes: the last value wins, so the
             # record names the URL asked for, not the one it was first stored under.
-            asked = 1 + len(url_len) + len(url_bytes) if url_bytes else 0
-            meta_len = varint(len(metadata) + asked)
-            size += 3 + len(meta_len) + len(metadata) + asked
+            meta_len = varint(len(metadata) + url_size)
+            size += 3 + len(meta_len) + len(metadata) + url_size
         add(_RESULT)
         add(varint(size))
-        if url_bytes:
-            add(_URL)
-            add(url_len)
-            add(url_bytes)
+        pieces.extend(url_field)
         if metadata is not None:
             add(_FOUND_METADATA)
             add(meta_len)
             add(metadata)
-            if url_bytes:
-                add(_URL)
-                add(url_len)
-                add(url_bytes)
+            pieces.extend(url_field)
         if waiting:
             add(_PENDING)
     return b"".join(pieces)

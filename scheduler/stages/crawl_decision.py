@@ -71,12 +71,9 @@ class CrawlDecider:
             if url in self._in_flight and not task.refresh:
                 # The record may answer without waiting for the crawl in flight (a refresh of a
                 # record this sighting gets STALE).
-                stored = await self._store.get(url)
-                answer = self._answer(task, stored)
-                if answer is Resolution.STALE:      # the flight may be no refresh (deduplicated if it is)
-                    await self._resubmit(*stale_refresh(url, stored))
-                if answer is not None:
-                    return Outcome(task, stored, answer, key=record_key(stored))
+                answered = await self._from_record(task, await self._store.get(url))
+                if answered is not None:
+                    return answered
             # run() registers the URL before its first await, so concurrent sightings join this crawl.
             joined = url in self._in_flight
             outcome = await self._in_flight.run(url, lambda: self._decide(task, next))
@@ -101,13 +98,21 @@ class CrawlDecider:
             return Resolution.STALE
         return None
 
-    async def _decide(self, task: CrawlTask, next: Next) -> Outcome:
-        stored = await self._store.get(task.url)
+    async def _from_record(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
+        """The stored record's answer to the task (FRESH, or STALE with its refresh submitted:
+        deduplicated by its Nats-Msg-Id, so each sighting may submit it), or None."""
         answer = self._answer(task, stored)
+        if answer is None:
+            return None
         if answer is Resolution.STALE:
             await self._resubmit(*stale_refresh(task.url, stored))
-        if answer is not None:
-            return Outcome(task, stored, answer, key=record_key(stored))
+        return Outcome(task, stored, answer, key=record_key(stored))
+
+    async def _decide(self, task: CrawlTask, next: Next) -> Outcome:
+        stored = await self._store.get(task.url)
+        answered = await self._from_record(task, stored)
+        if answered is not None:
+            return answered
         if self._claims is None:
             return await next(dataclasses.replace(task, previous=stored))
         return await self._claimed(task, stored, next)
