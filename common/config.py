@@ -139,6 +139,16 @@ class StreamSettings:
 
 
 HTML_PARSERS = ("selectolax", "html5lib")      # process.parser: lexbor (fast), the reference
+# process.embed_allow_hosts by default: the players of the major video, audio, social and code
+# sites, each an iframe made to be embedded anywhere.
+DEFAULT_EMBED_HOSTS = (
+    "www.youtube.com", "www.youtube-nocookie.com", "player.vimeo.com", "open.spotify.com",
+    "w.soundcloud.com", "embed.music.apple.com", "embed.podcasts.apple.com", "bandcamp.com",
+    "player.twitch.tv", "clips.twitch.tv", "www.dailymotion.com", "geo.dailymotion.com",
+    "www.tiktok.com", "www.instagram.com", "platform.twitter.com", "codepen.io",
+    "giphy.com", "www.loom.com", "fast.wistia.net", "embed.ted.com", "www.mixcloud.com")
+_HOST_GLOB = re.compile(r"(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+MAX_EMBED_HOSTS = 1000
 DATE_PREFERENCES = ("modified", "published")   # process.prefer_dates
 
 
@@ -156,6 +166,9 @@ class ProcessSettings:
                                       # use (affinity, capped by a container's CPU limit)
     extract_timeout: Duration = 2.0   # seconds one page's extraction may take; past it the worker is
                                       # killed and the page recorded as TIMEOUT (other pages never wait)
+    embed_allow_hosts: list[str] = field(default_factory=lambda: list(DEFAULT_EMBED_HOSTS))
+                                      # hosts whose iframe a record's embed_html may hold: exact names, or
+                                      # "*.example.com" for its subdomains; [] = no embeds
 
     def __post_init__(self) -> None:
         if self.parser not in HTML_PARSERS:
@@ -167,6 +180,12 @@ class ProcessSettings:
         if self.prefer_dates not in DATE_PREFERENCES:
             raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of "
                               f"{', '.join(DATE_PREFERENCES)}")
+        if not isinstance(self.embed_allow_hosts, list) or len(self.embed_allow_hosts) > MAX_EMBED_HOSTS:
+            raise ConfigError(f"process.embed_allow_hosts: a list of at most {MAX_EMBED_HOSTS} host names")
+        for host in self.embed_allow_hosts:
+            if not isinstance(host, str) or len(host) > 253 or not _HOST_GLOB.fullmatch(host):
+                raise ConfigError(f"process.embed_allow_hosts: {str(host)[:80]!r} is not a lower-case host "
+                                  f"name or *.domain glob")
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,14 @@ class PageMetadata:
     video: Video | None = None
     structured_data: dict[str, Any] | None = None
     charset: str = ""
-    oembed_url: str = ""              # not part of the record: the page's oEmbed, for related fetches
+    robots_directives: tuple[str, ...] = ()   # from the page's robots metas (X-Robots-Tag is added later)
+    sensitive: bool = False
+    embed_html: str = ""
+    fediverse_creator: str = ""
+    # Not part of the record:
+    oembed_url: str = ""              # the page's oEmbed, for related fetches
+    interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
+    image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,12 @@ class UrlRecord:
     expires_at: float = 0.0           # epoch seconds the record stops being fresh (0: written before)
     etag: str = ""                    # the final response's ETag, as sent (for If-None-Match)
     last_modified: float = 0.0        # its Last-Modified, epoch seconds (for If-Modified-Since)
+    robots_directives: tuple[str, ...] = ()   # lower-case: robots metas and X-Robots-Tag
+    clean_url: str = ""               # the final URL without tracking parameters
+    removed_params: tuple[str, ...] = ()      # the parameters clean_url left out
+    sensitive: bool = False           # the page declares adult content
+    embed_html: str = ""              # one iframe from an allowed host
+    fediverse_creator: str = ""       # <meta name="fediverse:creator">
 
     @property
     def ok(self) -> bool:
@@ -96,13 +109,14 @@ class UrlRecord:
         return urls + ((self.final_url,) if self.final_url else ())
 
 
-PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__ if f not in ("canonical_url", "oembed_url"))
+PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
+                    if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates"))
 
 
 def with_page(record: UrlRecord, page: PageMetadata) -> dict[str, Any]:
     """The record fields a page's metadata fills (for dataclasses.replace)."""
     values = {name: getattr(page, name) for name in PAGE_FIELDS}
-    values = {k: v for k, v in values.items() if v not in ("", None)}
+    values = {k: v for k, v in values.items() if v not in ("", None, (), False)}
     if page.canonical_url:
         values["canonical_url"] = page.canonical_url
     return values

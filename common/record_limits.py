@@ -8,6 +8,8 @@ readable over gRPC, and small enough that its UrlProcessed event fits NATS's max
   OTHER_TEXT_LIMIT;
 - a lone surrogate becomes U+FFFD, in every string and in structured data;
 - an optional URL (canonical, favicon, image, video) longer than MAX_URL_CHARS is dropped;
+- a list (robots_directives, removed_params) keeps its first MAX_LIST_ITEMS items, each cut at
+  OTHER_TEXT_LIMIT;
 - image and video sizes are clamped to 0..2^31-1 (protobuf int32);
 - structured data over MAX_STRUCTURED_BYTES, encoded, loses its last JSON-LD blocks and
   microdata items, then its OpenGraph, until it fits (or is dropped).
@@ -22,15 +24,17 @@ from typing import Any
 from common import struct_wire
 from common.record import Image, UrlRecord, Video
 
-TEXT_LIMITS = {"title": 1_000, "description": 5_000, "error": 2_000}
-OTHER_TEXT_LIMIT = 256       # site_name, author, type, lang, charset, content_type, published_time
+TEXT_LIMITS = {"title": 1_000, "description": 5_000, "error": 2_000, "embed_html": 4_096}
+OTHER_TEXT_LIMIT = 256       # site_name, author, type, lang, charset, content_type, published_time, ...
+MAX_LIST_ITEMS = 32
 MAX_URL_CHARS = 8_192
 MAX_STRUCTURED_BYTES = 256 * 1024
 _INT32 = 2**31 - 1
 _TEXT = ("title", "description", "error", "site_name", "author", "type", "lang", "charset",
-         "content_type", "published_time")
-_URLS = ("url", "canonical_url", "final_url", "favicon", "content_ref")
-_OPTIONAL_URLS = ("canonical_url", "favicon")
+         "content_type", "published_time", "fediverse_creator")
+_URLS = ("url", "canonical_url", "final_url", "favicon", "content_ref", "clean_url")
+_OPTIONAL_URLS = ("canonical_url", "favicon", "clean_url")
+_LISTS = ("robots_directives", "removed_params")
 
 
 def clean_text(value: str) -> str:
@@ -64,6 +68,16 @@ def bounded(rec: UrlRecord) -> UrlRecord:
             cleaned = "" if name in _OPTIONAL_URLS and len(value) > MAX_URL_CHARS else clean_text(value)
             if cleaned is not value:
                 changes[name] = cleaned
+    if rec.embed_html:                         # a cut iframe is broken markup: none at all
+        embed = "" if len(rec.embed_html) > TEXT_LIMITS["embed_html"] else clean_text(rec.embed_html)
+        if embed is not rec.embed_html:
+            changes["embed_html"] = embed
+    for name in _LISTS:
+        items = getattr(rec, name)
+        if items:
+            kept = tuple(trim(v, OTHER_TEXT_LIMIT) for v in items[:MAX_LIST_ITEMS])
+            if kept != items:
+                changes[name] = kept
     for name in ("image", "video"):
         media = getattr(rec, name)
         if media is not None:

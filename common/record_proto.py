@@ -28,7 +28,9 @@ from spiderduck.v1 import metadata_pb2 as pb
 
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
-            "content_ref", "error", "content_length", "etag")
+            "content_ref", "error", "content_length", "etag", "clean_url", "sensitive", "embed_html",
+            "fediverse_creator")
+_LISTS = ("robots_directives", "removed_params")     # repeated string: tuples of str
 _TIMES = ("first_seen", "fetched_at", "expires_at", "last_modified")   # epoch floats as Timestamps
 
 
@@ -127,6 +129,9 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
     for name in _TIMES:
         if getattr(rec, name):
             getattr(msg, name).CopyFrom(_ts_from_epoch(getattr(rec, name)))
+    for name in _LISTS:
+        if getattr(rec, name):
+            getattr(msg, name).extend(getattr(rec, name))
     return msg
 
 
@@ -145,6 +150,8 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     for name in _TIMES:
         if msg.HasField(name):
             values[name] = _epoch_from_ts(getattr(msg, name))
+    for name in _LISTS:
+        values[name] = tuple(getattr(msg, name))
     return UrlRecord(**values)
 
 
@@ -228,6 +235,11 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         out["etag"] = rec.etag
     if rec.last_modified:
         out["last_modified"] = _ts_from_epoch(rec.last_modified).ToJsonString()
+    for name in ("robots_directives", "clean_url", "removed_params", "sensitive", "embed_html",
+                 "fediverse_creator"):
+        value = getattr(rec, name)
+        if value:
+            out[name] = list(value) if isinstance(value, tuple) else value
     return out
 
 

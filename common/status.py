@@ -18,6 +18,7 @@ class Status(enum.IntEnum):
     TOO_LARGE = 9
     HTTP_ERROR = 10
     UNSUPPORTED_CONTENT = 11
+    INTERSTITIAL = 12
 
 
 # No answer from the origin (no name, no connection, no answer in time): about the network

@@ -26,6 +26,7 @@ class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     TOO_LARGE: _ClassVar[Status]
     HTTP_ERROR: _ClassVar[Status]
     UNSUPPORTED_CONTENT: _ClassVar[Status]
+    INTERSTITIAL: _ClassVar[Status]
 STATUS_UNSPECIFIED: Status
 OK: Status
 ROBOTS_DISALLOWED: Status
@@ -38,6 +39,7 @@ TOO_MANY_REDIRECTS: Status
 TOO_LARGE: Status
 HTTP_ERROR: Status
 UNSUPPORTED_CONTENT: Status
+INTERSTITIAL: Status
 
 class Redirect(_message.Message):
     __slots__ = ("url", "http_status")
@@ -72,7 +74,7 @@ class Video(_message.Message):
     def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class UrlMetadata(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified")
+    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified", "robots_directives", "clean_url", "removed_params", "sensitive", "embed_html", "fediverse_creator")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -101,6 +103,12 @@ class UrlMetadata(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _ClassVar[int]
     ETAG_FIELD_NUMBER: _ClassVar[int]
     LAST_MODIFIED_FIELD_NUMBER: _ClassVar[int]
+    ROBOTS_DIRECTIVES_FIELD_NUMBER: _ClassVar[int]
+    CLEAN_URL_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_PARAMS_FIELD_NUMBER: _ClassVar[int]
+    SENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    EMBED_HTML_FIELD_NUMBER: _ClassVar[int]
+    FEDIVERSE_CREATOR_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: Status
@@ -129,7 +137,13 @@ class UrlMetadata(_message.Message):
     expires_at: _timestamp_pb2.Timestamp
     etag: str
     last_modified: _timestamp_pb2.Timestamp
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    robots_directives: _containers.RepeatedScalarFieldContainer[str]
+    clean_url: str
+    removed_params: _containers.RepeatedScalarFieldContainer[str]
+    sensitive: bool
+    embed_html: str
+    fediverse_creator: str
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., robots_directives: _Optional[_Iterable[str]] = ..., clean_url: _Optional[str] = ..., removed_params: _Optional[_Iterable[str]] = ..., sensitive: _Optional[bool] = ..., embed_html: _Optional[str] = ..., fediverse_creator: _Optional[str] = ...) -> None: ...
 
 class GetUrlMetadataRequest(_message.Message):
     __slots__ = ("urls",)

@@ -6,7 +6,8 @@ import dataclasses
 
 from common import record_proto
 from common.record import Image, Redirect, UrlRecord, Video
-from common.record_limits import MAX_STRUCTURED_BYTES, MAX_URL_CHARS, OTHER_TEXT_LIMIT, TEXT_LIMITS, bounded
+from common.record_limits import (MAX_LIST_ITEMS, MAX_STRUCTURED_BYTES, MAX_URL_CHARS, OTHER_TEXT_LIMIT, TEXT_LIMITS,
+                                  bounded)
 from common.status import Status
 
 BASE = UrlRecord(url="http://a.test/", status=Status.OK, final_url="http://a.test/")
@@ -59,3 +60,14 @@ def test_structured_data_over_its_limit_loses_its_last_blocks_first():
 def test_structured_data_that_cannot_fit_is_dropped():
     rec = bounded(dataclasses.replace(BASE, structured_data={"opengraph": {"og:x": "y" * 400_000}}))
     assert rec.structured_data is None
+
+
+def test_lists_are_cut_to_their_limits_and_an_oversized_embed_is_dropped():
+    rec = UrlRecord(url="http://a.test/", status=Status.OK,
+                    robots_directives=tuple(f"d{i}" for i in range(1000)),
+                    removed_params=("x" * 10_000, "utm_source"),
+                    embed_html="<iframe src=\"https://www.youtube.com/embed/" + "x" * 10_000 + "\"></iframe>")
+    out = bounded(rec)
+    assert len(out.robots_directives) == MAX_LIST_ITEMS
+    assert len(out.removed_params[0]) == OTHER_TEXT_LIMIT and out.removed_params[1] == "utm_source"
+    assert out.embed_html == ""

@@ -31,7 +31,10 @@ EVERYTHING = UrlRecord(
                                   "deep": {"list": [1, "two", [3]]}}], "opengraph": {}},
     share_count=12, first_seen=1_700_000_000.123456, fetched_at=1_700_000_001.0,
     content_ref="f.warc.gz@0+10", final_url="http://n.test/c", error="e", content_length=2_000_000_000,
-    expires_at=1_700_003_601.5, etag='W/"v1-\u00e9"', last_modified=1_600_000_000.0)
+    expires_at=1_700_003_601.5, etag='W/"v1-\u00e9"', last_modified=1_600_000_000.0,
+    robots_directives=("noindex", "max-image-preview:large"), clean_url="http://n.test/c?id=3",
+    removed_params=("utm_source", "fbclid"), sensitive=True,
+    embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test")
 
 CASES = {
     "everything": EVERYTHING,
