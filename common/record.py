@@ -113,7 +113,7 @@ PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
                     if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates"))
 
 
-def with_page(record: UrlRecord, page: PageMetadata) -> dict[str, Any]:
+def with_page(page: PageMetadata) -> dict[str, Any]:
     """The record fields a page's metadata fills (for dataclasses.replace)."""
     values = {name: getattr(page, name) for name in PAGE_FIELDS}
     values = {k: v for k, v in values.items() if v not in ("", None, (), False)}

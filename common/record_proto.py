@@ -277,7 +277,7 @@ def from_json(text: str | bytes) -> UrlRecord:
 def page_to_dict(url: str, page: PageMetadata) -> dict[str, Any]:
     """A page's extracted metadata in the record's JSON shape (for `spiderduck extract`)."""
     rec = UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url)
-    return to_dict(dataclasses.replace(rec, **with_page(rec, page)))
+    return to_dict(dataclasses.replace(rec, **with_page(page)))
 
 
 def _jsonable(value: Any) -> Any:

@@ -25,6 +25,7 @@ from common.metrics import Recorder
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
 from scheduler.events import Publish
+from scheduler.extraction.signals import robots_token
 from scheduler.stages.announcement import Notifier
 from scheduler.stages.chain import Pipeline, compose
 from scheduler.stages.crawl_decision import CrawlDecider
@@ -60,5 +61,5 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size, metrics=metrics),
         PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, freshness=freshness, extract=extract,
-                      clock=clock),
+                      robots_token=robots_token(f.user_agent), clock=clock),
     )

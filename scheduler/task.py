@@ -44,6 +44,7 @@ class CrawlTask:
     submission_id: str = ""         # the producer's id of the submission, echoed in the event
     source: str = ""                # who submitted, echoed in the event
     reply_to: str = ""              # a ResolveUrl's inbox: the outcome goes there, not to the events
+    place: tuple[int, int] = (0, 1)  # (url_index, url_count): its place among its submission's URLs
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
 from scheduler.events import event_publisher
 from scheduler.extraction.pool import ExtractionPool
+from scheduler.extraction.signals import robots_token
 from scheduler.fetcher_client import FetcherClient
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
@@ -94,7 +95,8 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         p = settings.process
         pool = await stack.enter_async_context(ExtractionPool(
             workers=settings.extraction_workers if workers is None else workers,
-            budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates))
+            budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates,
+            robots_token=robots_token(settings.fetcher.user_agent)))
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload, reply=replier(nc))
         claims = Claims(await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
                         owner=f"{socket.gethostname()}:{os.getpid()}", ttl=settings.scheduler.claim_ttl)

@@ -76,6 +76,7 @@ class Job:
     future: asyncio.Future
     attempt: int = 1
     holders: set = field(default_factory=set)    # workers it was written to that owe an answer
+    http_status: int = 200    # of the response (a wall may answer 403 or 503: see extraction.interstitial)
 
     @property
     def settled(self) -> bool:
@@ -97,7 +98,7 @@ class Worker:
 
     def send(self, job: Job) -> bool:
         """Write the job to the worker; False (and nothing queued) if its pipe is gone."""
-        data = pickle.dumps((job.id, job.body, job.url, job.content_type),
+        data = pickle.dumps((job.id, job.body, job.url, job.content_type, job.http_status),
                             protocol=pickle.HIGHEST_PROTOCOL)
         try:
             self.proc.stdin.write(HEADER.pack(len(data)))

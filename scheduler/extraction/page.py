@@ -13,7 +13,7 @@ from typing import Any
 from common.config import FetcherSettings, ProcessSettings
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, microdata, oembed, rules, values
+from scheduler.extraction import charset, jsonld, microdata, oembed, rules, signals, values
 from scheduler.extraction.parsers import parse
 
 _PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
@@ -23,14 +23,19 @@ _PROCESS = ProcessSettings()       # the configured defaults, for callers outsid
 # no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
 # about itself is at its top, and no real page needs more.
 MAX_HTML_BYTES = FetcherSettings().max_body_bytes
+# The name of the robots meta meant for us alone: the product token of fetcher.user_agent.
+ROBOTS_TOKEN = signals.robots_token(FetcherSettings().user_agent)
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,
-                 parser: str = _PROCESS.parser, prefer_dates: str = _PROCESS.prefer_dates) -> PageMetadata:
+                 parser: str = _PROCESS.parser, prefer_dates: str = _PROCESS.prefer_dates,
+                 robots_token: str = ROBOTS_TOKEN, http_status: int = 200) -> PageMetadata:
     """The metadata of one fetched HTML page. `url` is the page's (final) URL.
 
     Only the first MAX_HTML_BYTES of `body` are read. `parser` and `prefer_dates` are the
-    settings `process.parser` and `process.prefer_dates`.
+    settings `process.parser` and `process.prefer_dates`; `robots_token` names the robots meta
+    for us (`<meta name="spiderduck">`); `http_status` is the response's (a wall may come with
+    a 403 or a 503: `interstitial`).
     """
     body = body[:MAX_HTML_BYTES]
     encoding = charset.sniff(body, content_type)
@@ -50,11 +55,15 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         lang=rules.lang(s),
         canonical_url=rules.canonical_url(s),
         image=rules.image(s),
+        image_candidates=rules.image_candidates(s),
         favicon=rules.favicon(s),
         type=rules.type_(s),
         video=rules.video(s),
         structured_data=rules.structured_data(s),
         charset=encoding,
+        robots_directives=signals.meta_directives(doc, robots_token),
+        sensitive=signals.sensitive(doc, s.graph),
+        fediverse_creator=signals.fediverse_creator(doc),
         oembed_url=oembed.discover(doc, base),
     )
 

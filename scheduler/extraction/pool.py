@@ -40,6 +40,7 @@ from common.config import ProcessSettings
 from common.errors import SpiderDuckError
 from common.record import PageMetadata
 from scheduler.extraction.channel import Job, Worker, loads, widen
+from scheduler.extraction.page import ROBOTS_TOKEN
 from scheduler.extraction.worker import HEADER
 
 _PROCESS = ProcessSettings()       # the configured defaults
@@ -75,13 +76,14 @@ def _closing(jobs) -> None:
 
 class ExtractionPool:
     def __init__(self, *, workers: int, budget: float, parser: str = _PROCESS.parser,
-                 prefer_dates: str = _PROCESS.prefer_dates, command: tuple[str, ...] | None = None):
+                 prefer_dates: str = _PROCESS.prefer_dates, robots_token: str = ROBOTS_TOKEN,
+                 command: tuple[str, ...] | None = None):
         """`command` runs one worker (default: this Python, `-m scheduler.extraction.worker`);
         the budget in seconds is appended to it."""
         self._size = max(1, workers)
         self._budget = budget
         self._command = (*(command or (sys.executable, "-m", "scheduler.extraction.worker",
-                                       parser, prefer_dates)), repr(float(budget)))
+                                       parser, prefer_dates, robots_token)), repr(float(budget)))
         self._workers: list[Worker] = []
         self._waiting: collections.deque[Job] = collections.deque()   # in order of arrival
         self._rescued: list[Job] = []        # copies of jobs queued behind a slow page
@@ -298,13 +300,14 @@ class ExtractionPool:
             self._arm(worker)
         return True
 
-    async def extract(self, body: bytes, url: str, content_type: str | None) -> PageMetadata:
+    async def extract(self, body: bytes, url: str, content_type: str | None,
+                      http_status: int = 200) -> PageMetadata:
         """The page's metadata, from a worker within the budget. Raises ExtractionTimeout,
         ExtractionFailed, or PoolClosing (retryable) once the pool is closing."""
         if self._closed:
             raise PoolClosing("the extraction pool is closing")
         job = Job(next(self._ids), body, url, content_type,
-                   asyncio.get_running_loop().create_future())
+                   asyncio.get_running_loop().create_future(), http_status=http_status)
         self._waiting.append(job)
         self._pump()
         return await job.future

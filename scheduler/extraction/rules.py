@@ -215,6 +215,12 @@ def favicon(s: Sources) -> str:
     return ""
 
 
+def image_candidates(s: Sources) -> tuple[Image, ...]:
+    """Every image the page offers for its preview, best first (`image` is the first)."""
+    found = image(s)
+    return (found,) if found is not None else ()
+
+
 def image(s: Sources) -> Image | None:
     for media in _og_media(s, "og:image"):
         return Image(*media)

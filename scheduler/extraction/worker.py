@@ -44,7 +44,7 @@ def write_frame(fh, value) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser, prefer_dates, budget = argv[0], argv[1], float(argv[2])
+    parser, prefer_dates, robots_token, budget = argv[0], argv[1], argv[2], float(argv[3])
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     # The pool ends this worker by closing stdin (which closes too if the pool's process dies).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -58,10 +58,10 @@ def main(argv: list[str]) -> int:
 
     write_frame(out, "ready")
     while (job := read_frame(jobs)) is not None:
-        job_id, body, url, content_type = job
+        job_id, body, url, content_type, http_status = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
-            page = extract_page(body, url, content_type, parser, prefer_dates)
+            page = extract_page(body, url, content_type, parser, prefer_dates, robots_token, http_status)
             if page.structured_data:       # encoded here, once, rather than on the event loop
                 page = dataclasses.replace(
                     page, structured_data=StructuredData.from_dict(page.structured_data))

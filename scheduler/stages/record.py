@@ -9,7 +9,15 @@ Innermost: never calls next. Failure: none expected; an extraction that fails or
 is an outcome (below), and anything unexpected is the chain's StageFailed.
 
 An HTML page is extracted; a URL that is itself an image gets a record with the image's width,
-height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT).
+height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT). A page
+that is a wall rather than the content (a consent wall, a bot challenge, a login wall, an age
+gate, "access denied": extraction.interstitial) is INTERSTITIAL, with the kind and the signals in
+`error` and what the page did state kept; walls also answer 401, 403, 429, 451 or 503, so an HTML
+answer of those is read for one too (without one it stays HTTP_ERROR, as any other error answer).
+
+The publisher's robots directives (the page's robots metas and X-Robots-Tag, extraction.signals)
+are the record's `robots_directives`, and are honoured here: nosnippet empties the description,
+max-image-preview:none the image (noarchive is the Crawl Recorder's: nothing logged).
 
 Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
 runs it in a worker process within `process.extract_timeout`; a page past that budget is recorded
@@ -28,12 +36,14 @@ from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
-from scheduler.extraction import extract_page, images
+from scheduler.extraction import extract_page, images, signals
+from scheduler.extraction.page import ROBOTS_TOKEN
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+WALL_STATUSES = frozenset({401, 403, 429, 451, 503})    # error answers read for a wall
 
 
 def media_type(result: FetchResult) -> str:
@@ -46,7 +56,7 @@ def media_type(result: FetchResult) -> str:
     return kind
 
 
-Extract = Callable[[bytes, str, "str | None"], Awaitable[PageMetadata]]
+Extract = Callable[[bytes, str, "str | None", int], Awaitable[PageMetadata]]
 
 
 def _not_modified(task: CrawlTask, final: FetchResult) -> bool:
@@ -62,15 +72,18 @@ class PostProcessor:
     """Innermost stage: never calls next."""
 
     def __init__(self, *, parser: str, prefer_dates: str, freshness: Freshness,
-                 extract: Extract | None = None, clock=time.time):
+                 extract: Extract | None = None, robots_token: str = ROBOTS_TOKEN, clock=time.time):
         self._freshness = freshness
+        self._robots_token = robots_token
         self._parser = parser
         self._prefer_dates = prefer_dates
         self._extract = extract or self._extract_here
         self._clock = clock
 
-    async def _extract_here(self, body: bytes, url: str, content_type: str | None) -> PageMetadata:
-        return extract_page(body, url, content_type, self._parser, self._prefer_dates)
+    async def _extract_here(self, body: bytes, url: str, content_type: str | None,
+                            http_status: int = 200) -> PageMetadata:
+        return extract_page(body, url, content_type, self._parser, self._prefer_dates, self._robots_token,
+                            http_status)
 
     async def __call__(self, task: CrawlTask, next: Next | None = None) -> Outcome:
         final = task.hops[-1]
@@ -83,6 +96,7 @@ class PostProcessor:
             content_type=media_type(final) if final.http_status else "",
             fetched_at=final.fetched_at or self._clock())
         fields = await self._classify(task, final, record)
+        fields.update(self._publisher_signals(final, fields))
         page = fields.pop("page", None)
         record = dataclasses.replace(record, **fields, **self._expiry(final, record.fetched_at, fields))
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
@@ -111,6 +125,14 @@ class PostProcessor:
             values["last_modified"] = freshness.last_modified(final)
         return values
 
+    def _publisher_signals(self, final: FetchResult, fields: dict) -> dict:
+        """The record's robots directives (page and header), and the fields they withhold."""
+        headers = [value for key, value in final.headers if key.lower() == "x-robots-tag"]
+        page: PageMetadata | None = fields.get("page")
+        directives = signals.merged(page.robots_directives if page else (),
+                                    signals.header_directives(headers, self._robots_token))
+        return {"robots_directives": directives, **signals.withheld(directives)} if directives else {}
+
     async def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
         fields = await self._read(task, final, record)
         if final.truncated and fields["status"] in (Status.OK, Status.UNSUPPORTED_CONTENT):
@@ -128,6 +150,10 @@ class PostProcessor:
             return {"status": final.status, "error": final.error}
         status = status_for_http(final.http_status)
         if status is not Status.OK:
+            if final.http_status in WALL_STATUSES and record.content_type in HTML_TYPES:
+                read = await self._page(final)
+                if read["status"] is Status.INTERSTITIAL:
+                    return read
             return {"status": status, "error": f"HTTP {final.http_status}"}
         if record.content_type not in HTML_TYPES:
             length = len(final.body)
@@ -137,12 +163,17 @@ class PostProcessor:
                 return {"status": Status.OK, "image": image, "content_length": length}
             return {"status": Status.UNSUPPORTED_CONTENT, "content_length": length,
                     "error": f"content type {record.content_type or 'unknown'} is not HTML"}
+        return await self._page(final)
+
+    async def _page(self, final: FetchResult) -> dict:
         try:
-            page = await self._extract(final.body, final.url, final.header("content-type"))
+            page = await self._extract(final.body, final.url, final.header("content-type"), final.http_status)
         except ExtractionTimeout as exc:
             return {"status": Status.TIMEOUT, "error": str(exc), "content_length": len(final.body)}
         except ExtractionFailed as exc:
             return {"status": Status.UNSUPPORTED_CONTENT, "error": str(exc),
                     "content_length": len(final.body)}
-        return {"status": Status.OK, "content_length": len(final.body),
-                **with_page(record, page), "page": page}
+        fields = {"status": Status.OK, "content_length": len(final.body), **with_page(page), "page": page}
+        if page.interstitial:
+            fields.update(status=Status.INTERSTITIAL, error=page.interstitial)
+        return fields

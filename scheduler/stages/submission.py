@@ -15,8 +15,9 @@ Anything else raises InvalidMessage, which the consumer dead-letters.
 A submission with the header SpiderDuck-Reply-To (an _INBOX subject: a ResolveUrl call waiting)
 has its outcome sent there instead of announced (CrawlTask.reply_to).
 
-A submission of several URLs (a list, or a tweet) is split: each URL goes back on the subject as a
-message of its own (Decoder's `resubmit`), so each has its own outcome, retries and dead letter. A
+A submission of several URLs (a list, or a tweet: every URL in it, in order of appearance) is
+split: each URL goes back on the subject as a message of its own, carrying its place (url_index,
+url_count, echoed in its event so a consumer can pick the card) (Decoder's `resubmit`), so each has its own outcome, retries and dead letter. A
 URL that failed is never retried with those that succeeded. The parts keep the submission's refresh,
 id and source, and carry a Nats-Msg-Id made of
 the original's stream sequence, so a split repeated after a crash is dropped by JetStream's
@@ -51,6 +52,12 @@ class Decoded:
     refresh: bool = False      # re-fetch even if the record is fresh (at most once per min_refresh_interval)
     id: str = ""               # the producer's name for the submission, echoed as submission_id
     source: str = ""           # who submitted, echoed in the event
+    index: int = 0             # a split part's place among its submission's URLs (UrlSubmission.url_index)
+    count: int = 0             # and their number; 0: the URLs are these (count len(urls))
+
+    def place(self, i: int) -> tuple[int, int]:
+        """(url_index, url_count) of this submission's i-th URL, as its event reports them."""
+        return (self.index, self.count) if self.count else (i, len(self.urls))
 
 
 def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> Decoded:
@@ -101,7 +108,12 @@ def _from_protobuf(data: bytes) -> Decoded:
         urls = _tweet(msg.tweet)
     else:
         raise InvalidMessage("UrlSubmission has neither url nor tweet")
-    return Decoded(urls, msg.refresh, _label("id", msg.id), _label("source", msg.source))
+    if (msg.url_index or msg.url_count) and not (kind == "url" and 0 <= msg.url_index < msg.url_count
+                                                  <= MAX_URLS_PER_MESSAGE):
+        raise InvalidMessage(f"url_index {msg.url_index} of url_count {msg.url_count}: a split part's place "
+                             f"must be 0 <= url_index < url_count <= {MAX_URLS_PER_MESSAGE}, on a url")
+    return Decoded(urls, msg.refresh, _label("id", msg.id), _label("source", msg.source),
+                   msg.url_index, msg.url_count)
 
 
 def _from_json(text: str) -> Decoded:
@@ -173,8 +185,8 @@ class Decoder:
         reply_to = reply_subject(submission.headers)
         tasks = [CrawlTask(submitted=u, received_at=submission.received_at, attempt=submission.delivery,
                            refresh=decoded.refresh, submission_id=decoded.id, source=decoded.source,
-                           reply_to=reply_to)
-                 for u in decoded.urls]
+                           reply_to=reply_to, place=decoded.place(i))
+                 for i, u in enumerate(decoded.urls)]
         results = await asyncio.gather(*(next(t) for t in tasks), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
@@ -184,7 +196,8 @@ class Decoder:
     async def _split(self, submission: Submission, decoded: Decoded) -> None:
         for i, url in enumerate(decoded.urls):
             part = events_pb2.UrlSubmission(url=url, source=decoded.source, refresh=decoded.refresh,
-                                            id=decoded.id).SerializeToString()
+                                            id=decoded.id, url_index=i,
+                                            url_count=len(decoded.urls)).SerializeToString()
             await self._resubmit(part, {
                 "Content-Type": PROTOBUF_CONTENT_TYPE,
                 "Nats-Msg-Id": f"spiderduck-split-{submission.stream_seq}-{i}",

@@ -29,21 +29,25 @@ REVALIDATED: Resolution
 STALE: Resolution
 
 class UrlSubmission(_message.Message):
-    __slots__ = ("url", "tweet", "source", "refresh", "id")
+    __slots__ = ("url", "tweet", "source", "refresh", "id", "url_index", "url_count")
     URL_FIELD_NUMBER: _ClassVar[int]
     TWEET_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     REFRESH_FIELD_NUMBER: _ClassVar[int]
     ID_FIELD_NUMBER: _ClassVar[int]
+    URL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    URL_COUNT_FIELD_NUMBER: _ClassVar[int]
     url: str
     tweet: str
     source: str
     refresh: bool
     id: str
-    def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ..., refresh: _Optional[bool] = ..., id: _Optional[str] = ...) -> None: ...
+    url_index: int
+    url_count: int
+    def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ..., refresh: _Optional[bool] = ..., id: _Optional[str] = ..., url_index: _Optional[int] = ..., url_count: _Optional[int] = ...) -> None: ...
 
 class UrlProcessed(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "submission_id", "source", "changed_fields")
+    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "submission_id", "source", "changed_fields", "url_index", "url_count")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -55,6 +59,8 @@ class UrlProcessed(_message.Message):
     SUBMISSION_ID_FIELD_NUMBER: _ClassVar[int]
     SOURCE_FIELD_NUMBER: _ClassVar[int]
     CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    URL_INDEX_FIELD_NUMBER: _ClassVar[int]
+    URL_COUNT_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: _metadata_pb2.Status
@@ -66,4 +72,6 @@ class UrlProcessed(_message.Message):
     submission_id: str
     source: str
     changed_fields: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., submission_id: _Optional[str] = ..., source: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ...) -> None: ...
+    url_index: int
+    url_count: int
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., submission_id: _Optional[str] = ..., source: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ..., url_index: _Optional[int] = ..., url_count: _Optional[int] = ...) -> None: ...

@@ -63,7 +63,7 @@ def test_the_json_mapping_of_every_corpus_page_is_protobufs():
         page = extract_page((cases_path.parent / case["html"]).read_bytes(), case["url"],
                             case.get("content_type"))
         bare = UrlRecord(url=case["url"], status=Status.OK, final_url=case["url"], canonical_url=case["url"])
-        full = dataclasses.replace(bare, **with_page(bare, page))
+        full = dataclasses.replace(bare, **with_page(page))
         assert record_proto.page_to_dict(case["url"], page) == protobuf_json(full), case["name"]
 
 

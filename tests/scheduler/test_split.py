@@ -26,9 +26,11 @@ class Last:
 
     def __init__(self):
         self.attempts: dict[str, list[float]] = {}
+        self.places: dict[str, tuple[int, int]] = {}
         self.changed = asyncio.Event()
 
     async def __call__(self, task, next):
+        self.places[task.submitted] = task.place
         self.attempts.setdefault(task.submitted, []).append(task.received_at)
         self.changed.set()
         if "poison" in task.submitted:
@@ -114,3 +116,33 @@ async def test_one_url_goes_on_and_a_message_not_from_the_stream_is_not_split():
     both = Submission(b'{"urls": ["http://a.test/", "http://b.test/"]}')      # stream_seq 0
     assert await decoder(both, next_) == ("http://a.test/", "http://b.test/")
     assert resubmitted == []
+
+
+async def test_a_tweets_urls_are_all_resolved_each_with_its_place_in_order_of_appearance(bus_js):
+    nc, js = bus_js
+    last = Last()
+    consumer, stop, task = await run_consumer(nc, js, last)
+    tweet = "first https://z.com/1 then http://a.com/2, again https://z.com/1 and last m.com/3"
+    await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"tweet": tweet}).encode())
+    try:
+        await until(lambda: len(last.places) == 3)
+    finally:
+        stop.set()
+        await task
+    assert last.places == {"https://z.com/1": (0, 3), "http://a.com/2": (1, 3), "http://m.com/3": (2, 3)}
+
+
+@pytest.mark.parametrize("index, count", [(3, 3), (-1, 2), (0, 101), (1, 0)])
+def test_a_part_claiming_an_impossible_place_is_refused(index, count):
+    from common.errors import InvalidMessage
+    from scheduler.stages.submission import decode_submission
+    data = events_pb2.UrlSubmission(url="http://a.test/", url_index=index, url_count=count).SerializeToString()
+    with pytest.raises(InvalidMessage, match="url_index"):
+        decode_submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
+
+
+def test_a_single_url_is_first_of_one():
+    from scheduler.stages.submission import decode_submission
+    assert decode_submission(b"http://a.test/").place(0) == (0, 1)
+    part = events_pb2.UrlSubmission(url="http://a.test/", url_index=2, url_count=4).SerializeToString()
+    assert decode_submission(part, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}).place(0) == (2, 4)
