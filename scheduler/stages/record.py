@@ -18,6 +18,8 @@ answer of those is read for one too (without one it stays HTTP_ERROR, as any oth
 The publisher's robots directives (the page's robots metas and X-Robots-Tag, extraction.signals)
 are the record's `robots_directives`, and are honoured here: nosnippet empties the description,
 max-image-preview:none the image (noarchive is the Crawl Recorder's: nothing logged).
+`clean_url` is the final URL without its tracking parameters (common.clean_urls; `removed_params`
+names them), whatever the outcome.
 
 Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
 runs it in a worker process within `process.extract_timeout`; a page past that budget is recorded
@@ -31,7 +33,7 @@ import dataclasses
 import time
 from typing import Awaitable, Callable
 
-from common import freshness
+from common import clean_urls, freshness
 from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
@@ -89,8 +91,10 @@ class PostProcessor:
         final = task.hops[-1]
         if _not_modified(task, final):
             return self._revalidated(task, final)
+        clean_url, removed_params = clean_urls.clean(final.url)
         record = UrlRecord(
             url=task.submitted, status=Status.OK, canonical_url=final.url, final_url=final.url,
+            clean_url=clean_url, removed_params=removed_params,
             http_status=final.http_status,
             redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
             content_type=media_type(final) if final.http_status else "",
