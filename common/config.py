@@ -162,6 +162,8 @@ class ProcessSettings:
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
     related_timeout: Duration = 5.0   # seconds all related fetches of one page may take together
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
+    min_image_size: int = 50          # pixels: a page's image narrower or lower than this (an icon, a
+                                      # tracking pixel) gives way to its next candidate; 0 = any size
     workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may
                                       # use (affinity, capped by a container's CPU limit)
     extract_timeout: Duration = 2.0   # seconds one page's extraction may take; past it the worker is
@@ -175,6 +177,8 @@ class ProcessSettings:
             raise ConfigError(f"process.parser: {self.parser!r} is not one of {', '.join(HTML_PARSERS)}")
         if self.workers < 0:
             raise ConfigError(f"process.workers: {self.workers} is negative (0 = one per CPU)")
+        if self.min_image_size < 0:
+            raise ConfigError(f"process.min_image_size: {self.min_image_size} is negative (0 = any size)")
         if self.extract_timeout <= 0:
             raise ConfigError(f"process.extract_timeout: {self.extract_timeout:g}s must be positive")
         if self.prefer_dates not in DATE_PREFERENCES:

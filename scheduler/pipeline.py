@@ -59,7 +59,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
-                       timeout=p.related_timeout, cache_size=p.related_cache_size, metrics=metrics),
+                       timeout=p.related_timeout, cache_size=p.related_cache_size,
+                       min_image_size=p.min_image_size, metrics=metrics),
         PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, freshness=freshness, extract=extract,
                       robots_token=robots_token(f.user_agent), clock=clock),
     )

@@ -17,7 +17,8 @@ _TAGS = frozenset({"html", "title", "base", "meta", "link", "script", "h1", "p",
 # Links whose only purpose is loading resources; no rule reads them, and pages have dozens.
 HINT_RELS = frozenset({"stylesheet", "preload", "preconnect", "dns-prefetch", "modulepreload",
                         "prefetch", "prerender"})
-_MAX_HINTS = 8   # at most this many <time>, <img>, itemprop and author-link values are kept
+_MAX_HINTS = 8   # at most this many <time>, itemprop and author-link values are kept
+_MAX_IMAGES = 16  # at most this many <img>: the first is a guess, the largest stated one a better one
 
 
 def fold(text: str | None) -> str:
@@ -32,6 +33,13 @@ class Link:
     type: str = ""
     sizes: str = ""
     hreflang: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Img:
+    src: str
+    width: str = ""           # the width and height attributes, as written (trimmed)
+    height: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +58,7 @@ class Document:
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
                  times: tuple[str, ...], item_authors: tuple[str, ...], item_dates: tuple[Meta, ...],
-                 author_links: tuple[str, ...], images: tuple[str, ...], video_poster: str,
+                 author_links: tuple[str, ...], images: tuple[Img, ...], video_poster: str,
                  bylines: Callable[[], tuple[str, ...]] = tuple,
                  dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False,
                  item_html: Callable[[], str | None] = lambda: None):
@@ -67,7 +75,8 @@ class Document:
         self.item_dates = item_dates      # microdata: (itemprop, content / datetime / title / text)
                                           # of [itemprop*=date]
         self.author_links = author_links  # text of <a rel=author> and <a class="...author...">
-        self.images = images          # src of the first few <img> (not aria-hidden)
+        self.images = images          # the first few <img src> (not aria-hidden), with their
+                                      # width and height attributes
         self.video_poster = video_poster  # poster of the first <video poster>
         self.has_items = has_items    # an element declares a microdata item (itemscope)
         index: dict[str, list[str]] = {}
@@ -139,7 +148,7 @@ class Builder:
         self.item_authors: list[str] = []
         self.item_dates: list[Meta] = []
         self.author_links: list[str] = []
-        self.images: list[str] = []
+        self.images: list[Img] = []
         self.video_poster = ""
         self.has_items = False
         self.satisfied: set[str] = set()   # tags whose facts are complete: later ones can be skipped
@@ -192,9 +201,9 @@ class Builder:
                 self.times.append(attrs["datetime"].strip())
         elif tag == "img":
             src = attrs.get("src", "").strip()
-            if src and len(self.images) < _MAX_HINTS and attrs.get("aria-hidden", "").lower() != "true":
-                self.images.append(src)
-                if len(self.images) == _MAX_HINTS and "itemprop" not in attrs:
+            if src and len(self.images) < _MAX_IMAGES and attrs.get("aria-hidden", "").lower() != "true":
+                self.images.append(Img(src, attrs.get("width", "").strip(), attrs.get("height", "").strip()))
+                if len(self.images) == _MAX_IMAGES and "itemprop" not in attrs:
                     self.satisfied.add(tag)
         elif tag == "video":
             if not self.video_poster:

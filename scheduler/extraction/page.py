@@ -46,6 +46,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     base = (values.join(url, doc.base_href) if doc.base_href else None) or url
     s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
                       microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
+    images = rules.image_candidates(s)
     return PageMetadata(
         title=rules.title(s),
         description=rules.description(s),
@@ -54,8 +55,8 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         published_time=rules.published_time(s, prefer_dates),
         lang=rules.lang(s),
         canonical_url=rules.canonical_url(s),
-        image=rules.image(s),
-        image_candidates=rules.image_candidates(s),
+        image=images[0] if images else None,
+        image_candidates=images,
         favicon=rules.favicon(s),
         type=rules.type_(s),
         video=rules.video(s),

@@ -8,14 +8,28 @@ After the Post Processor has made a page's record, two more documents may be rea
 the fetcher owning its domain (robots.txt, rate and the address guard apply, as to every fetch):
 
 - the page's oEmbed document, when the page lacks a title, author, site name or image, fills
-  those it lacks (`<link type="application/json+oembed">`);
-- the representative image's first `process.image_probe_bytes`, when its width, height or type
-  is unknown, give them.
+  those it lacks (`<link type="application/json+oembed">`), but never an image the publisher
+  withheld (max-image-preview:none: extraction.signals);
+- the page's images (`PageMetadata.image_candidates`, best first; or oEmbed's thumbnail) are
+  probed in order, each from its first `process.image_probe_bytes`, and the first that loads
+  (a 2xx whose bytes read as an image, or typed image/*) and is at least
+  `process.min_image_size` pixels in width and height, when its size is known (read, or else
+  stated by the page), is the record's image, with the width, height and type it lacked. One
+  that does not load (a 404, a page that is no image, a refusal by robots.txt or the address
+  guard) or is smaller (an icon, a tracking pixel) gives way to the next. When none qualifies,
+  the record keeps the first that could not be probed (no answer in time, a busy domain, a
+  server error): unverified, as it was before any probe; and has no image when every one was
+  probed and failed, as a preview shows no broken image. With related fetches off, or no
+  answer before the deadline, the page's own choice stands;
+- the site's `/favicon.ico`, when the page names no icon, is the record's favicon when it
+  answers 2xx with an image.
 
-All of one page's related fetches share `process.related_timeout`; whatever they have not found
-by then is left out, and nothing they do can fail the page. Their responses go to the content
-log after the page's (`Outcome.related`), a probe's marked `WARC-Truncated: length`. Answers are remembered per URL
-(`process.related_cache_size`), so a site's logo is probed once, not once per article.
+All of one page's related fetches share `process.related_timeout` (the images and the favicon
+are probed side by side); whatever they have not found by then is left out (the image is then
+the best not yet known to fail), and nothing they do can fail the page. Their responses go to
+the content log after the page's (`Outcome.related`), a probe's marked `WARC-Truncated: length`.
+Answers are remembered per URL (`process.related_cache_size`), so a site's logo and its
+favicon are probed once, not once per article.
 """
 from __future__ import annotations
 
@@ -23,16 +37,16 @@ import asyncio
 import dataclasses
 import logging
 from collections import OrderedDict
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, NamedTuple
 
 from common import redirects, urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
 from common.metrics import Recorder
-from common.record import Image, UrlRecord
+from common.record import Image, PageMetadata, UrlRecord
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
-from scheduler.extraction import images, oembed
+from scheduler.extraction import images, oembed, signals
 from scheduler.stages.redirect_chain import FetchHop
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome
@@ -72,11 +86,23 @@ class _Answers:
         return answer
 
 
+class _Probe(NamedTuple):
+    """What an image's first bytes said (remembered per URL)."""
+    loads: bool           # a 2xx that is an image: its bytes read as one, or it is typed image/*
+    width: int = 0        # 0: not read (an SVG, a format Pillow does not know)
+    height: int = 0
+    content_type: str = ""
+
+
+_FAILED = _Probe(False)
+
+
 class RelatedFetcher:
     def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
                  image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
-                 metrics: Recorder):
+                 metrics: Recorder, min_image_size: int = 50):
         self._fetch = fetch
+        self._min_size = min_image_size
         self._enabled = enabled
         self._max_redirects = max_redirects
         self._image_bytes = image_probe_bytes
@@ -94,7 +120,7 @@ class RelatedFetcher:
         found: dict[str, Any] = {"record": outcome.record, "fetched": []}
         try:
             async with asyncio.timeout(self._timeout) as budget:
-                await self._complete(found, outcome.page.oembed_url, budget.when())
+                await self._complete(found, outcome.page, budget.when())
         except TimeoutError:
             self._metrics.count("related_timeouts")
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
@@ -102,17 +128,60 @@ class RelatedFetcher:
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
         return dataclasses.replace(outcome, record=found["record"], related=tuple(found["fetched"]))
 
-    async def _complete(self, found: dict[str, Any], oembed_url: str, deadline: float) -> None:
+    async def _complete(self, found: dict[str, Any], page: PageMetadata, deadline: float) -> None:
+        """The image and the favicon, side by side. Each sets its field of found["record"] anew
+        (never from a copy read before an await), so neither undoes the other."""
+        async with asyncio.TaskGroup() as both:
+            both.create_task(self._complete_image(found, page, deadline))
+            if not found["record"].favicon:
+                both.create_task(self._site_favicon(found, deadline))
+
+    async def _complete_image(self, found: dict[str, Any], page: PageMetadata, deadline: float) -> None:
         record, fetched = found["record"], found["fetched"]
-        if oembed_url and not (record.title and record.author and record.site_name and record.image):
-            found["record"] = record = _with_oembed(record, await self._oembed(oembed_url, fetched, deadline))
-        image = record.image
-        if image is not None and not (image.width and image.height and image.content_type):
-            info = await self._image(image.url, fetched, deadline)
-            if info is not None:
-                found["record"] = dataclasses.replace(record, image=Image(
-                    image.url, image.width or info.width, image.height or info.height,
-                    image.content_type or info.content_type))
+        if page.oembed_url and not (record.title and record.author and record.site_name and record.image):
+            got = await self._oembed(page.oembed_url, fetched, deadline)
+            found["record"] = _with_oembed(found["record"], got)
+        first = found["record"].image
+        if first is None:
+            return
+        candidates = [first, *(c for c in page.image_candidates if c.url != first.url)]
+        await self._choose_image(found, candidates, deadline)
+
+    async def _choose_image(self, found: dict[str, Any], candidates: list[Image], deadline: float) -> None:
+        """The first candidate that loads and is large enough, as the record's image (see the
+        module's doc); the record's image is kept, all along, the best not known to fail."""
+        failed: set[str] = set()
+        for candidate in candidates:
+            if not self._too_small(candidate.width, candidate.height):     # stated: nothing to fetch
+                probe = await self._image(candidate.url, found["fetched"], deadline)
+                if probe is None:
+                    continue        # not known either way: the fallback if nothing else will do
+                if probe.loads and not self._too_small(probe.width or candidate.width,
+                                                       probe.height or candidate.height):
+                    self._metrics.count("related_images", choice="first" if candidate is candidates[0]
+                                        else "fallback")
+                    found["record"] = dataclasses.replace(found["record"], image=Image(
+                        candidate.url, candidate.width or probe.width, candidate.height or probe.height,
+                        candidate.content_type or probe.content_type))
+                    return
+            failed.add(candidate.url)
+            found["record"] = dataclasses.replace(
+                found["record"], image=next((c for c in candidates if c.url not in failed), None))
+        self._metrics.count("related_images", choice="none" if found["record"].image is None else "unverified")
+
+    def _too_small(self, width: int, height: int) -> bool:
+        """Whether a size (0: unknown) is under process.min_image_size in either dimension."""
+        return 0 < width < self._min_size or 0 < height < self._min_size
+
+    async def _site_favicon(self, found: dict[str, Any], deadline: float) -> None:
+        """The site's /favicon.ico as the record's favicon, when it answers with an image."""
+        try:
+            url = urls.origin_of(found["record"].final_url) + "/favicon.ico"
+        except (urls.InvalidUrl, ValueError):
+            return
+        probe = await self._image(url, found["fetched"], deadline, kind="favicon")
+        if probe is not None and probe.loads:
+            found["record"] = dataclasses.replace(found["record"], favicon=url)
 
     async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:
@@ -121,24 +190,36 @@ class RelatedFetcher:
                 return None, False
             ok = _is_ok(result) and not result.truncated
             return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
-        return self._counted("oembed", await self._oembeds.once(url, read))
-
-    async def _image(self, url: str, fetched: list[FetchResult], deadline: float) -> images.ImageInfo | None:
-        async def read() -> tuple[images.ImageInfo | None, bool]:
-            result = await self._get(url, "image", self._image_bytes, fetched, deadline)
-            if result is None:
-                return None, False
-            info = images.probe(result.body) if _is_ok(result) else None
-            if info is not None and not info.content_type:
-                kind = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
-                info = info._replace(content_type=kind if kind.startswith("image/") else "")
-            return info, _lasting(result)
-        return self._counted("image", await self._images.once(url, read))
-
-    def _counted(self, kind: str, answer: Any) -> Any:
-        """spiderduck_scheduler_related_total{kind, outcome}: found, or nothing (cached or not)."""
-        self._metrics.count("related", kind=kind, outcome="nothing" if answer is None else "found")
+        answer = await self._oembeds.once(url, read)
+        self._count("oembed", answer is not None)
         return answer
+
+    async def _image(self, url: str, fetched: list[FetchResult], deadline: float,
+                     kind: str = "image") -> _Probe | None:
+        """What the image at `url` is; None when that could not be learnt (no answer, a server
+        error or a 429: not remembered, a later page asks again)."""
+        async def read() -> tuple[_Probe | None, bool]:
+            result = await self._get(url, "image", self._image_bytes, fetched, deadline)
+            if result is None or not _lasting(result):
+                return None, False
+            if not _is_ok(result):
+                return _FAILED, True          # a 404, a refusal (robots.txt, the address guard), ...
+            typed = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
+            typed = typed if typed.startswith("image/") else ""
+            info = images.probe(result.body)
+            if info is None:                  # an SVG, or bytes that are no image
+                return _Probe(bool(typed), 0, 0, typed), True
+            return _Probe(True, info.width, info.height, info.content_type or typed), True
+        probe = await self._images.once(url, read)
+        self._count(kind, probe is not None and probe.loads)
+        return probe
+
+    def _count(self, kind: str, found: bool) -> None:
+        """spiderduck_scheduler_related_total{kind, outcome}: found (an oEmbed document; an image
+        that loads), or nothing (cached or not). Which image a page got is counted apart,
+        spiderduck_scheduler_related_images_total{choice}: its first candidate, a fallback, none
+        (every candidate failed), or unverified (none could be probed, the first kept)."""
+        self._metrics.count("related", kind=kind, outcome="found" if found else "nothing")
 
     async def _get(self, url: str, purpose: str, max_bytes: int, fetched: list[FetchResult],
                    deadline: float) -> FetchResult | None:
@@ -181,5 +262,5 @@ def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
     if found is None:
         return record
     fill = {"title": found.title, "author": found.author, "site_name": found.site_name,
-            "image": found.thumbnail}
+            "image": None if signals.no_image(record.robots_directives) else found.thumbnail}
     return dataclasses.replace(record, **{k: v for k, v in fill.items() if v and not getattr(record, k)})

@@ -79,7 +79,7 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     # page, 4 x more; robots.txt is the fetcher's own business), and content_ref finds the final one.
     content = tmp_path / "var" / "content"
     members = [m for f in content.glob("*.warc.gz") for m in gzip_members(f.read_bytes())]
-    assert len(members) == 10
+    assert len(members) == 13          # + one /favicon.ico probe per site (news, cyr, tweeted)
     store = WarcFileStore(str(content))
     headers, block = await store.read(short_rec["content_ref"])
     await store.close()

@@ -1,5 +1,6 @@
-"""Related fetches over real sockets: the page's image and oEmbed document are fetched through
-the fetchers (robots.txt and the address guard apply), fill the record, and are remembered."""
+"""Related fetches over real sockets: the page's images, oEmbed document and favicon.ico are
+fetched through the fetchers (robots.txt and the address guard apply), fill the record, and are
+remembered. An image that fails or is too small gives way to the page's next one."""
 from __future__ import annotations
 
 import asyncio
@@ -47,7 +48,8 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
                   "thumbnail_width": 480, "thumbnail_height": 360}
     web.page("video.test", "/oembed", json.dumps(oembed_doc), content_type="application/json")
     web.robots("private.test", "User-agent: *\nDisallow: /secret\n")
-    web.page("private.test", "/secret/pic.png", png(10, 10), content_type="image/png")
+    web.page("private.test", "/secret/pic.png", png(100, 100), content_type="image/png")
+    web.page("news.test", "/stated.png", png(80, 60), content_type="image/png")
 
     pages = {
         # og:image without size: probed. Two pages share it: probed once.
@@ -61,14 +63,14 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
         # The page's own title wins over oEmbed's.
         "titled": web.page("video.test", "/titled", '<title>Own title</title><link rel="alternate" '
                            'type="application/json+oembed" href="/oembed">'),
-        # Sizes the page gives are kept, and nothing is fetched for them.
-        "sized": web.page("news.test", "/sized", '<meta property="og:image" content="/never.png">'
+        # Sizes the page gives are kept; the image is still read, to know that it loads.
+        "sized": web.page("news.test", "/sized", '<meta property="og:image" content="/stated.png">'
                           '<meta property="og:image:width" content="100"><meta property="og:image:height" '
                           'content="50"><meta property="og:image:type" content="image/png">'),
-        # robots.txt forbids the image: it is not fetched, and the page is still OK.
+        # robots.txt forbids the image: it is not fetched, and the page is still OK, without it.
         "robots": web.page("news.test", "/r", '<title>R</title><meta property="og:image" '
                            f'content="{web.url("private.test", "/secret/pic.png")}">'),
-        # An image on a private address is refused by the fetcher's guard.
+        # An image on a private address is refused by the fetcher's guard: no image.
         "guarded": web.page("news.test", "/g", '<title>G</title>'
                             '<meta property="og:image" content="http://10.1.2.3/x.png">'),
         # An image bigger than the probe: its first 64 KiB say its size.
@@ -98,15 +100,14 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
     assert got["titled"]["title"] == "Own title" and got["titled"]["author"] == "Olga Embed"
     assert len(web.hits_for("video.test", "/oembed")) == 1       # remembered for the second page
 
-    assert got["sized"]["image"] == {"url": web.url("news.test", "/never.png"), "width": 100, "height": 50,
+    assert got["sized"]["image"] == {"url": web.url("news.test", "/stated.png"), "width": 100, "height": 50,
                                      "content_type": "image/png"}
-    assert web.hits_for("news.test", "/never.png") == []
+    assert len(web.hits_for("news.test", "/stated.png")) == 1
 
-    assert got["robots"]["status"] == "OK" and got["robots"]["image"] == {
-        "url": web.url("private.test", "/secret/pic.png")}
+    assert got["robots"]["status"] == "OK" and got["robots"].get("image") is None
     assert web.hits_for("private.test", "/secret/pic.png") == []
 
-    assert got["guarded"]["status"] == "OK" and got["guarded"]["image"] == {"url": "http://10.1.2.3/x.png"}
+    assert got["guarded"]["status"] == "OK" and got["guarded"].get("image") is None
 
     assert got["big"]["image"] == {"url": big, "width": 300, "height": 300, "content_type": "image/png"}
     # The related fetches are in the content log, after their page; a probe is marked truncated.
@@ -162,7 +163,7 @@ async def test_a_slow_image_does_not_hold_the_page_past_related_timeout(tmp_path
 async def test_an_image_that_failed_for_a_while_is_tried_again(tmp_path, nats_server, localweb):
     web = localweb
     answers = [aio_web.Response(status=503, text="busy"),
-               aio_web.Response(body=png(64, 32), content_type="image/png")]
+               aio_web.Response(body=png(96, 64), content_type="image/png")]
 
     async def flaky(request):
         return answers.pop(0)
@@ -179,8 +180,8 @@ async def test_an_image_that_failed_for_a_while_is_tried_again(tmp_path, nats_se
         await client.submit_url(second)
         await client.events.wait_for(2, timeout=30)
         one, two = await client.get([first, second])
-    assert one["image"] == {"url": image}                     # the 503: no size, and not remembered
-    assert two["image"] == {"url": image, "width": 64, "height": 32, "content_type": "image/png"}
+    assert one["image"] == {"url": image}                     # the 503: kept unverified, not remembered
+    assert two["image"] == {"url": image, "width": 96, "height": 64, "content_type": "image/png"}
 
 
 async def test_an_image_domain_holding_back_is_skipped_not_waited_for(tmp_path, nats_server, localweb):
@@ -255,12 +256,89 @@ async def test_hops_and_related_fetches_into_a_private_address_are_refused(
         got = dict(zip(pages, await client.get(list(pages.values()))))
 
     assert web.hits_for("intranet.test") == [] and web.hits_for("127.0.0.2") == []
-    assert got["image"]["status"] == "OK" and got["image"]["image"] == {"url": f"{inside}/pic.png"}
-    assert got["literal"]["image"] == {"url": f"{literal}/pic.png"}
-    assert got["image_hop"]["image"] == {"url": hop}
+    # Refused images are no images: the pages, OK, have none.
+    assert got["image"]["status"] == "OK" and got["image"].get("image") is None
+    assert got["literal"].get("image") is None
+    assert got["image_hop"].get("image") is None
     assert len(web.hits_for("cdn.test", "/hop.png")) == 1      # the allowed hop was fetched
     assert got["oembed"]["status"] == "OK" and got["oembed"].get("title", "") == ""
     jump = got["page_hop"]
     assert jump["status"] == "BLOCKED_ADDRESS" and "127.0.0.2" in jump["error"]
     assert jump["redirects"] == [{"url": pages["page_hop"], "http_status": 301}]
     assert jump["final_url"] == f"{inside}/admin"
+
+
+def gif(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    PILImage.new("P", (width, height)).save(out, "GIF")
+    return out.getvalue()
+
+
+def og(*images: str) -> str:
+    return "".join(f'<meta property="og:image" content="{url}">' for url in images)
+
+
+async def test_an_image_that_fails_to_load_or_is_tiny_gives_way_to_the_next(tmp_path, nats_server, localweb):
+    web = localweb
+    good = web.page("cdn.test", "/good.png", png(400, 200), content_type="image/png")
+    spare = web.page("cdn.test", "/spare.jpg", jpeg(300, 300), content_type="image/jpeg")
+    dot = web.page("cdn.test", "/dot.gif", gif(1, 1), content_type="image/gif")   # a pixel only its bytes betray
+    small = web.page("cdn.test", "/small.png", png(20, 20), content_type="image/png")
+    missing = web.url("cdn.test", "/missing.jpg")                                  # 404
+    card = web.page("cdn.test", "/card.jpg", "<html><title>Not an image</title></html>")
+    unused = web.url("cdn.test", "/unused.png")
+    pages = {
+        "missing": web.page("news.test", "/missing", "<title>M</title>" + og(missing, good)),
+        "pixel": web.page("news.test", "/pixel", f'<title>P</title>{og(dot)}<meta name="twitter:image" '
+                          f'content="{good}">'),
+        "small": web.page("news.test", "/small", f'<title>S</title>{og(small)}<script type="application/ld+json">'
+                          f'{{"@type": "Article", "image": ["{spare}"]}}</script>'),
+        "not_image": web.page("news.test", "/card", f'<title>C</title>{og(card)}</head><body>'
+                              f'<img src="{spare}" width="300" height="300">'),
+        "first_ok": web.page("news.test", "/ok", "<title>O</title>" + og(good, unused)),
+        "all_fail": web.page("news.test", "/none", "<title>N</title>" + og(missing, dot, small, card)),
+    }
+    settings = service_settings(tmp_path, nats_server.url)
+    async with RunningService(settings), Client(settings) as client:
+        for url in pages.values():
+            await client.submit_url(url)
+        await client.events.wait_for(len(pages), timeout=60)
+        got = dict(zip(pages, await client.get(list(pages.values()))))
+
+    found = {"url": good, "width": 400, "height": 200, "content_type": "image/png"}
+    assert got["missing"]["image"] == got["pixel"]["image"] == got["first_ok"]["image"] == found
+    assert got["small"]["image"] == {"url": spare, "width": 300, "height": 300, "content_type": "image/jpeg"}
+    assert got["not_image"]["image"] == got["small"]["image"]
+    assert got["all_fail"]["status"] == "OK" and got["all_fail"].get("image") is None
+    assert web.hits_for("cdn.test", "/unused.png") == []          # the first loaded: the next is not read
+    for path in ("/missing.jpg", "/dot.gif", "/small.png", "/card.jpg", "/good.png", "/spare.jpg"):
+        assert len(web.hits_for("cdn.test", path)) == 1, path     # each answer remembered for all pages
+
+
+async def test_the_favicon_is_the_sites_favicon_ico_only_when_it_answers(tmp_path, nats_server, localweb):
+    web = localweb
+    ico = io.BytesIO()
+    PILImage.new("RGB", (32, 32)).save(ico, "ICO")
+    web.page("icons.test", "/favicon.ico", ico.getvalue(), content_type="image/x-icon")
+    web.page("soft.test", "/favicon.ico", "<html><title>Not here</title></html>")   # a 200 that is a page
+    pages = {
+        "a": web.page("icons.test", "/a", "<title>A</title>"),
+        "b": web.page("icons.test", "/b", "<title>B</title>"),
+        "bare": web.page("bare.test", "/", "<title>Bare</title>"),                   # /favicon.ico: 404
+        "soft": web.page("soft.test", "/", "<title>Soft</title>"),
+        "linked": web.page("linked.test", "/", '<title>L</title><link rel="icon" href="/static/icon.svg">'),
+    }
+    settings = service_settings(tmp_path, nats_server.url)
+    async with RunningService(settings), Client(settings) as client:
+        for url in pages.values():
+            await client.submit_url(url)
+        await client.events.wait_for(len(pages), timeout=60)
+        got = dict(zip(pages, await client.get(list(pages.values()))))
+
+    assert got["a"]["favicon"] == got["b"]["favicon"] == web.url("icons.test", "/favicon.ico")
+    assert len(web.hits_for("icons.test", "/favicon.ico")) == 1          # remembered per site
+    assert got["bare"].get("favicon", "") == "" and got["soft"].get("favicon", "") == ""
+    assert len(web.hits_for("bare.test", "/favicon.ico")) == 1
+    # A page naming its icon keeps it, and nothing is fetched for it.
+    assert got["linked"]["favicon"] == web.url("linked.test", "/static/icon.svg")
+    assert web.hits_for("linked.test", "/favicon.ico") == web.hits_for("linked.test", "/static/icon.svg") == []

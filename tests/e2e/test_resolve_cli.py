@@ -44,7 +44,7 @@ async def resolve(settings, *args: str) -> tuple[int, str, str]:
 
 
 async def test_a_redirect_traced_stored_and_announced_then_fresh(nats_server, localweb, tmp_path):
-    image = localweb.page("cdn.test", "/logo.png", png(64, 32), content_type="image/png")
+    image = localweb.page("cdn.test", "/logo.png", png(64, 64), content_type="image/png")
     page = localweb.page("news.test", "/a", '<html><head><title>Hello \x1b[31mthere</title>'
                          f'<meta property="og:image" content="{image}"></head><p>text</p></html>')
     moved = localweb.redirect("news.test", "/old", page)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import io
 import json
 import zlib
 
 import brotli
 from aiohttp import web
+from PIL import Image as PILImage
 
 
 def jsonld(*blocks: str) -> str:
@@ -17,6 +19,9 @@ def jsonld(*blocks: str) -> str:
 
 def hostile_pages(localweb) -> dict[str, str]:
     """path -> page; every one must come out OK with its title."""
+    thumb = io.BytesIO()
+    PILImage.new("RGB", (64, 64)).save(thumb, "PNG")
+    localweb.page("evil.test", "/thumb.png", thumb.getvalue(), content_type="image/png")
     oembed = localweb.page("evil.test", "/oembed.json", json.dumps({
         "type": "photo", "version": "1.0", "title": "Embedded \ud800 title", "author_name": "x" * 5000,
         "thumbnail_url": f"http://evil.test:{localweb.port}/thumb.png",
