@@ -59,6 +59,7 @@ class PageMetadata:
     oembed_url: str = ""              # the page's oEmbed, for related fetches
     interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
     image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
+    players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ class UrlRecord:
 
 
 PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
-                    if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates"))
+                    if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates",
+                                  "players"))
 
 
 def with_page(page: PageMetadata) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,
-                       min_image_size=p.min_image_size, metrics=metrics),
+                       min_image_size=p.min_image_size, embed_allow_hosts=p.embed_allow_hosts,
+                       metrics=metrics),
         PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, freshness=freshness, extract=extract,
-                      robots_token=robots_token(f.user_agent), clock=clock),
+                      robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
+                      clock=clock),
     )

@@ -1,7 +1,9 @@
 """oEmbed (https://oembed.com): where a page's JSON oEmbed document is, and what it says.
 
 A page names its document with `<link rel="alternate" type="application/json+oembed" href>`;
-the related fetches read it and fill the title, author, site name and thumbnail the page lacks.
+the related fetches read it and fill the title, author, site name and thumbnail the page lacks,
+and its `html` (a "video" or "rich" document's embed markup) becomes, through
+`embeds.from_oembed_html`, the record's `embed_html` when it holds an iframe from an allowed host.
 """
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from typing import Any, NamedTuple
 from common.record import Image
 from scheduler.extraction import values
 from scheduler.extraction.document import Document
+from scheduler.extraction.embeds import HTML_MAX
 from scheduler.extraction.typography import typeset
 
 JSON_TYPE = "application/json+oembed"
@@ -21,6 +24,8 @@ class OEmbed(NamedTuple):
     author: str
     site_name: str
     thumbnail: Image | None
+    html: str = ""      # a video's or rich document's embed markup, as sent (untrusted: never
+                        # output as it is, see embeds.from_oembed_html); '' when over HTML_MAX
 
 
 def discover(doc: Document, base: str) -> str:
@@ -47,7 +52,16 @@ def parse(body: bytes, base: str) -> OEmbed | None:
     return OEmbed(title=typeset(values.text(data.get("title"))),
                   author=values.text(data.get("author_name")),
                   site_name=values.text(data.get("provider_name")),
-                  thumbnail=thumbnail)
+                  thumbnail=thumbnail,
+                  html=_html(data))
+
+
+def _html(data: dict[str, Any]) -> str:
+    """The document's `html`, when it is a video or rich document's and not over HTML_MAX."""
+    html = data.get("html")
+    if data.get("type") not in ("video", "rich") or not isinstance(html, str) or len(html) > HTML_MAX:
+        return ""
+    return html
 
 
 def _image(data: dict[str, Any], url_key: str, width_key: str, height_key: str, base: str) -> Image | None:

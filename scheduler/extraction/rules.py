@@ -341,6 +341,21 @@ def video(s: Sources) -> Video | None:
     return Video(url) if url else None
 
 
+def players(s: Sources) -> tuple[Video, ...]:
+    """The page's players, for its embed: each og:video, then its twitter:player (an HTML page
+    made to be framed; twitter:player:stream is a media file, not a player). Which may be framed
+    is decided later, against process.embed_allow_hosts (extraction.embeds)."""
+    found = [Video(*m) for m in _og_media(s, "og:video")]
+    url = values.absolute_url(s.doc.meta("twitter:player"), s.base)
+    if url:
+        found.append(Video(url, values.integer(s.doc.meta("twitter:player:width")),
+                           values.integer(s.doc.meta("twitter:player:height")), "text/html"))
+    return tuple(found[:MAX_PLAYERS])
+
+
+MAX_PLAYERS = 8
+
+
 class _Media(NamedTuple):
     url: str
     width: int

@@ -18,7 +18,9 @@ answer of those is read for one too (without one it stays HTTP_ERROR, as any oth
 The publisher's robots directives (the page's robots metas and X-Robots-Tag, extraction.signals)
 are the record's `robots_directives`, and are honoured here: nosnippet empties the description,
 max-image-preview:none the image (noarchive is the Crawl Recorder's: nothing logged).
-`clean_url` is the final URL without its tracking parameters (common.clean_urls; `removed_params`
+`embed_html` is the page's first player (og:video, twitter:player) on a host of
+process.embed_allow_hosts, as an iframe rebuilt from scratch (extraction.embeds; an oEmbed
+document's iframe may fill it later, stages/related.py). `clean_url` is the final URL without its tracking parameters (common.clean_urls; `removed_params`
 names them), whatever the outcome.
 
 Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
@@ -31,14 +33,14 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Sequence
 
 from common import clean_urls, freshness
 from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
-from scheduler.extraction import extract_page, images, signals
+from scheduler.extraction import embeds, extract_page, images, signals
 from scheduler.extraction.page import ROBOTS_TOKEN
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stages.chain import Next
@@ -74,8 +76,10 @@ class PostProcessor:
     """Innermost stage: never calls next."""
 
     def __init__(self, *, parser: str, prefer_dates: str, freshness: Freshness,
-                 extract: Extract | None = None, robots_token: str = ROBOTS_TOKEN, clock=time.time):
+                 extract: Extract | None = None, robots_token: str = ROBOTS_TOKEN,
+                 embed_allow_hosts: Sequence[str] = (), clock=time.time):
         self._freshness = freshness
+        self._embed_hosts = tuple(embed_allow_hosts)
         self._robots_token = robots_token
         self._parser = parser
         self._prefer_dates = prefer_dates
@@ -178,6 +182,9 @@ class PostProcessor:
             return {"status": Status.UNSUPPORTED_CONTENT, "error": str(exc),
                     "content_length": len(final.body)}
         fields = {"status": Status.OK, "content_length": len(final.body), **with_page(page), "page": page}
+        embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
+        if embed:
+            fields["embed_html"] = embed
         if page.interstitial:
             fields.update(status=Status.INTERSTITIAL, error=page.interstitial)
         return fields

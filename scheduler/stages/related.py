@@ -9,7 +9,10 @@ the fetcher owning its domain (robots.txt, rate and the address guard apply, as 
 
 - the page's oEmbed document, when the page lacks a title, author, site name or image, fills
   those it lacks (`<link type="application/json+oembed">`), but never an image the publisher
-  withheld (max-image-preview:none: extraction.signals);
+  withheld (max-image-preview:none: extraction.signals); its iframe (type video or rich) is the
+  record's embed_html when the page's own players gave none and its host is in
+  process.embed_allow_hosts (extraction.embeds). It is also read for that alone, when the
+  document is on the registrable domain of an allowed host;
 - the page's images (`PageMetadata.image_candidates`, best first; or oEmbed's thumbnail) are
   probed in order, each from its first `process.image_probe_bytes`, and the first that loads
   (a 2xx whose bytes read as an image, or typed image/*) and is at least
@@ -37,7 +40,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import OrderedDict
-from typing import Any, Awaitable, Callable, NamedTuple
+from typing import Any, Awaitable, Callable, NamedTuple, Sequence
 
 from common import redirects, urls
 from common.errors import SpiderDuckError
@@ -46,7 +49,7 @@ from common.metrics import Recorder
 from common.record import Image, PageMetadata, UrlRecord
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
-from scheduler.extraction import images, oembed, signals
+from scheduler.extraction import embeds, images, oembed, signals
 from scheduler.stages.redirect_chain import FetchHop
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome
@@ -100,8 +103,9 @@ _FAILED = _Probe(False)
 class RelatedFetcher:
     def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
                  image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
-                 metrics: Recorder, min_image_size: int = 50):
+                 metrics: Recorder, min_image_size: int = 50, embed_allow_hosts: Sequence[str] = ()):
         self._fetch = fetch
+        self._embed_hosts = tuple(embed_allow_hosts)
         self._min_size = min_image_size
         self._enabled = enabled
         self._max_redirects = max_redirects
@@ -138,7 +142,8 @@ class RelatedFetcher:
 
     async def _complete_image(self, found: dict[str, Any], page: PageMetadata, deadline: float) -> None:
         record, fetched = found["record"], found["fetched"]
-        if page.oembed_url and not (record.title and record.author and record.site_name and record.image):
+        if page.oembed_url and (not (record.title and record.author and record.site_name and record.image)
+                                or not record.embed_html and embeds.may_embed(page.oembed_url, self._embed_hosts)):
             got = await self._oembed(page.oembed_url, fetched, deadline)
             found["record"] = _with_oembed(found["record"], got)
         first = found["record"].image
@@ -189,7 +194,10 @@ class RelatedFetcher:
             if result is None:
                 return None, False
             ok = _is_ok(result) and not result.truncated
-            return (oembed.parse(result.body, result.url) if ok else None), _lasting(result)
+            parsed = oembed.parse(result.body, result.url) if ok else None
+            if parsed is not None:      # remembered as the small, safe iframe, not the document's html
+                parsed = parsed._replace(html=embeds.from_oembed_html(parsed.html, self._embed_hosts))
+            return parsed, _lasting(result)
         answer = await self._oembeds.once(url, read)
         self._count("oembed", answer is not None)
         return answer
@@ -262,5 +270,6 @@ def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
     if found is None:
         return record
     fill = {"title": found.title, "author": found.author, "site_name": found.site_name,
-            "image": None if signals.no_image(record.robots_directives) else found.thumbnail}
+            "image": None if signals.no_image(record.robots_directives) else found.thumbnail,
+            "embed_html": found.html}
     return dataclasses.replace(record, **{k: v for k, v in fill.items() if v and not getattr(record, k)})

@@ -3,6 +3,7 @@ import json
 
 from common.record import Image
 from scheduler.extraction import extract_page
+from scheduler.extraction.embeds import HTML_MAX
 from scheduler.extraction.oembed import OEmbed, parse
 
 URL = "https://video.test/watch/1"
@@ -35,3 +36,17 @@ def test_broken_documents_give_nothing_or_empty_fields():
     assert parse(b"\xff\xfe", URL) is None
     assert parse(b'{"title": 5, "author_name": {"name": "x"}, "thumbnail_url": "javascript:alert(1)"}', URL) == \
         OEmbed("", "", "", None)
+
+
+def test_a_video_or_rich_document_keeps_its_html_as_sent():
+    html = '<iframe src="https://player.video.test/e/1" width="640" height="360"></iframe>'
+    for kind in ("video", "rich"):
+        assert parse(json.dumps({"type": kind, "html": html}).encode(), URL).html == html
+    assert parse(json.dumps({"type": "link", "html": html}).encode(), URL).html == ""
+    assert parse(json.dumps({"type": "photo", "url": "https://img.test/p.png", "html": html}).encode(),
+                 URL).html == ""
+    assert parse(json.dumps({"html": html}).encode(), URL).html == ""                 # no type
+    assert parse(json.dumps({"type": "video", "html": ["<iframe>"]}).encode(), URL).html == ""
+    too_long = html + " " * HTML_MAX
+    assert parse(json.dumps({"type": "video", "html": too_long}).encode(), URL).html == ""
+    assert OEmbed("t", "a", "s", None).html == ""                                     # the default
