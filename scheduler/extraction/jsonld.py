@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import jstyleson
 
@@ -121,6 +121,21 @@ class Graph:
         if isinstance(value, dict):
             value = self.resolve(value)
         return value
+
+    def descendants(self) -> Iterator[dict[str, Any]]:
+        """Every object of the page's JSON-LD, depth first in page order: each node, then the
+        objects nested in it (references are not followed: what they name is a node too)."""
+        stack: list[Any] = list(reversed(self.nodes))
+        while stack:
+            value = stack.pop()
+            if isinstance(value, dict):
+                yield value
+                children = value.values()
+            elif isinstance(value, list):
+                children = value
+            else:
+                continue
+            stack.extend(reversed([c for c in children if isinstance(c, (dict, list))]))
 
     def resolve(self, value: dict[str, Any]) -> dict[str, Any]:
         """The node a bare reference `{"@id": ...}` points to (else the value itself)."""

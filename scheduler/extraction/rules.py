@@ -15,11 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, NamedTuple
+from urllib.parse import urlsplit
 
+from common import urls
 from common.record import Image, Video
 from scheduler.extraction import values
 from scheduler.extraction.document import Document
-from scheduler.extraction.jsonld import Graph
+from scheduler.extraction.jsonld import Graph, node_types
 from scheduler.extraction.typography import typeset
 
 AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
@@ -54,9 +56,31 @@ def _ld(s: Sources, path: str) -> str:
 # --- text fields ------------------------------------------------------------------------------
 
 def title(s: Sources) -> str:
-    return typeset(
-        _meta(s, "og:title", "twitter:title") or s.doc.title or _ld(s, "headline")
-        or _meta(s, "dc.title", "dcterms.title") or s.doc.h1)
+    shared = _meta(s, "og:title", "twitter:title")
+    if shared or not s.doc.title:
+        return typeset(shared or _ld(s, "headline") or _meta(s, "dc.title", "dcterms.title") or s.doc.h1)
+    # A <title> that adds the site's name, which the page states elsewhere, to the page's own
+    # title (`Page title | Site`, `Site - Page title`) is the page's title without it.
+    # So is one that adds anything to the headline its structured data states.
+    text, site, headline = s.doc.title, _site_name(s, from_title=False), _stated_headline(s)
+    for sep in _TITLE_SEPARATOR.finditer(text) if site or headline else ():
+        before, after = text[:sep.start()], text[sep.end():]
+        if before and (after == site or before == headline):
+            return typeset(before)
+        if after and (before == site or after == headline):
+            return typeset(after)
+    return typeset(text)
+
+
+def _stated_headline(s: Sources) -> str:
+    """The headline the page's JSON-LD states, else its first microdata item's."""
+    headline = _ld(s, "headline")
+    for item in s.microdata if not headline else ():
+        props = item.get("properties", {}) if isinstance(item, dict) else {}
+        headline = values.text(props.get("headline"))
+        if headline:
+            break
+    return headline
 
 
 def description(s: Sources) -> str:
@@ -66,14 +90,152 @@ def description(s: Sources) -> str:
     return typeset(text)
 
 
+# Names a site gives itself in meta tags, after og:site_name: the web-app name browsers show
+# (application-name, and Apple's for a home-screen icon), a publisher's meta, an academic
+# journal's (Highwire Press citation_* tags, read by Google Scholar), the app names of Twitter
+# cards and App Links, and Dublin Core's.
+_SITE_NAME_META = ("application-name", "apple-mobile-web-app-title", "publisher",
+                   "citation_journal_title", "citation_publisher", "twitter:app:name:iphone",
+                   "twitter:app:name:googleplay", "al:ios:app_name", "al:android:app_name",
+                   "dc.publisher", "dcterms.publisher")
+# A parenthetical that ends a site name ("Name (beta)", "Name (formerly Other)") is a note
+# about the name, not part of it.
+_NAME_ASIDE = re.compile(r"\s+\([^()]*\)$")
+
+
 def site_name(s: Sources) -> str:
-    return (_ld(s, "publisher.name") or _meta(s, "og:site_name")
-            or _meta(s, "application-name", "publisher", "twitter:app:name:iphone",
-                     "twitter:app:name:googleplay", "dc.publisher", "dcterms.publisher")
-            or _title_suffix(s.doc.title))
+    """The site's or publisher's name. The JSON-LD publisher first, as for every fact about the
+    work, except that a name the page gives its site twice (og:site_name and its JSON-LD WebSite)
+    wins over it (a publisher node often carries the company's legal name), and that a publisher
+    that is a Person (a blogger, as WordPress SEO plugins state it) comes last: the site's own
+    name is what a preview shows. Then microdata's publisher, og:site_name, the JSON-LD WebSite's
+    name, the names in `_SITE_NAME_META`, a JSON-LD Organization on the page's own site (a team
+    or about page states only that), a JSON-LD node whose url is the site's home page (its owner:
+    `_ld_home_name`), and the site part of <title> (`_title_site`)."""
+    return _site_name(s)
 
 
-_TITLE_SEPARATOR = re.compile(r"\s[-|–—]\s+")
+def _site_name(s: Sources, from_title: bool = True) -> str:
+    """`site_name`; with from_title=False, '' rather than a guess from <title>."""
+    og = _meta(s, "og:site_name")
+    website = _ld_typed_name(s, _WEBSITE_TYPES)
+    publisher, by_person = _ld_publisher(s)
+    name = ((og if og and og == website else "")
+            or ("" if by_person else publisher) or _microdata_publisher(s) or og or website
+            or _meta(s, *_SITE_NAME_META) or _ld_typed_name(s, None, same_site=True) or _ld_home_name(s)
+            or (_title_site(s) if from_title else "") or publisher)
+    return _NAME_ASIDE.sub("", name) or name
+
+
+_WEBSITE_TYPES = frozenset({"WebSite"})
+
+
+def _is_organization(types: frozenset[str]) -> bool:
+    """Whether JSON-LD types name an organisation: Organization or one of its common subtypes."""
+    return any(t.endswith("Organization") or t in _ORGANIZATION_TYPES for t in types)
+
+
+_ORGANIZATION_TYPES = frozenset({"Corporation", "LocalBusiness", "NGO", "OnlineBusiness", "OnlineStore",
+                                 "Store", "SportsTeam"})
+
+
+def _ld_publisher(s: Sources) -> tuple[str, bool]:
+    """The JSON-LD publisher's name (a node's, or the text given), and whether it is a Person."""
+    value = s.graph.get("publisher") if s.graph else None
+    if isinstance(value, list):
+        value = next((v for v in value if v), None)
+    if isinstance(value, dict):
+        node = s.graph.resolve(value)
+        return values.text(node.get("name")), "Person" in node_types(node)
+    return values.text(value), False
+
+
+def _ld_typed_name(s: Sources, types: frozenset[str] | None, same_site: bool = False) -> str:
+    """The name of the first top-level JSON-LD node of `types` (None: an organisation); with
+    `same_site`, only one whose url (or @id) is on the page's registrable domain."""
+    for node in s.graph.nodes if s.graph else ():
+        kinds = node_types(node)
+        if not (kinds & types if types is not None else _is_organization(kinds)):
+            continue
+        if same_site and not _on_site(node.get("url") or node.get("@id"), s):
+            continue
+        name = values.text(node.get("name"))
+        if name:
+            return name
+    return ""
+
+
+def _on_site(ref: Any, s: Sources) -> bool:
+    url = values.absolute_url(ref, s.base) if isinstance(ref, str) and not ref.startswith("#") else ""
+    try:
+        return bool(url) and (urls.registrable_domain(urlsplit(url).hostname or "")
+                              == urls.registrable_domain(urlsplit(s.url).hostname or ""))
+    except (urls.InvalidUrl, ValueError):
+        return False
+
+
+# JSON-LD types that describe pages, lists and navigation, never who a site belongs to.
+_STRUCTURAL_TYPE = re.compile(r"Page$|List(?:Item)?$|^SiteNavigationElement$|^WP[A-Z]|Action$|^EntryPoint$"
+                              r"|Object$")
+
+
+def _ld_home_name(s: Sources) -> str:
+    """The name of a JSON-LD node, at any depth, whose url is the home page of the page's site:
+    the business, club or person the site belongs to (a restaurant, an event's organiser, an
+    author's own site). Pages, lists, navigation and media objects are no owners."""
+    for node in s.graph.descendants() if s.graph else ():
+        kinds = node_types(node)
+        name = values.text(node.get("name"))
+        if (name and kinds and not any(_STRUCTURAL_TYPE.search(k) for k in kinds)
+                and _is_home(node.get("url"), s)):
+            return name
+    return ""
+
+
+def _is_home(ref: Any, s: Sources) -> bool:
+    """Whether `ref` is the home page (the root, without a query) of the page's registrable domain."""
+    url = values.absolute_url(ref, s.base) if isinstance(ref, str) else ""
+    parts = urlsplit(url)
+    return bool(url) and parts.path in ("", "/") and not parts.query and _on_site(url, s)
+
+
+def _microdata_publisher(s: Sources) -> str:
+    """The name of a top-level microdata item's publisher (or the text given as it)."""
+    for item in s.microdata:
+        value = item.get("properties", {}).get("publisher") if isinstance(item, dict) else None
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, dict):
+            value = value.get("properties", {}).get("name")
+        name = values.text(value)
+        if name:
+            return name
+    return ""
+
+
+# What separates a page's title from its site's name in <title>: a dash, bar, bullet or middle
+# dot with spaces around it (`Page title | Site`, `Page title · Site`).
+_TITLE_SEPARATOR = re.compile(r"\s+[-|–—·•]\s+")
+
+
+def _title_site(s: Sources) -> str:
+    """The site name a <title> adds to the page's headline: when the headline the page states
+    (og:title, twitter:title, JSON-LD or microdata headline) begins or ends <title> at a
+    separator, the rest, nearest its far end; else the part after <title>'s last separator
+    (`Page title - Site`)."""
+    text = s.doc.title
+    for headline in (_meta(s, "og:title", "twitter:title"), _stated_headline(s)):
+        if not headline or headline == text:
+            continue
+        if text.startswith(headline):
+            parts = _TITLE_SEPARATOR.split(" " + text[len(headline):])
+            if len(parts) > 1 and not parts[0].strip():
+                return parts[-1].strip()
+        if text.endswith(headline):
+            parts = _TITLE_SEPARATOR.split(text[:len(text) - len(headline)] + " ")
+            if len(parts) > 1 and not parts[-1].strip():
+                return parts[0].strip()
+    return _title_suffix(text)
 
 
 def _title_suffix(text: str) -> str:
@@ -93,12 +255,42 @@ def author(s: Sources) -> str:
         name = _author_name(value)
         if name:
             return name
+    # Scholarly pages name every author in its own Highwire Press `citation_author` tag.
+    name = _author_name(_byline([values.fold(v) for v in s.doc.meta_all("citation_author")]))
+    if name:
+        return name
     for links in (s.doc.author_links, s.doc.byline_links()):
         for value in links:   # a link's text is a name only if it has two words or more
             name = _author_name(value)
             if " " in name:
                 return name
-    return _author_name(_meta(s, "twitter:creator"))
+    # A social network's post or profile is titled by its author's name and handle:
+    # `Name (@handle) on Network`, `Name (@user@instance)`.
+    for value in (_meta(s, "og:title", "twitter:title"), s.doc.title):
+        m = _SOCIAL_TITLE.match(value)
+        if m and _author_name(m.group(1)):
+            return _author_name(m.group(1))
+    return _handle(_meta(s, "twitter:creator"))
+
+
+_SOCIAL_TITLE = re.compile(r"(\S.{0,127}?)\s+\(@[\w.-]+(?:@[\w.-]+)?\)(?:$|\s+on\s|\s*[|•·:–—-])")
+_PROFILE_URL = re.compile(r"^@?\s*(?:https?:)?//(?:www\.|mobile\.)?(?:twitter|x)\.com/@?(\w{1,15})/?(?:[?#].*)?$",
+                          re.I)
+
+
+def _handle(value: str) -> str:
+    """A Twitter card's creator as a handle without its @; one written as its profile's URL
+    (`@https://twitter.com/name`, a common CMS slip) is the name at that URL's end."""
+    m = _PROFILE_URL.match(value)
+    return m.group(1) if m else _author_name(value)
+
+
+def _byline(names: list[str]) -> str:
+    """Names as a byline: "A", "A and B", "A, B and C" (each once, in order)."""
+    names = [n for i, n in enumerate(names) if n and n not in names[:i]]
+    if len(names) > 1:
+        return ", ".join(names[:-1]) + " and " + names[-1]
+    return names[0] if names else ""
 
 
 def _ld_names(s: Sources, key: str) -> str:
@@ -108,12 +300,8 @@ def _ld_names(s: Sources, key: str) -> str:
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, dict):
             item = s.graph.resolve(item).get("name")
-        name = values.text(item)
-        if name and name not in names:
-            names.append(name)
-    if len(names) > 1:
-        return ", ".join(names[:-1]) + " and " + names[-1]
-    return names[0] if names else ""
+        names.append(values.text(item))
+    return _byline(names)
 
 
 def _author_name(value: str) -> str:
@@ -146,7 +334,9 @@ _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:pu
                    "published_time", "datepublished", "dc.date.issued", "dcterms.issued",
                    "dc.date", "dcterms.date", "dcterms.created", "date", "pubdate",
                    "publish-date", "publish_date", "article:published", "parsely-pub-date",
-                   "sailthru.date")
+                   "sailthru.date",
+                   # Highwire Press tags, which scholarly pages state for Google Scholar
+                   "citation_publication_date", "citation_date", "citation_online_date")
 _MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "dcterms.modified",
                   "last-modified")
 
@@ -164,6 +354,8 @@ def _stated_dates(s: Sources, graph_key: str, meta_keys: tuple[str, ...], modifi
 
 def _published_dates(s: Sources) -> Iterator[Any]:
     yield from _stated_dates(s, "datePublished", _PUBLISHED_META, modified=False)
+    if s.graph:   # a video (VideoObject) states when it was uploaded, its publication
+        yield s.graph.get("uploadDate")
     yield from s.doc.times
     if s.graph:
         yield s.graph.get("dateCreated")
@@ -193,16 +385,31 @@ def published_time(s: Sources, prefer: str) -> str:
 
 def canonical_url(s: Sources) -> str:
     """og:url first, as for every shared field: it is the URL the page asks to be shared as,
-    while <link rel=canonical> is often left pointing at a syndication source or an old scheme."""
-    url = values.absolute_url(s.doc.meta("og:url"), s.base)
-    if url:
-        return url
-    for link in s.doc.links:
-        if "canonical" in link.rel:
-            url = values.absolute_url(link.href, s.base)
-            if url:
-                return url
+    while <link rel=canonical> is often left pointing at a syndication source or an old scheme.
+    The first that `_plausible_canonical` keeps."""
+    for value in (s.doc.meta("og:url"), *(link.href for link in s.doc.links if "canonical" in link.rel)):
+        url = values.absolute_url(value, s.base)
+        if url and _plausible_canonical(url, s.url):
+            return url
     return ""
+
+
+def _plausible_canonical(url: str, page: str) -> bool:
+    """Whether a deeper page's claim to be `url` is believed. Not when `url` is its site's root
+    (a template that names the home page on every page, mastodon#19573), nor when it is on
+    another registrable domain at another path (a syndication source's page, or a claim to be
+    someone else's): the same path on another domain is the same page moved (a custom domain, a
+    new top-level domain), and kept. A site's root page may name any URL."""
+    at, claimed = urlsplit(page), urlsplit(url)
+    if not (at.path.strip("/") or at.query):
+        return True
+    if not (claimed.path.strip("/") or claimed.query):
+        return False
+    try:
+        same_site = urls.registrable_domain(claimed.hostname or "") == urls.registrable_domain(at.hostname or "")
+    except (urls.InvalidUrl, ValueError):
+        return False
+    return same_site or claimed.path.rstrip("/") == at.path.rstrip("/")
 
 
 # --- images -----------------------------------------------------------------------------------

@@ -46,16 +46,37 @@ def absolute_url(ref: Any, base: str) -> str:
 
 # --- dates ------------------------------------------------------------------------------------
 
+# ISO 8601 (`2017-06-29T10:00:00+02:00`, basic `20170629`), and a date written with slashes
+# (`2019/04/17`, as Highwire Press citation_* tags and many CMSs write it).
 _ISO = re.compile(
-    r"(\d{4})-?(\d{2})-?(\d{2})"
+    r"(\d{4})(?P<sep>[-/]?)(\d{2})(?P=sep)(\d{2})"
     r"(?:[T\s]+(\d{1,2}):?(\d{2})(?::?(\d{2})(?:[.,](\d+))?)?)?"
     r"\s*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$", re.I)
 _YEAR = re.compile(r"\d{4}$")
 _EPOCH = re.compile(r"-?\d{9,16}(?:\.\d+)?$")
-_MONTHS = {name: i for i, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+_ENGLISH_MONTHS = ("january february march april may june july august september october november "
+                   "december").split()
+# Month names (and abbreviations that are no English word) in the languages of Western Europe's
+# largest web, for dates written for people (`3. März 2021`, `12 de octubre de 2020`, `1er juin
+# 2019`); else the start of an English month's name (`Sept`, `Febr`), never another word (`Mayor`).
+_MONTH_NAMES = {name: month for month, names in enumerate((
+    "january januar jänner janvier janv enero ene gennaio janeiro januari",
+    "february februar février fevrier févr fevr febrero febbraio fevereiro fev februari",
+    "march märz maerz mars marzo março maart mrt",
+    "april avril avr abril abr aprile",
+    "may mai mayo maggio maio mei",
+    "june juni juin junio giugno giu junho",
+    "july juli juillet juil julio luglio lug julho",
+    "august août aout agosto augustus",
+    "september sept septembre septiembre setiembre settembre setembro",
+    "october oktober okt octobre octubre ottobre ott outubro",
+    "november novembre noviembre novembro",
+    "december dezember dez décembre decembre déc diciembre dic dicembre dezembro"), 1)
+    for name in names.split()}
+_MONTH = r"(?<![^\W\d_])[^\W\d_]{3,}"    # a word of letters, in any script
 _TEXT_DATE = re.compile(
-    r"(?:(?P<d1>\d{1,2})(?:st|nd|rd|th)?\s+(?P<m1>[a-z]{3})[a-z]*\.?,?\s+(?P<y1>\d{4})"
-    r"|(?P<m2>[a-z]{3})[a-z]*\.?\s+(?P<d2>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{4}))"
+    rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?P<m1>{_MONTH})\.?,?\s+(?:de\s+)?(?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}}))"
     r"(?:\D{0,5}?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\.?)?"
     r"\s*(?P<tz>[+-]\d{2}:?\d{2}|[a-z]{1,5}\b)?)?", re.I)
 # Zone abbreviations common in published dates (RFC 5322 and North American / European ones).
@@ -100,14 +121,13 @@ def _parse_date(value: Any, text: bool = False) -> datetime | None:
         if m := _ISO.match(value):
             return _from_iso(m)
         if text:
-            m = _TEXT_DATE.search(value)
-            return _from_text(m) if m else None
+            return _text_date(value)
         if _YEAR.match(value):
             return datetime(int(value), 1, 1)
         if _EPOCH.match(value):
             return _from_epoch(float(value))
-        if m := _TEXT_DATE.search(value):
-            return _from_text(m)
+        if dt := _text_date(value):
+            return dt
         return parsedate_to_datetime(value)
     except (ValueError, TypeError, IndexError, OverflowError):
         return None
@@ -123,7 +143,7 @@ def _from_epoch(seconds: float) -> datetime | None:
 
 
 def _from_iso(m: re.Match[str]) -> datetime:
-    year, month, day, hour, minute, second, frac, zone = m.groups()
+    year, _, month, day, hour, minute, second, frac, zone = m.groups()
     micro = int((frac or "0")[:6].ljust(6, "0"))
     dt = datetime(int(year), int(month), int(day), int(hour or 0), int(minute or 0),
                   int(second or 0), micro)
@@ -138,8 +158,19 @@ def _from_iso(m: re.Match[str]) -> datetime:
     return dt
 
 
+def _text_date(value: str) -> datetime | None:
+    """The first date written for people in `value` whose month is a month's name."""
+    for m in _TEXT_DATE.finditer(value):
+        dt = _from_text(m)
+        if dt is not None:
+            return dt
+    return None
+
+
 def _from_text(m: re.Match[str]) -> datetime | None:
-    month = _MONTHS.get((m["m1"] or m["m2"]).lower())
+    word = (m["m1"] or m["m2"]).lower()
+    month = _MONTH_NAMES.get(word) or next(
+        (i for i, name in enumerate(_ENGLISH_MONTHS, 1) if name.startswith(word)), None)
     if month is None:
         return None
     day, year = int(m["d1"] or m["d2"]), int(m["y1"] or m["y2"])

@@ -5,8 +5,14 @@ import json
 
 from scheduler.extraction import extract_cases, extract_page
 
-# The issue's bar (metascraper itself agrees on 95.1%); reached: 431/453 = 95.1%.
-MIN_AGREEMENT = 0.95
+# The issue's bar (metascraper itself agrees on 95.1%); reached: 432/453 = 95.4% (with the
+# canonical-URL change then in progress, which lost wnycstudios' url: 433/453 at the commit before).
+MIN_AGREEMENT = 0.953
+# Fields matched per field as last measured, for the text fields, publisher, author and date, so
+# that a gain in one field cannot hide a loss in another. The misses left are the reference
+# extractor's quirks (see tests/scheduler/test_extraction_quality.py for our own corpus), but for
+# therams' publisher, named only by its logo's alt text, which the parsed Document does not keep.
+FIELD_FLOOR = {"title": 60, "description": 57, "lang": 54, "publisher": 54, "author": 47, "date": 48}
 
 
 def _scorer(shared_path):
@@ -17,9 +23,9 @@ def _scorer(shared_path):
     return module
 
 
-def agreement(cases: list[dict], got: dict[str, dict], score) -> tuple[int, int]:
+def agreement(cases: list[dict], got: dict[str, dict], score, fields=None) -> tuple[int, int]:
     hit = total = 0
-    for field in score.DEFAULT:
+    for field in fields or score.DEFAULT:
         for case in cases:
             expected = case["expected"].get(field)
             if expected is None:
@@ -34,8 +40,12 @@ def test_agreement_with_the_corpus(shared_path):
     cases = json.loads(cases_path.read_text())
     got = extract_cases(str(cases_path))
     assert set(got) == {c["name"] for c in cases}
-    hit, total = agreement(cases, got, _scorer(shared_path))
+    score = _scorer(shared_path)
+    hit, total = agreement(cases, got, score)
     assert hit / total >= MIN_AGREEMENT, f"agreement {hit}/{total} = {hit / total:.1%}"
+    per_field = {field: agreement(cases, got, score, (field,))[0] for field in FIELD_FLOOR}
+    low = {field: f"{per_field[field]} < {floor}" for field, floor in FIELD_FLOOR.items() if per_field[field] < floor}
+    assert not low, f"fields below their floor: {low}"
 
 
 def test_both_parsers_give_the_same_metadata_on_the_corpus(shared_path):

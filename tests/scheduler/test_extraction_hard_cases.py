@@ -119,3 +119,138 @@ def test_ten_megabyte_page_is_read_up_to_the_cap_only():
     assert meta.description == "x" * 1000   # the first paragraph, not what follows the cap
     # What lies past the cap is never seen: the page gives the record of its first bytes.
     assert meta == extract_page(body[:MAX_HTML_BYTES], URL, "text/html")
+
+
+# --- the quality rules of issue 16: publisher, author, dates, a <title>'s site part -----------------
+
+def page(head: str, body: str = "", parser: str = "selectolax", url: str = URL):
+    html = f"<!doctype html><html><head><meta charset=utf-8>{head}</head><body>{body}</body></html>"
+    return extract_page(html.encode("utf-8"), url, "text/html", parser=parser)
+
+
+OG_SITE = '<meta property="og:site_name" content="Fern Notes">'
+
+
+def test_site_name_a_person_publisher_gives_way_to_the_sites_name(parser):
+    person = (ld('{"@type": "Article", "publisher": {"@id": "#me"}}')
+              + ld('{"@type": ["Person", "Organization"], "@id": "#me", "name": "Ann Blogger"}'))
+    assert page(OG_SITE + person, parser=parser).site_name == "Fern Notes"
+    assert page(person, parser=parser).site_name == "Ann Blogger"        # nothing else names the site
+
+
+def test_site_name_stated_twice_beats_the_publishers_legal_name(parser):
+    graph = ld('{"@graph": [{"@type": "NewsArticle", "publisher": {"@id": "#org"}},'
+               ' {"@type": "WebSite", "name": "Fern Notes"},'
+               ' {"@type": "Organization", "@id": "#org", "name": "Fern Media LLC"}]}')
+    assert page(OG_SITE + graph, parser=parser).site_name == "Fern Notes"
+    # og:site_name alone does not outrank the JSON-LD publisher
+    assert page(OG_SITE + graph.replace('"name": "Fern Notes"', '"name": "Other"'),
+                parser=parser).site_name == "Fern Media LLC"
+
+
+def test_site_name_from_json_ld_website_organization_or_home_page_owner(parser):
+    website = ld('{"@type": "WebSite", "name": "Town Council", "url": "/"}')
+    assert page(website, parser=parser).site_name == "Town Council"
+    org = ld('{"@type": "Organization", "name": "Quill Analytics", "url": "https://example.test/about"}')
+    assert page("<title>Our team</title>" + org, parser=parser).site_name == "Quill Analytics"
+    # an organisation on another site is what the page is about, not who publishes it
+    other = ld('{"@type": "Organization", "name": "Someone Else", "url": "https://elsewhere.test/"}')
+    assert page("<title>Our team</title>" + other, parser=parser).site_name == ""
+    # whatever has the site's home page as its url owns the site: a restaurant, an event's organiser
+    restaurant = ld('{"@type": "Restaurant", "name": "Osteria", "url": "https://www.example.test/"}')
+    assert page(restaurant, parser=parser).site_name == "Osteria"
+    event = ld('{"@type": "MusicEvent", "name": "Jazz Night",'
+               ' "organizer": {"@type": "Organization", "name": "Jazz Society", "url": "https://example.test"}}')
+    assert page(event, parser=parser).site_name == "Jazz Society"
+    # ...but never a page, a breadcrumb or a navigation entry pointing home
+    crumbs = ld('{"@type": "BreadcrumbList", "itemListElement": [{"@type": "ListItem", "name": "Home",'
+                ' "url": "https://example.test/"}]}')
+    assert page(crumbs, parser=parser).site_name == ""
+
+
+def test_site_name_from_web_app_and_microdata(parser):
+    for key in ("apple-mobile-web-app-title", "citation_journal_title", "al:android:app_name"):
+        assert page(f'<meta name="{key}" content="Drift Tides">', parser=parser).site_name == "Drift Tides"
+    micro = ('<div itemscope itemtype="https://schema.org/Recipe"><span itemprop="name">Cake</span>'
+             '<span itemprop="publisher" itemscope itemtype="https://schema.org/Organization">'
+             '<meta itemprop="name" content="Crumb &amp; Ladle"></span></div>')
+    assert page("<title>Cake</title>", micro, parser=parser).site_name == "Crumb & Ladle"
+
+
+def test_site_name_drops_a_trailing_parenthetical(parser):
+    assert page('<meta property="og:site_name" content="Ledger (beta)">', parser=parser).site_name == "Ledger"
+    assert page('<meta property="og:site_name" content="(untitled)">', parser=parser).site_name == "(untitled)"
+
+
+def test_site_name_is_what_the_title_adds_to_the_headline(parser):
+    og = '<meta property="og:title" content="Summer reading">'
+    assert page("<title>Valley Libraries | Summer reading</title>" + og,
+                parser=parser).site_name == "Valley Libraries"
+    assert page("<title>Summer reading - Events | Valley Libraries</title>" + og,
+                parser=parser).site_name == "Valley Libraries"
+    assert page("<title>Ten habits • Aperture Lane</title>", parser=parser).site_name == "Aperture Lane"
+    assert page("<title>Webhooks · Brightwave Docs</title>", parser=parser).site_name == "Brightwave Docs"
+    # a colon is not a separator: `Review: the new phone` names no site
+    assert page("<title>Review: the new phone</title>", parser=parser).site_name == ""
+
+
+def test_title_without_the_site_name_the_page_states_elsewhere(parser):
+    publisher = ld('{"publisher": {"name": "Eastmere Water"}}')
+    assert page("<title>Understanding your bill | Eastmere Water</title>" + publisher,
+                parser=parser).title == "Understanding your bill"
+    assert page('<title>About – Ann Smith</title><meta name="application-name" content="Ann Smith">',
+                parser=parser).title == "About"
+    headline = ld('{"headline": "Why bread collapses"}')
+    assert page("<title>Why bread collapses - Proofing Room</title>" + headline,
+                parser=parser).title == "Why bread collapses"
+    # a site name known only from <title> itself leaves <title> whole (which part is the site?)
+    assert page("<title>Release notes - Loomwork Docs</title>",
+                parser=parser).title == "Release notes - Loomwork Docs"
+    assert page('<title>Release notes</title><meta property="og:site_name" content="Release notes">',
+                parser=parser).title == "Release notes"
+
+
+def test_author_from_a_social_posts_title_and_a_profile_url_handle(parser):
+    assert page('<meta property="og:title" content="Priya Ram (@priyaram) on Chirpline">',
+                parser=parser).author == "Priya Ram"
+    assert page('<meta property="og:title" content="Oskar L (@oskar@fjord.social)">',
+                parser=parser).author == "Oskar L"
+    assert page('<meta name="twitter:creator" content="@https://twitter.com/marenvolk">',
+                parser=parser).author == "marenvolk"
+    assert page('<meta name="twitter:creator" content="https://x.com/marenvolk/">',
+                parser=parser).author == "marenvolk"
+    # an author stated as such comes first
+    assert page('<meta property="og:title" content="Priya Ram (@priyaram)">'
+                '<meta name="author" content="Ed Itor">', parser=parser).author == "Ed Itor"
+
+
+def test_scholarly_citation_tags(parser):
+    head = ('<meta name="citation_author" content="Bridget Halloran">'
+            '<meta name="citation_author" content="Tomasz Oyelowo">'
+            '<meta name="citation_publication_date" content="2019/04/17">')
+    meta = page(head, parser=parser)
+    assert (meta.author, meta.published_time) == ("Bridget Halloran and Tomasz Oyelowo", "2019-04-17T00:00:00Z")
+
+
+def test_a_videos_upload_date_is_its_publication(parser):
+    video = ld('{"@type": "VideoObject", "name": "Caning", "uploadDate": "2021-11-02T15:00:00Z"}')
+    assert page(video, '<time datetime="2020-01-01">old</time>',
+                parser=parser).published_time == "2021-11-02T15:00:00Z"
+
+
+def test_dates_written_for_people_in_other_languages(parser):
+    for text, expected in (("3. März 2021", "2021-03-03T12:00:00Z"),
+                           ("12 de octubre de 2020", "2020-10-12T12:00:00Z"),
+                           ("1er juin 2019, 14:05", "2019-06-01T14:05:00Z"),
+                           ("5 dicembre 2018", "2018-12-05T12:00:00Z")):
+        assert page("", f"<time>{text}</time>", parser=parser).published_time == expected, text
+    # a word that merely starts like a month is none (`Mayor`); a later real date is found
+    assert page("", '<p class="date">Mayor 5, 2021</p>', parser=parser).published_time == ""
+    assert page("", '<p class="date">Mayor 5, 2021 / June 5, 2021</p>', parser=parser).published_time \
+        == "2021-06-05T12:00:00Z"
+
+
+def test_a_handle_inside_a_headline_is_no_byline(parser):
+    assert page('<meta property="og:title" content="Ann Lee (@annlee) says the bridge will reopen">',
+                parser=parser).author == ""
+    assert page('<meta property="og:title" content="Ann Lee (@annlee) • Photos">', parser=parser).author == "Ann Lee"
