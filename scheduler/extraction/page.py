@@ -13,7 +13,8 @@ from typing import Any
 from common.config import FetcherSettings, ProcessSettings
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, microdata, oembed, rules, signals, values
+from scheduler.extraction import charset, jsonld, media, microdata, oembed, publisher, rules, signals, values
+from scheduler.extraction.sources import Sources
 from scheduler.extraction.parsers import parse
 
 _PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
@@ -44,23 +45,23 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     doc = parse(markup, parser)
     blocks = jsonld.load(doc.jsonld)
     base = (values.join(url, doc.base_href) if doc.base_href else None) or url
-    s = rules.Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
+    s = Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
                       microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
-    images = rules.image_candidates(s)
+    images = media.image_candidates(s)
     return PageMetadata(
         title=rules.title(s),
         description=rules.description(s),
-        site_name=rules.site_name(s),
+        site_name=publisher.site_name(s),
         author=rules.author(s),
         published_time=rules.published_time(s, prefer_dates),
         lang=rules.lang(s),
         canonical_url=rules.canonical_url(s),
         image=images[0] if images else None,
         image_candidates=images,
-        players=rules.players(s),
-        favicon=rules.favicon(s),
+        players=media.players(s),
+        favicon=media.favicon(s),
         type=rules.type_(s),
-        video=rules.video(s),
+        video=media.video(s),
         structured_data=rules.structured_data(s),
         charset=encoding,
         robots_directives=signals.meta_directives(doc, robots_token),

@@ -9,48 +9,25 @@ cleaning is in `values`. In general:
 - facts about the work (author, publisher, dates) come first from JSON-LD, which
   is structured, then from meta tags;
 - Dublin Core and guesses from the body (first <h1>, <p>, <img>, author links) come last.
+
+The site's name is `publisher.site_name`; the image, favicon, video and players are in `media`.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 from common import urls
-from common.record import Image, Video
 from scheduler.extraction import values
-from scheduler.extraction.document import Document
-from scheduler.extraction.jsonld import Graph, node_types
 from scheduler.extraction.typography import typeset
+from scheduler.extraction.publisher import TITLE_SEPARATOR, site_name, stated_headline
+from scheduler.extraction.sources import Sources, ld as _ld, meta as _meta
 
 AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
 
 _BY = re.compile(r"^\s*by\s+|^\s*@\s*", re.I)
 _URL_LIKE = re.compile(r"^(?:https?:)?//|^www\.", re.I)
-
-
-@dataclass(frozen=True)
-class Sources:
-    """One page's parsed sources and the URL its relative links resolve against."""
-    doc: Document
-    graph: Graph
-    url: str                   # the page's URL
-    base: str                  # <base href> resolved against url, else url
-    blocks: list[Any] = field(default_factory=list)   # JSON-LD blocks as parsed
-    microdata: list[Any] = field(default_factory=list)  # microdata items (extruct)
-
-
-def _meta(s: Sources, *keys: str) -> str:
-    for key in keys:
-        value = values.fold(s.doc.meta(key))
-        if value:
-            return value
-    return ""
-
-
-def _ld(s: Sources, path: str) -> str:
-    return values.text(s.graph.get(path)) if s.graph else ""
 
 
 # --- text fields ------------------------------------------------------------------------------
@@ -62,8 +39,8 @@ def title(s: Sources) -> str:
     # A <title> that adds the site's name, which the page states elsewhere, to the page's own
     # title (`Page title | Site`, `Site - Page title`) is the page's title without it.
     # So is one that adds anything to the headline its structured data states.
-    text, site, headline = s.doc.title, _site_name(s, from_title=False), _stated_headline(s)
-    for sep in _TITLE_SEPARATOR.finditer(text) if site or headline else ():
+    text, site, headline = s.doc.title, site_name(s, from_title=False), stated_headline(s)
+    for sep in TITLE_SEPARATOR.finditer(text) if site or headline else ():
         before, after = text[:sep.start()], text[sep.end():]
         if before and (after == site or before == headline):
             return typeset(before)
@@ -72,176 +49,11 @@ def title(s: Sources) -> str:
     return typeset(text)
 
 
-def _stated_headline(s: Sources) -> str:
-    """The headline the page's JSON-LD states, else its first microdata item's."""
-    headline = _ld(s, "headline")
-    for item in s.microdata if not headline else ():
-        props = item.get("properties", {}) if isinstance(item, dict) else {}
-        headline = values.text(props.get("headline"))
-        if headline:
-            break
-    return headline
-
-
 def description(s: Sources) -> str:
     text = (_meta(s, "og:description", "twitter:description", "description")
             or _ld(s, "description") or _meta(s, "dc.description", "dcterms.description")
             or s.doc.paragraph)
     return typeset(text)
-
-
-# Names a site gives itself in meta tags, after og:site_name: the web-app name browsers show
-# (application-name, and Apple's for a home-screen icon), a publisher's meta, an academic
-# journal's (Highwire Press citation_* tags, read by Google Scholar), the app names of Twitter
-# cards and App Links, and Dublin Core's.
-_SITE_NAME_META = ("application-name", "apple-mobile-web-app-title", "publisher",
-                   "citation_journal_title", "citation_publisher", "twitter:app:name:iphone",
-                   "twitter:app:name:googleplay", "al:ios:app_name", "al:android:app_name",
-                   "dc.publisher", "dcterms.publisher")
-# A parenthetical that ends a site name ("Name (beta)", "Name (formerly Other)") is a note
-# about the name, not part of it.
-_NAME_ASIDE = re.compile(r"\s+\([^()]*\)$")
-
-
-def site_name(s: Sources) -> str:
-    """The site's or publisher's name. The JSON-LD publisher first, as for every fact about the
-    work, except that a name the page gives its site twice (og:site_name and its JSON-LD WebSite)
-    wins over it (a publisher node often carries the company's legal name), and that a publisher
-    that is a Person (a blogger, as WordPress SEO plugins state it) comes last: the site's own
-    name is what a preview shows. Then microdata's publisher, og:site_name, the JSON-LD WebSite's
-    name, the names in `_SITE_NAME_META`, a JSON-LD Organization on the page's own site (a team
-    or about page states only that), a JSON-LD node whose url is the site's home page (its owner:
-    `_ld_home_name`), and the site part of <title> (`_title_site`)."""
-    return _site_name(s)
-
-
-def _site_name(s: Sources, from_title: bool = True) -> str:
-    """`site_name`; with from_title=False, '' rather than a guess from <title>."""
-    og = _meta(s, "og:site_name")
-    website = _ld_typed_name(s, _WEBSITE_TYPES)
-    publisher, by_person = _ld_publisher(s)
-    name = ((og if og and og == website else "")
-            or ("" if by_person else publisher) or _microdata_publisher(s) or og or website
-            or _meta(s, *_SITE_NAME_META) or _ld_typed_name(s, None, same_site=True) or _ld_home_name(s)
-            or (_title_site(s) if from_title else "") or publisher)
-    return _NAME_ASIDE.sub("", name) or name
-
-
-_WEBSITE_TYPES = frozenset({"WebSite"})
-
-
-def _is_organization(types: frozenset[str]) -> bool:
-    """Whether JSON-LD types name an organisation: Organization or one of its common subtypes."""
-    return any(t.endswith("Organization") or t in _ORGANIZATION_TYPES for t in types)
-
-
-_ORGANIZATION_TYPES = frozenset({"Corporation", "LocalBusiness", "NGO", "OnlineBusiness", "OnlineStore",
-                                 "Store", "SportsTeam"})
-
-
-def _ld_publisher(s: Sources) -> tuple[str, bool]:
-    """The JSON-LD publisher's name (a node's, or the text given), and whether it is a Person."""
-    value = s.graph.get("publisher") if s.graph else None
-    if isinstance(value, list):
-        value = next((v for v in value if v), None)
-    if isinstance(value, dict):
-        node = s.graph.resolve(value)
-        return values.text(node.get("name")), "Person" in node_types(node)
-    return values.text(value), False
-
-
-def _ld_typed_name(s: Sources, types: frozenset[str] | None, same_site: bool = False) -> str:
-    """The name of the first top-level JSON-LD node of `types` (None: an organisation); with
-    `same_site`, only one whose url (or @id) is on the page's registrable domain."""
-    for node in s.graph.nodes if s.graph else ():
-        kinds = node_types(node)
-        if not (kinds & types if types is not None else _is_organization(kinds)):
-            continue
-        if same_site and not _on_site(node.get("url") or node.get("@id"), s):
-            continue
-        name = values.text(node.get("name"))
-        if name:
-            return name
-    return ""
-
-
-def _on_site(ref: Any, s: Sources) -> bool:
-    url = values.absolute_url(ref, s.base) if isinstance(ref, str) and not ref.startswith("#") else ""
-    try:
-        return bool(url) and (urls.registrable_domain(urlsplit(url).hostname or "")
-                              == urls.registrable_domain(urlsplit(s.url).hostname or ""))
-    except (urls.InvalidUrl, ValueError):
-        return False
-
-
-# JSON-LD types that describe pages, lists and navigation, never who a site belongs to.
-_STRUCTURAL_TYPE = re.compile(r"Page$|List(?:Item)?$|^SiteNavigationElement$|^WP[A-Z]|Action$|^EntryPoint$"
-                              r"|Object$")
-
-
-def _ld_home_name(s: Sources) -> str:
-    """The name of a JSON-LD node, at any depth, whose url is the home page of the page's site:
-    the business, club or person the site belongs to (a restaurant, an event's organiser, an
-    author's own site). Pages, lists, navigation and media objects are no owners."""
-    for node in s.graph.descendants() if s.graph else ():
-        kinds = node_types(node)
-        name = values.text(node.get("name"))
-        if (name and kinds and not any(_STRUCTURAL_TYPE.search(k) for k in kinds)
-                and _is_home(node.get("url"), s)):
-            return name
-    return ""
-
-
-def _is_home(ref: Any, s: Sources) -> bool:
-    """Whether `ref` is the home page (the root, without a query) of the page's registrable domain."""
-    url = values.absolute_url(ref, s.base) if isinstance(ref, str) else ""
-    parts = urlsplit(url)
-    return bool(url) and parts.path in ("", "/") and not parts.query and _on_site(url, s)
-
-
-def _microdata_publisher(s: Sources) -> str:
-    """The name of a top-level microdata item's publisher (or the text given as it)."""
-    for item in s.microdata:
-        value = item.get("properties", {}).get("publisher") if isinstance(item, dict) else None
-        if isinstance(value, list):
-            value = value[0] if value else None
-        if isinstance(value, dict):
-            value = value.get("properties", {}).get("name")
-        name = values.text(value)
-        if name:
-            return name
-    return ""
-
-
-# What separates a page's title from its site's name in <title>: a dash, bar, bullet or middle
-# dot with spaces around it (`Page title | Site`, `Page title · Site`).
-_TITLE_SEPARATOR = re.compile(r"\s+[-|–—·•]\s+")
-
-
-def _title_site(s: Sources) -> str:
-    """The site name a <title> adds to the page's headline: when the headline the page states
-    (og:title, twitter:title, JSON-LD or microdata headline) begins or ends <title> at a
-    separator, the rest, nearest its far end; else the part after <title>'s last separator
-    (`Page title - Site`)."""
-    text = s.doc.title
-    for headline in (_meta(s, "og:title", "twitter:title"), _stated_headline(s)):
-        if not headline or headline == text:
-            continue
-        if text.startswith(headline):
-            parts = _TITLE_SEPARATOR.split(" " + text[len(headline):])
-            if len(parts) > 1 and not parts[0].strip():
-                return parts[-1].strip()
-        if text.endswith(headline):
-            parts = _TITLE_SEPARATOR.split(text[:len(text) - len(headline)] + " ")
-            if len(parts) > 1 and not parts[-1].strip():
-                return parts[0].strip()
-    return _title_suffix(text)
-
-
-def _title_suffix(text: str) -> str:
-    """The site name in a `Page title - Site` style <title>: the part after the last separator."""
-    parts = _TITLE_SEPARATOR.split(text)
-    return parts[-1].strip() if len(parts) > 1 else ""
 
 
 _AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author", "byl",
@@ -410,192 +222,6 @@ def _plausible_canonical(url: str, page: str) -> bool:
     except (urls.InvalidUrl, ValueError):
         return False
     return same_site or claimed.path.rstrip("/") == at.path.rstrip("/")
-
-
-# --- images -----------------------------------------------------------------------------------
-
-# Smaller than this in a stated width or height (pixels), an image is an icon, a spacer or a
-# tracking pixel, never a preview. It is the default of `process.min_image_size`, which the
-# related fetches apply to the sizes they read; the extraction has no settings, so the sizes a
-# page states are held to the default.
-MIN_IMAGE_SIZE = 50
-MAX_IMAGE_CANDIDATES = 8     # images a page offers that are kept (and, at most, probed)
-
-_ICON_RELS = ("icon", "apple-touch-icon", "apple-touch-icon-precomposed")   # in order of preference
-_ICON_SIZES = range(32, 193)  # pixels: an icon stated this size suits a preview best
-
-
-def favicon(s: Sources) -> str:
-    """The page's icon: a `<link rel=icon>` (or "shortcut icon"), else its Apple touch icon; one
-    whose stated `sizes` fits a preview (32 to 192 pixels, or "any": scalable) before one that
-    states none, and that before one stated only smaller or larger. Safari's `mask-icon`, a
-    one-colour silhouette, is none. '' when the page names none: the related fetches then try
-    the site's /favicon.ico."""
-    best, best_rank = "", None
-    for order, link in enumerate(s.doc.links):
-        kind = next((k for k, rel in enumerate(_ICON_RELS) if rel in link.rel), None)
-        if kind is None:
-            continue
-        url = values.absolute_url(link.href, s.base)
-        rank = (_icon_size_rank(link.sizes), kind, order)
-        if url and (best_rank is None or rank < best_rank):
-            best, best_rank = url, rank
-    return best
-
-
-def _icon_size_rank(sizes: str) -> int:
-    """0: a size in _ICON_SIZES, or "any"; 1: no size stated; 2: only other sizes."""
-    if not sizes:
-        return 1
-    for size in sizes.split():
-        width, _, height = size.partition("x")
-        if size == "any" or (width.isdigit() and height.isdigit()
-                             and int(width) in _ICON_SIZES and int(height) in _ICON_SIZES):
-            return 0
-    return 2
-
-
-def image_candidates(s: Sources) -> tuple[Image, ...]:
-    """Every image the page offers for its preview, best first (`image` is the first), each URL
-    once, at most MAX_IMAGE_CANDIDATES: its og:image structures (with their stated size and
-    type), the Twitter card's image, `<meta name=image>`, every JSON-LD image and thumbnailUrl,
-    `<link rel=image_src>`; then guesses from the body: the `<img>` that state a width and a
-    height, largest first, then the others in page order, then a `<video poster>`.
-
-    Left out: an image stated smaller than MIN_IMAGE_SIZE in either dimension, a URL that names
-    a tracking pixel (`_PIXEL`) or a file that is no image (a video, a sound). The related
-    fetches try them in order, and keep the first that loads and is large enough."""
-    found: list[Image] = []
-    seen: set[str] = set()
-    for image in _images(s):
-        url = image.url
-        if not url or url in seen:
-            continue
-        seen.add(url)
-        if _NOT_IMAGE.search(url) or _PIXEL.search(url) or _tiny(image):
-            continue      # a URL left out once stays out, whoever names it again
-        found.append(image)
-        if len(found) == MAX_IMAGE_CANDIDATES:
-            break
-    return tuple(found)
-
-
-def image(s: Sources) -> Image | None:
-    candidates = image_candidates(s)
-    return candidates[0] if candidates else None
-
-
-def _images(s: Sources) -> Iterator[Image]:
-    """What `image_candidates` chooses from, in order; URLs absolute, or '' when unusable."""
-    for media in _og_media(s, "og:image"):
-        yield Image(*media)
-    for value in (s.doc.meta("twitter:image"), s.doc.meta("twitter:image:src"), s.doc.meta("image")):
-        yield Image(values.absolute_url(value, s.base))
-    yield from _ld_images(s, "image")
-    yield from _ld_images(s, "thumbnailUrl")
-    for link in s.doc.links:
-        if "image_src" in link.rel:
-            yield Image(values.absolute_url(link.href, s.base))
-    body = [Image(values.absolute_url(img.src, s.base), _pixels(img.width), _pixels(img.height))
-            for img in s.doc.images]                                      # guesses from the body
-    yield from sorted((i for i in body if i.width and i.height), key=lambda i: -i.width * i.height)
-    yield from body
-    yield Image(values.absolute_url(s.doc.video_poster, s.base))
-
-
-def _tiny(image: Image) -> bool:
-    return 0 < image.width < MIN_IMAGE_SIZE or 0 < image.height < MIN_IMAGE_SIZE
-
-
-_NOT_IMAGE = re.compile(r"\.(?:mp4|m4v|webm|mov|avi|mkv|ogv|mp3|m4a|wav|ogg|oga|flac|aac)(?:[?#]|$)", re.I)
-# Tracking pixels and beacons, by the names they commonly go by: a file named pixel, 1x1, spacer,
-# blank or beacon (`/t/pixel.gif`, `/img/1x1.png`), Meta's pixel (facebook.com/tr) and Adobe
-# Analytics' beacons (`/b/ss/`).
-_PIXEL = re.compile(r"/(?:[\w.-]*[_.-])?(?:pixel|1x1|spacer|blank|beacon)\.(?:gif|png)(?:[?#]|$)"
-                    r"|^https?://(?:www\.)?facebook\.com/tr(?:[/?#]|$)|/b/ss/", re.I)
-_PIXELS = re.compile(r"\s*(\d{1,6})(?:\.\d*)?\s*(?:px)?\s*$", re.I)
-
-
-def _pixels(value: Any) -> int:
-    """A stated size in pixels: `<img width="640">`, "640px", JSON-LD's 640 or {"value": 640};
-    0 for a relative size ("100%", "auto") or none."""
-    if isinstance(value, dict):
-        value = value.get("value")
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, (int, float)):
-        return int(value) if 0 < value < 1_000_000 else 0
-    m = _PIXELS.match(value) if isinstance(value, str) else None
-    return int(m.group(1)) if m else 0
-
-
-def _ld_images(s: Sources, key: str) -> Iterator[Image]:
-    """Every entry of the first JSON-LD `key` (a URL, or an ImageObject with its stated size)."""
-    value = s.graph.get(key) if s.graph else None
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, dict):
-            item = s.graph.resolve(item)
-            yield Image(values.absolute_url(item.get("url") or item.get("contentUrl"), s.base),
-                        _pixels(item.get("width")), _pixels(item.get("height")))
-        elif isinstance(item, str):
-            yield Image(values.absolute_url(item, s.base))
-
-
-def video(s: Sources) -> Video | None:
-    for media in _og_media(s, "og:video"):
-        return Video(*media)
-    url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
-    return Video(url) if url else None
-
-
-def players(s: Sources) -> tuple[Video, ...]:
-    """The page's players, for its embed: each og:video, then its twitter:player (an HTML page
-    made to be framed; twitter:player:stream is a media file, not a player). Which may be framed
-    is decided later, against process.embed_allow_hosts (extraction.embeds)."""
-    found = [Video(*m) for m in _og_media(s, "og:video")]
-    url = values.absolute_url(s.doc.meta("twitter:player"), s.base)
-    if url:
-        found.append(Video(url, values.integer(s.doc.meta("twitter:player:width")),
-                           values.integer(s.doc.meta("twitter:player:height")), "text/html"))
-    return tuple(found[:MAX_PLAYERS])
-
-
-MAX_PLAYERS = 8
-
-
-class _Media(NamedTuple):
-    url: str
-    width: int
-    height: int
-    content_type: str
-
-
-def _og_media(s: Sources, prefix: str) -> list[_Media]:
-    """The page's og:image (or og:video) structures, in order, with a usable URL.
-
-    A structure starts at `og:image` (or `og:image:url`); the `:secure_url`, `:width`,
-    `:height` and `:type` properties after it belong to it.
-    """
-    groups: list[dict[str, str]] = []
-    starts = (prefix, prefix + ":url")
-    sub = prefix + ":"
-    for m in [m for m in s.doc.metas if m.key.startswith(prefix)]:   # usually none for og:video
-        key = m.key
-        if key in starts:
-            if not groups or "url" in groups[-1]:
-                groups.append({})
-            groups[-1]["url"] = m.content
-        elif key.startswith(sub):
-            if not groups:
-                groups.append({})
-            groups[-1].setdefault(key[len(sub):], m.content)
-    found = []
-    for g in groups:
-        url = values.absolute_url(g.get("secure_url"), s.base) or values.absolute_url(g.get("url"), s.base)
-        if url:
-            found.append(_Media(url, values.integer(g.get("width")), values.integer(g.get("height")),
-                               values.fold(g.get("type", "")).lower()))
-    return found
 
 
 # --- structured data --------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from common.errors import DomainBusy
 from common.fetch import FetchResult
 from common.record import Image, PageMetadata, UrlRecord
 from common.status import Status
-from scheduler.extraction import extract_page, images, rules
+from scheduler.extraction import extract_page, images, media
 from scheduler.extraction.parsers import parse
 from scheduler.stages.related import RelatedFetcher
 from scheduler.task import CrawlTask, Outcome, Resolution
@@ -149,7 +149,7 @@ def test_probe_recognises_ico():
 
 def test_the_extractions_minimum_is_the_configs_default():
     from common.config import ProcessSettings
-    assert rules.MIN_IMAGE_SIZE == ProcessSettings().min_image_size
+    assert media.MIN_IMAGE_SIZE == ProcessSettings().min_image_size
 
 
 # --- choosing among them (RelatedFetcher, with a fake fetcher) -------------------------------
