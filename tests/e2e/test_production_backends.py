@@ -26,6 +26,7 @@ import pytest
 from aiohttp import web
 
 from common import bus
+from common.urls import origin_of
 from support.service import Client, RunningService, service_settings, wait_until
 
 pytestmark = pytest.mark.timeout(600)          # the JVMs' start is part of a test's time here
@@ -203,7 +204,8 @@ async def test_a_local_web_crawled_onto_cassandra_and_hdfs(tmp_path, nats_server
     warcs = [n for n in names if n.endswith(".warc.gz")]
     assert warcs == names and len(warcs) >= 2, names             # roll_bytes rolled them
     index = warc_index({name: await asyncio.to_thread(folder.read, name) for name in warcs})
-    fetched = [short, mid, story, *posts, item, missing]         # robots.txt is the fetcher's
+    fetched = [short, mid, story, *posts, item, missing,         # robots.txt is the fetcher's
+               *{origin_of(u) + "/favicon.ico" for u in (story, *posts, item)}]   # the pages name no icon
     assert sorted(r["uri"] for r in index.values()) == sorted(fetched)
     assert {r["type"] for r in index.values()} == {"response"}
 
