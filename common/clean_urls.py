@@ -12,7 +12,8 @@ and X `s`, `t`, `ref_src`, Reddit `share_id`, Amazon `pd_rd_*`, ...), with their
 
 What we keep on purpose: referral and affiliate parameters (`ref`, `referrer`, Amazon's `tag`),
 which credit the person who shared the link rather than follow the reader, and which often
-select the page itself (`?ref=main` is a branch on code hosts); and everything no rule names, so
+select the page itself (`?ref=main` is a branch on code hosts), except where a site's own rules
+name them (Amazon's `ref_`, Facebook's `*ref*` parameters); and everything no rule names, so
 `id`, `p`, `v`, `q`, `page`, `lang`, `source` and YouTube's `t` (a timestamp) stay. Only query
 and fragment parameters are removed: no path rewriting (Amazon's `/ref=...`), and redirect
 links (`google.com/url?q=...`) are not unwrapped.

@@ -139,13 +139,14 @@ class StreamSettings:
 
 
 HTML_PARSERS = ("selectolax", "html5lib")      # process.parser: lexbor (fast), the reference
-# process.embed_allow_hosts by default: the players of the major video, audio, social and code
-# sites, each an iframe made to be embedded anywhere.
+# process.embed_allow_hosts by default: the players of the major video, audio and social sites,
+# each an iframe made to be embedded anywhere (not code playgrounds such as codepen.io, which frame
+# anyone's scripts).
 DEFAULT_EMBED_HOSTS = (
     "www.youtube.com", "www.youtube-nocookie.com", "player.vimeo.com", "open.spotify.com",
     "w.soundcloud.com", "embed.music.apple.com", "embed.podcasts.apple.com", "bandcamp.com",
     "player.twitch.tv", "clips.twitch.tv", "www.dailymotion.com", "geo.dailymotion.com",
-    "www.tiktok.com", "www.instagram.com", "platform.twitter.com", "codepen.io",
+    "www.tiktok.com", "www.instagram.com", "platform.twitter.com",
     "giphy.com", "www.loom.com", "fast.wistia.net", "embed.ted.com", "www.mixcloud.com")
 _HOST_GLOB = re.compile(r"(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 MAX_EMBED_HOSTS = 1000
@@ -164,6 +165,7 @@ class ProcessSettings:
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
     min_image_size: int = 50          # pixels: a page's image narrower or lower than this (an icon, a
                                       # tracking pixel) gives way to its next candidate; 0 = any size
+                                      # read (the extraction leaves out sizes stated under 50 anyway)
     workers: int = 0                  # extraction worker processes; 0 = one per CPU this process may
                                       # use (affinity, capped by a container's CPU limit)
     extract_timeout: Duration = 2.0   # seconds one page's extraction may take; past it the worker is

@@ -53,7 +53,6 @@ class PageMetadata:
     charset: str = ""
     robots_directives: tuple[str, ...] = ()   # from the page's robots metas (X-Robots-Tag is added later)
     sensitive: bool = False
-    embed_html: str = ""
     fediverse_creator: str = ""
     # Not part of the record:
     oembed_url: str = ""              # the page's oEmbed, for related fetches

@@ -16,11 +16,15 @@ one `<iframe>` rebuilt from scratch:
   1..4096, or a percentage, 1..100%), `title` (text, folded, at most TITLE_MAX characters),
   `frameborder` (0 or 1), `allow` (feature names from ALLOW_FEATURES, without their origin
   lists, which default to the frame's own origin), `allowfullscreen`, `referrerpolicy` (from
-  REFERRER_POLICIES) and always `loading="lazy"`. Everything else (`srcdoc`, `style`, `sandbox`,
-  `on*` handlers, `name`, ...) is dropped;
-- every value HTML-escaped, quotes included.
+  REFERRER_POLICIES), and always our own `sandbox` (SANDBOX: the frame's scripts run in its own
+  origin, it may open popups, never navigate the embedding page) and `loading="lazy"`.
+  Everything else (`srcdoc`, `style`, the page's `sandbox`, `on*` handlers, `name`, ...) is
+  dropped;
+- every value HTML-escaped, quotes included; an iframe longer than EMBED_MAX (the record's
+  limit for embed_html) is none.
 
 So the result is exactly `<iframe ...></iframe>` or "": never a script, never a second element.
+The allow list limits hosts, not paths: any page of an allowed host may be framed.
 """
 from __future__ import annotations
 
@@ -31,19 +35,24 @@ from typing import Any, Iterable, Mapping, Sequence
 from selectolax.lexbor import LexborHTMLParser
 
 from common import urls
+from common.record_limits import TEXT_LIMITS
 
 __all__ = ["host_allowed", "from_oembed_html", "from_player", "first_player", "may_embed", "HTML_MAX"]
 
 HTML_MAX = 65_536          # characters of an oEmbed document's html read; longer html gives ""
 TAGS_MAX = 1_000           # "<" in that html; more gives "" (HTML tree building is quadratic in
                            # nesting depth: 64 KB of nested <div>s take half a second to parse)
-SRC_MAX = 4_096            # characters of a src URL
+SRC_MAX = 2_048            # characters of a src URL
+EMBED_MAX = TEXT_LIMITS["embed_html"]   # characters of the iframe made; a longer one is none
+# Every iframe is sandboxed: its scripts run (players need them) in its own origin, and it may
+# open a popup (a link to the video's page) and present, but never navigate the embedding page.
+SANDBOX = "allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox allow-presentation"
 TITLE_MAX = 200            # characters of a title
 PIXELS_MAX = 4_096
 
 # Permissions-Policy features a player may be granted: playing, full screen, and the sensors a
 # 360° video reads. Not the camera, microphone, location, payment, clipboard reading, USB...
-ALLOW_FEATURES = ("accelerometer", "autoplay", "clipboard-write", "encrypted-media", "fullscreen",
+ALLOW_FEATURES = ("accelerometer", "autoplay", "encrypted-media", "fullscreen",
                   "gyroscope", "picture-in-picture", "web-share")
 # Referrer policies a frame may ask for; not `unsafe-url` nor `no-referrer-when-downgrade`,
 # which would send the embedding page's full URL.
@@ -59,7 +68,7 @@ _MEDIA_FILE = re.compile(r"\.(?:mp4|m4v|m4a|webm|mov|qt|avi|mkv|wmv|flv|f4v|swf|
 _PLAYER_TYPES = ("", "text/html", "application/xhtml+xml")
 _BAD_SRC_CHAR = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
 _HOST = re.compile(r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
-_SIZE = re.compile(r"\s*(\d{1,12})(?:\.\d*)?\s*(%|px)?\s*", re.I)
+_SIZE = re.compile(r"(\d{1,12})(?:\.\d{0,12})?\s{0,4}(%|px)?", re.I)   # on a stripped value: no \s* either side
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -202,8 +211,10 @@ def _iframe(src: str, *, width: str, height: str, title: str, frameborder: str,
         parts.append("allowfullscreen")
     if referrerpolicy:
         parts.append(f'referrerpolicy="{_escape(referrerpolicy)}"')
+    parts.append(f'sandbox="{SANDBOX}"')
     parts.append('loading="lazy"')
-    return f"<iframe {' '.join(parts)}></iframe>"
+    made = f"<iframe {' '.join(parts)}></iframe>"
+    return made if len(made) <= EMBED_MAX else ""
 
 
 def _escape(value: str) -> str:
@@ -213,7 +224,7 @@ def _escape(value: str) -> str:
 def _size(value: Any) -> str:
     """A stated width or height: pixels clamped to 1..PIXELS_MAX ("640", "640px", "640.5"), or
     a percentage clamped to 1..100; '' for none, zero, or anything else ("auto", "-1", "1e3")."""
-    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    m = _SIZE.fullmatch(value.strip()[:32]) if isinstance(value, str) else None
     if not m:
         return ""
     number = int(m.group(1))

@@ -111,7 +111,7 @@ _NOT_IMAGE = re.compile(r"\.(?:mp4|m4v|webm|mov|avi|mkv|ogv|mp3|m4a|wav|ogg|oga|
 # Analytics' beacons (`/b/ss/`).
 _PIXEL = re.compile(r"/(?:[\w.-]*[_.-])?(?:pixel|1x1|spacer|blank|beacon)\.(?:gif|png)(?:[?#]|$)"
                     r"|^https?://(?:www\.)?facebook\.com/tr(?:[/?#]|$)|/b/ss/", re.I)
-_PIXELS = re.compile(r"\s*(\d{1,6})(?:\.\d*)?\s*(?:px)?\s*$", re.I)
+_PIXELS = re.compile(r"(\d{1,6})(?:\.\d{0,12})?\s{0,4}(?:px)?$", re.I)   # on a stripped, cut value
 
 
 def _pixels(value: Any) -> int:
@@ -123,7 +123,7 @@ def _pixels(value: Any) -> int:
         return 0
     if isinstance(value, (int, float)):
         return int(value) if 0 < value < 1_000_000 else 0
-    m = _PIXELS.match(value) if isinstance(value, str) else None
+    m = _PIXELS.match(value.strip()[:32]) if isinstance(value, str) else None
     return int(m.group(1)) if m else 0
 
 

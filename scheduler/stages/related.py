@@ -18,12 +18,13 @@ the fetcher owning its domain (robots.txt, rate and the address guard apply, as 
   (a 2xx whose bytes read as an image, or typed image/*) and is at least
   `process.min_image_size` pixels in width and height, when its size is known (read, or else
   stated by the page), is the record's image, with the width, height and type it lacked. One
-  that does not load (a 404, a page that is no image, a refusal by robots.txt or the address
-  guard) or is smaller (an icon, a tracking pixel) gives way to the next. When none qualifies,
-  the record keeps the first that could not be probed (no answer in time, a busy domain, a
-  server error): unverified, as it was before any probe; and has no image when every one was
-  probed and failed, as a preview shows no broken image. With related fetches off, or no
-  answer before the deadline, the page's own choice stands;
+  known not to load (a 404, a page that is no image, the address guard's refusal) or smaller
+  (an icon, a tracking pixel) gives way to the next. One that could not be probed (no answer in
+  time, a busy domain, a server error or a 429, robots.txt forbidding us to look, where a
+  reader's browser still loads it) stands, unverified, as the page chose it: a later candidate
+  is never promoted over it. The record has no image when every one failed, as a preview shows
+  no broken image. With related fetches off, or no answer before the deadline, the image is the
+  first not yet known to fail;
 - the site's `/favicon.ico`, when the page names no icon, is the record's favicon when it
   answers 2xx with an image.
 
@@ -159,8 +160,9 @@ class RelatedFetcher:
         for candidate in candidates:
             if not self._too_small(candidate.width, candidate.height):     # stated: nothing to fetch
                 probe = await self._image(candidate.url, found["fetched"], deadline)
-                if probe is None:
-                    continue        # not known either way: the fallback if nothing else will do
+                if probe is None:   # not known either way: it stands, unverified, as the page chose
+                    found["record"] = dataclasses.replace(found["record"], image=candidate)
+                    break
                 if probe.loads and not self._too_small(probe.width or candidate.width,
                                                        probe.height or candidate.height):
                     self._metrics.count("related_images", choice="first" if candidate is candidates[0]
@@ -210,8 +212,10 @@ class RelatedFetcher:
             result = await self._get(url, "image", self._image_bytes, fetched, deadline)
             if result is None or not _lasting(result):
                 return None, False
+            if result.status is Status.ROBOTS_DISALLOWED:
+                return None, True             # we may not look; a reader's browser loads it
             if not _is_ok(result):
-                return _FAILED, True          # a 404, a refusal (robots.txt, the address guard), ...
+                return _FAILED, True          # a 404, the address guard's refusal, ...
             typed = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
             typed = typed if typed.startswith("image/") else ""
             info = images.probe(result.body)

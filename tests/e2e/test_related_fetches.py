@@ -67,7 +67,7 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
         "sized": web.page("news.test", "/sized", '<meta property="og:image" content="/stated.png">'
                           '<meta property="og:image:width" content="100"><meta property="og:image:height" '
                           'content="50"><meta property="og:image:type" content="image/png">'),
-        # robots.txt forbids the image: it is not fetched, and the page is still OK, without it.
+        # robots.txt forbids the image: it is not fetched, and stands unverified (a browser loads it).
         "robots": web.page("news.test", "/r", '<title>R</title><meta property="og:image" '
                            f'content="{web.url("private.test", "/secret/pic.png")}">'),
         # An image on a private address is refused by the fetcher's guard: no image.
@@ -104,7 +104,8 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
                                      "content_type": "image/png"}
     assert len(web.hits_for("news.test", "/stated.png")) == 1
 
-    assert got["robots"]["status"] == "OK" and got["robots"].get("image") is None
+    assert got["robots"]["status"] == "OK" and got["robots"]["image"] == {     # unverified, as the page chose
+        "url": web.url("private.test", "/secret/pic.png")}
     assert web.hits_for("private.test", "/secret/pic.png") == []
 
     assert got["guarded"]["status"] == "OK" and got["guarded"].get("image") is None

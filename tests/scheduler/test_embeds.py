@@ -17,6 +17,9 @@ HOSTS = list(DEFAULT_EMBED_HOSTS)
 YT = "https://www.youtube.com/embed/Abc123_-x"
 
 
+TAIL = f'sandbox="{embeds.SANDBOX}" loading="lazy"></iframe>'   # what every iframe made ends with
+
+
 def frame(src: str, extra: str = "") -> str:
     return f'<iframe src="{src}" {extra}></iframe>'
 
@@ -30,9 +33,9 @@ def test_a_video_sites_oembed_iframe_is_rebuilt_attribute_by_attribute():
             'title="My cat &amp; the piano"></iframe>')
     assert from_oembed_html(html, HOSTS) == (
         '<iframe src="https://www.youtube.com/embed/Abc123_-x?feature=oembed" width="480" height="270" '
-        'title="My cat &amp; the piano" frameborder="0" allow="accelerometer; autoplay; clipboard-write; '
+        'title="My cat &amp; the piano" frameborder="0" allow="accelerometer; autoplay; '
         'encrypted-media; gyroscope; picture-in-picture; web-share" allowfullscreen '
-        'referrerpolicy="strict-origin-when-cross-origin" loading="lazy"></iframe>')
+        'referrerpolicy="strict-origin-when-cross-origin" ' + TAIL)
 
 
 def test_a_second_player_host_with_query_ampersands():
@@ -41,8 +44,8 @@ def test_a_second_player_host_with_query_ampersands():
             'title="Sunrise over the bay"></iframe>')
     assert from_oembed_html(html, HOSTS) == (
         '<iframe src="https://player.vimeo.com/video/12345?h=0f0f0f&amp;app_id=999" width="640" height="360" '
-        'title="Sunrise over the bay" frameborder="0" allow="autoplay; fullscreen; picture-in-picture; '
-        'clipboard-write" loading="lazy"></iframe>')
+        'title="Sunrise over the bay" frameborder="0" allow="autoplay; fullscreen; picture-in-picture" '
+        + TAIL)
 
 
 def test_an_audio_player_with_a_percentage_width_and_an_inline_style():
@@ -52,15 +55,15 @@ def test_an_audio_player_with_a_percentage_width_and_an_inline_style():
             'src="https://open.spotify.com/embed/track/4xYz?utm_source=oembed"></iframe>')
     assert from_oembed_html(html, HOSTS) == (
         '<iframe src="https://open.spotify.com/embed/track/4xYz?utm_source=oembed" width="100%" height="152" '
-        'title="Spotify Embed: Some Song" frameborder="0" allow="autoplay; clipboard-write; encrypted-media; '
-        'fullscreen; picture-in-picture" allowfullscreen loading="lazy"></iframe>')
+        'title="Spotify Embed: Some Song" frameborder="0" allow="autoplay; encrypted-media; '
+        'fullscreen; picture-in-picture" allowfullscreen ' + TAIL)
 
 
 def test_the_oembed_document_keeps_its_html_for_the_embed():
     doc = {"type": "video", "version": "1.0", "title": "Clip", "html": frame(YT, 'width="320" height="180"')}
     got = parse(json.dumps(doc).encode(), "https://www.youtube.com/oembed")
     assert from_oembed_html(got.html, HOSTS) == \
-        f'<iframe src="{YT}" width="320" height="180" loading="lazy"></iframe>'
+        f'<iframe src="{YT}" width="320" height="180" ' + TAIL
 
 
 # --- what is no embed --------------------------------------------------------------------------
@@ -83,7 +86,7 @@ def test_an_iframe_from_another_host_gives_nothing():
 def test_only_the_first_iframe_counts():
     allowed, other = frame(YT), frame("https://evil.test/x")
     assert from_oembed_html(other + allowed, HOSTS) == ""
-    assert from_oembed_html(allowed + other, HOSTS) == f'<iframe src="{YT}" loading="lazy"></iframe>'
+    assert from_oembed_html(allowed + other, HOSTS) == f'<iframe src="{YT}" ' + TAIL
 
 
 def test_scripts_and_other_elements_around_the_iframe_are_left_out():
@@ -91,7 +94,7 @@ def test_scripts_and_other_elements_around_the_iframe_are_left_out():
             '<script>alert(2)</script></iframe><img src=x onerror=alert(3)><style>*{}</style></div>'
             '<script src="https://www.youtube.com/iframe_api"></script>')
     assert from_oembed_html(html, HOSTS) == \
-        f'<iframe src="{YT}" width="560" height="315" loading="lazy"></iframe>'
+        f'<iframe src="{YT}" width="560" height="315" ' + TAIL
 
 
 def test_handlers_srcdoc_style_and_unknown_attributes_are_dropped():
@@ -99,7 +102,7 @@ def test_handlers_srcdoc_style_and_unknown_attributes_are_dropped():
             'srcdoc="<script>alert(4)</script>" style="position:fixed;inset:0" '
             'sandbox="allow-top-navigation" '
             'name="x" id="y" class="z" csp="none" data-x="1" credentialless></iframe>')
-    assert from_oembed_html(html, HOSTS) == f'<iframe src="{YT}" loading="lazy"></iframe>'
+    assert from_oembed_html(html, HOSTS) == f'<iframe src="{YT}" ' + TAIL
 
 
 def test_an_iframe_without_src_is_none_even_with_srcdoc():
@@ -173,19 +176,18 @@ def test_same_host_spellings_are_accepted_and_written_the_one_way():
                 "https://www.youtube.com/embed/./Abc123_-x",
                 "https://www\uff0eyoutube\uff0ecom/embed/Abc123_-x",     # IDNA maps these as browsers do:
                 "https://www.you\u200btube.com/embed/Abc123_-x"):         # what is written is what is loaded
-        assert from_oembed_html(frame(src), HOSTS) == f'<iframe src="{YT}" loading="lazy"></iframe>', src
+        assert from_oembed_html(frame(src), HOSTS) == f'<iframe src="{YT}" ' + TAIL, src
 
 
 def test_the_src_written_is_escaped_ascii_that_parses_to_the_checked_host():
     got = from_oembed_html(frame('https://www.youtube.com/embed/ü&quot;x?a=1&amp;b=<2>#t'), HOSTS)
-    assert got == ('<iframe src="https://www.youtube.com/embed/%C3%BC%22x?a=1&amp;b=%3C2%3E#t" '
-                   'loading="lazy"></iframe>')
+    assert got == '<iframe src="https://www.youtube.com/embed/%C3%BC%22x?a=1&amp;b=%3C2%3E#t" ' + TAIL
     assert got.isascii()
 
 
 def test_a_punycode_host_is_compared_as_it_is():
     assert from_oembed_html(frame("https://bücher.test/embed/1"), ["xn--bcher-kva.test"]) == \
-        '<iframe src="https://xn--bcher-kva.test/embed/1" loading="lazy"></iframe>'
+        '<iframe src="https://xn--bcher-kva.test/embed/1" ' + TAIL
     assert from_oembed_html(frame("https://bücher.test/embed/1"), ["bucher.test", "bücher.test"]) == ""
 
 
@@ -220,7 +222,7 @@ def test_host_globs():
 def test_globs_through_the_iframe():
     allow = ["*.player.test"]
     assert from_oembed_html(frame("https://eu.cdn.player.test/v/1"), allow) == \
-        '<iframe src="https://eu.cdn.player.test/v/1" loading="lazy"></iframe>'
+        '<iframe src="https://eu.cdn.player.test/v/1" ' + TAIL
     assert from_oembed_html(frame("https://player.test/v/1"), allow) == ""
 
 
@@ -236,7 +238,7 @@ def test_attribute_values_are_escaped():
     html = f'<iframe src="{YT}" title="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; \'x\'"></iframe>'
     got = from_oembed_html(html, HOSTS)
     assert got == (f'<iframe src="{YT}" title="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; '
-                   '&#x27;x&#x27;" loading="lazy"></iframe>')
+                   '&#x27;x&#x27;" ' + TAIL)
     assert "<script" not in got
     raw = f"<iframe src={YT} title='\"><script>alert(1)</script>'></iframe>"
     assert "<script" not in from_oembed_html(raw, HOSTS)
@@ -256,7 +258,7 @@ def test_titles_are_folded_and_bounded():
 def test_sizes_are_integers_or_percentages_clamped(stated, written):
     got = from_oembed_html(frame(YT, f'width="{stated}"'), HOSTS)
     width = f' width="{written}"' if written else ""
-    assert got == f'<iframe src="{YT}"{width} loading="lazy"></iframe>'
+    assert got == f'<iframe src="{YT}"{width} ' + TAIL
 
 
 def test_allow_keeps_known_features_only_without_origins():
@@ -268,9 +270,9 @@ def test_allow_keeps_known_features_only_without_origins():
 
 def test_frameborder_and_referrerpolicy_are_kept_only_when_known():
     got = from_oembed_html(frame(YT, 'frameborder="7" referrerpolicy="unsafe-url"'), HOSTS)
-    assert got == f'<iframe src="{YT}" loading="lazy"></iframe>'
+    assert got == f'<iframe src="{YT}" ' + TAIL
     got = from_oembed_html(frame(YT, 'frameborder=" 0 " referrerpolicy="No-Referrer"'), HOSTS)
-    assert got == f'<iframe src="{YT}" frameborder="0" referrerpolicy="no-referrer" loading="lazy"></iframe>'
+    assert got == f'<iframe src="{YT}" frameborder="0" referrerpolicy="no-referrer" ' + TAIL
 
 
 def test_the_output_is_one_iframe_element():
@@ -304,7 +306,7 @@ def test_deeply_nested_html_is_quick_and_does_not_raise(tag):
 
 def test_nested_within_bounds_is_found():
     nested = "<div>" * 400 + frame(YT) + "</div>" * 400
-    assert from_oembed_html(nested, HOSTS) == f'<iframe src="{YT}" loading="lazy"></iframe>'
+    assert from_oembed_html(nested, HOSTS) == f'<iframe src="{YT}" ' + TAIL
 
 
 def test_odd_input_gives_nothing():
@@ -326,7 +328,7 @@ def test_a_player_url_becomes_an_iframe():
     assert from_player(YT, 1280, 720, HOSTS, content_type="text/html", title='Clip "one"') == (
         f'<iframe src="{YT}" width="1280" height="720" title="Clip &quot;one&quot;" frameborder="0" '
         'allow="autoplay; encrypted-media; fullscreen; picture-in-picture" allowfullscreen '
-        'referrerpolicy="strict-origin-when-cross-origin" loading="lazy"></iframe>')
+        'referrerpolicy="strict-origin-when-cross-origin" ' + TAIL)
 
 
 def test_a_player_of_unknown_size_states_none_and_huge_sizes_are_clamped():
@@ -382,3 +384,19 @@ def test_an_oembed_document_is_worth_reading_for_its_iframe_only_under_an_allowe
     assert not may_embed("https://www.youtube.com.evil.test/oembed", HOSTS)
     assert not may_embed("https://www.youtube.com/oembed", [])
     assert not may_embed("not a url", HOSTS)
+
+
+def test_a_size_padded_with_white_space_is_read_in_linear_time():
+    # A quadratic pattern took minutes here (and the oEmbed html is parsed on the event loop).
+    pad = " " * 300_000
+    assert embeds._size("1" + pad + "x") == ""
+    assert embeds._size(pad + "640" + pad) == "640"
+
+
+def test_an_iframe_longer_than_the_records_limit_is_none():
+    src = YT + "?q=" + "&" * (embeds.SRC_MAX - len(YT) - 10)       # each & is written &amp;
+    assert from_oembed_html(frame(src), HOSTS) == ""
+
+
+def test_code_playgrounds_are_not_allowed_by_default():
+    assert not embeds.host_allowed("codepen.io", DEFAULT_EMBED_HOSTS)

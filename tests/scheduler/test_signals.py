@@ -13,16 +13,16 @@ def page(head: str):
     return extract_page(f"<!doctype html><html><head>{head}</head><body><p>x</p></body></html>".encode(), URL)
 
 
-def test_robots_metas_are_read_lower_case_once_each_in_order():
+def test_robots_metas_are_read_lower_case_once_each_those_honoured_first():
     p = page('<meta name="ROBOTS" content="NoIndex,  NOARCHIVE"><meta name="robots" content="noarchive, '
              'max-image-preview : None"><meta name="spiderduck" content="nosnippet">'
              '<meta name="googlebot" content="nofollow">')
-    assert p.robots_directives == ("noindex", "noarchive", "max-image-preview:none", "nosnippet")
+    assert p.robots_directives == ("noarchive", "max-image-preview:none", "nosnippet", "noindex")
 
 
 def test_the_meta_for_our_token_follows_the_configured_user_agent():
     body = b'<meta name="robots" content="noindex"><meta name="quackbot" content="noarchive">'
-    assert extract_page(body, URL, robots_token="quackbot").robots_directives == ("noindex", "noarchive")
+    assert extract_page(body, URL, robots_token="quackbot").robots_directives == ("noarchive", "noindex")
     assert extract_page(body, URL).robots_directives == ("noindex",)
 
 
@@ -34,12 +34,22 @@ def test_the_meta_for_our_token_follows_the_configured_user_agent():
     (["otherbot: noindex, spiderduck: nosnippet, noarchive"], ("nosnippet", "noarchive")),
     (["max-snippet: 0, max-image-preview:none"], ("max-snippet:0", "max-image-preview:none")),
     (["unavailable_after: 25 Jun 2030 15:00:00 PST"], ("unavailable_after:25 jun 2030 15:00:00 pst",)),
+    (["unavailable_after: Friday, 25-Jun-2030 15:00:00 GMT, noindex"],       # RFC 850: a comma inside
+     ("unavailable_after:friday, 25-jun-2030 15:00:00 gmt", "noindex")),
     (["SpiderDuck: NoArchive"], ("noarchive",)),
     ([""], ()),
     ([", , ,"], ()),
 ])
 def test_x_robots_tag_general_and_scoped_to_us(headers, expected):
     assert header_directives(headers, "spiderduck") == expected
+
+
+def test_many_directives_never_push_out_one_we_honour():
+    junk = ", ".join(f"x{i}" for i in range(200))
+    p = page(f'<meta name="robots" content="{junk}"><meta name="spiderduck" content="noarchive">')
+    assert p.robots_directives[0] == "noarchive" and len(p.robots_directives) == signals.MAX_DIRECTIVES
+    assert signals.merged(p.robots_directives, header_directives(["nosnippet"], "spiderduck"))[:2] == (
+        "noarchive", "nosnippet")
 
 
 def test_hostile_directive_lists_are_bounded():
@@ -51,10 +61,10 @@ def test_hostile_directive_lists_are_bounded():
 
 
 @pytest.mark.parametrize("directives, expected", [
-    (("nosnippet",), {"description": ""}),
-    (("max-snippet:0",), {"description": ""}),
+    (("nosnippet",), {"description": "", "structured_data": None}),
+    (("max-snippet:0",), {"description": "", "structured_data": None}),
     (("max-snippet:20",), {}),
-    (("max-image-preview:none",), {"image": None}),
+    (("max-image-preview:none",), {"image": None, "structured_data": None}),
     (("max-image-preview:large", "noarchive"), {}),
 ])
 def test_withheld_fields(directives, expected):
