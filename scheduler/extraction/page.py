@@ -13,7 +13,7 @@ from typing import Any
 from common.config import FetcherSettings, ProcessSettings
 from common.record import PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, media, microdata, oembed, publisher, rules, signals, values
+from scheduler.extraction import charset, jsonld, media, microdata, oembed, publisher, rules, signals, values, walls
 from scheduler.extraction.sources import Sources
 from scheduler.extraction.parsers import parse
 
@@ -68,8 +68,15 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         sensitive=signals.sensitive(doc, s.graph),
         fediverse_creator=signals.fediverse_creator(doc),
         oembed_url=oembed.discover(doc, base),
+        interstitial=_interstitial(markup, doc, http_status),
     )
 
+
+
+def _interstitial(markup: str | bytes, doc, http_status: int) -> str:
+    """"<kind>: <signals>" when the page is a wall (extraction.walls), else ''."""
+    wall = walls.detect(markup, doc, http_status)
+    return f"{wall.kind}: {wall.reason}" if wall else ""
 
 def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     """A corpus cases file: a list of {name, url, html (relative to the file's folder), expected}."""

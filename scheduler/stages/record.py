@@ -42,12 +42,12 @@ from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from scheduler.extraction import embeds, extract_page, images, signals
 from scheduler.extraction.page import ROBOTS_TOKEN
+from scheduler.extraction.walls import WALL_STATUSES
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
-WALL_STATUSES = frozenset({401, 403, 429, 451, 503})    # error answers read for a wall
 
 
 def media_type(result: FetchResult) -> str:
