@@ -154,7 +154,9 @@ class Freshness:
                    max_recrawl_after=settings.max_recrawl_after)
 
     def failed(self, status: Status, http_status: int) -> bool:
-        return status in TRANSIENT or http_status >= 500
+        """No answer, a server error, or a wall in front of the page (INTERSTITIAL), which a
+        challenge passed or a consent given elsewhere may lift: tried again sooner."""
+        return status in TRANSIENT or status is Status.INTERSTITIAL or http_status >= 500
 
     def lifetime(self, response: FetchResult | None, status: Status, http_status: int,
                  fetched_at: float) -> float:

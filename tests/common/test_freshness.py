@@ -60,7 +60,8 @@ def test_the_lifetime_is_the_origins_within_bounds(headers, seconds):
 
 
 @pytest.mark.parametrize("status,http_status", [
-    (Status.CONNECTION_ERROR, 0), (Status.TIMEOUT, 0), (Status.DNS_ERROR, 0), (Status.HTTP_ERROR, 503)])
+    (Status.CONNECTION_ERROR, 0), (Status.TIMEOUT, 0), (Status.DNS_ERROR, 0), (Status.HTTP_ERROR, 503),
+    (Status.INTERSTITIAL, 200), (Status.INTERSTITIAL, 403)])        # a wall may be gone soon
 def test_failures_last_recrawl_failed_after_whatever_the_headers(status, http_status):
     assert lifetime(("Cache-Control", "max-age=86400"), status=status, http_status=http_status) == 3600
 
