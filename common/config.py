@@ -42,6 +42,17 @@ class MetadataApiSettings:
 
 
 @dataclass(frozen=True)
+class WebSettings:
+    listen: str = "127.0.0.1:8080"    # HTTP address of the web UI (lookup, cards, domains, /healthz),
+                                      # served by `up` and the metadata-api; empty = off
+    admin_token: str = ""             # bearer token of the admin actions (submit, refresh, pause,
+                                      # resume, set-rate); empty = those actions are off
+    recent: int = 50                  # latest processed URLs the lookup page lists
+    max_live_clients: int = 100       # live lists (server-sent events) open at once; more get 503
+    max_url_chars: int = 8192         # a longer URL asked for is refused (400)
+
+
+@dataclass(frozen=True)
 class FetcherSettings:
     listen: str = "127.0.0.1:50052"   # gRPC address of FetcherService
     id: str = ""                      # this fetcher's name in logs and leases; empty = host:pid
@@ -217,11 +228,14 @@ class Settings:
                                       # STALE at once while one refresh re-fetches it; 0 = re-fetch first
     log_level: str = "INFO"
     metrics_listen: str = ""          # host:port serving Prometheus /metrics, e.g. 0.0.0.0:9090; empty = off
+    metrics_domain_series: int = 100  # spiderduck_fetcher_queue_depth shows this many domains, the
+                                      # deepest queues (one series each; the total is spiderduck_fetcher_queued)
     metadata_api: MetadataApiSettings = field(default_factory=MetadataApiSettings)
     fetcher: FetcherSettings = field(default_factory=FetcherSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     process: ProcessSettings = field(default_factory=ProcessSettings)
     streams: StreamSettings = field(default_factory=StreamSettings)
+    web: WebSettings = field(default_factory=WebSettings)
 
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.

@@ -22,6 +22,7 @@ from common.grpc_server import GrpcServer
 from fetcher import admin, domain_controls, server
 from fetcher.domain_controls import ControlStore, DomainControls
 from fetcher.fetcher import Fetcher, fetcher_id, politeness_for
+from fetcher.gauges import FetcherGauges
 from fetcher.ownership import AllShards, LeaseKeeper, quiet_for
 from fetcher.robots.store import open_robots_store
 
@@ -59,6 +60,8 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
             robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
             async with Fetcher(s, ownership=ownership, politeness=politeness,
                                robots_store=robots_store) as fetcher:
+                gauges = FetcherGauges(politeness, ownership, shards=s.shards,  # noqa: F841 (read while held)
+                                       domain_series=settings.metrics_domain_series)
                 server.register(grpc_server, fetcher)
                 admin.register(grpc_server, fetcher, controls)
                 async with grpc_server:

@@ -111,6 +111,11 @@ class Consumer:
         self._returns: list = []                    # pulled while stopping: to hand back
         self._room = asyncio.Condition()
         self.stats = Stats(metrics.recorder("scheduler"))
+        metrics.recorder("scheduler").gauge("in_flight", self.in_flight)
+
+    def in_flight(self) -> int:
+        """Messages being worked on now (spiderduck_scheduler_in_flight)."""
+        return self._active
 
     def consumer_config(self) -> ConsumerConfig:
         s = self._settings

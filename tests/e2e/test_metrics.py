@@ -7,6 +7,7 @@ exposed counts as 0), never the absolute values.
 from __future__ import annotations
 
 import aiohttp
+import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from common.nats_server import free_port
@@ -61,3 +62,40 @@ async def test_processed_urls_and_fetches_are_counted(tmp_path, nats_server, loc
             raise AssertionError(f"not counted: {[k for k, n in EXPECTED.items() if seen[k] < n]}; "
                                  f"deltas {seen}") from None
     assert seen == EXPECTED, seen
+
+
+def gauge(samples: dict, name: str, **labels: str) -> float | None:
+    return samples.get((name, tuple(sorted(labels.items()))))
+
+
+async def test_gauges_show_in_flight_urls_queues_domain_states_and_shards(tmp_path, nats_server, localweb):
+    """While one slow domain's URLs wait for their turns: the scheduler's in-flight URLs, the
+    domain's queue, the domains by state (one paused by an operator) and the shards held."""
+    urls = [localweb.page("queued.test", f"/{n}", "<title>q</title>") for n in range(4)]
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, nats_server.url, metrics_listen=listen,
+                                **{"fetcher.default_rate": 0.05, "fetcher.shards": 8})
+    async with RunningService(settings), Client(settings) as client:
+        async def shards_held():
+            samples = await scrape(listen)
+            return gauge(samples, "spiderduck_fetcher_shards_held") == 8 and samples
+        samples = await wait_until(shards_held, 20, "every shard held")
+        assert gauge(samples, "spiderduck_fetcher_shards") == 8
+        from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
+        async with grpc.aio.insecure_channel(settings.fetcher.listen) as channel:
+            await fetcher_pb2_grpc.FetcherAdminStub(channel).PauseDomain(
+                fetcher_pb2.PauseDomainRequest(domain="paused.test", seconds=600), timeout=10)
+        for url in urls:
+            await client.submit_url(url)
+
+        async def queued():
+            samples = await scrape(listen)
+            depth = gauge(samples, "spiderduck_fetcher_queue_depth", domain="queued.test") or 0
+            return depth >= 2 and samples
+        samples = await wait_until(queued, 20, "queued.test's requests waiting")
+        depth = gauge(samples, "spiderduck_fetcher_queue_depth", domain="queued.test")
+        assert gauge(samples, "spiderduck_fetcher_queued") >= depth
+        assert gauge(samples, "spiderduck_scheduler_in_flight") == len(urls)   # none is done: 1 turn in 20 s
+        assert gauge(samples, "spiderduck_fetcher_domains", state="paused") == 1
+        assert gauge(samples, "spiderduck_fetcher_domains", state="active") >= 1
+        assert gauge(samples, "spiderduck_fetcher_domains", state="halted") == 0

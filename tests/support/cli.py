@@ -32,6 +32,7 @@ def up_config(tmp_path, **extra) -> str:
         "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
         "fetcher": {"listen": f"127.0.0.1:{free_port()}", "default_rate": 20,
                     "allowed_networks": ["127.0.0.0/8"], "dns_overrides": {"*.test": "127.0.0.1"}},
+        "web": {"listen": f"127.0.0.1:{free_port()}"},
         **extra}))
     return str(path)
 

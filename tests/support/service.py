@@ -27,6 +27,7 @@ def service_settings(tmp_path, nats_url: str, **overrides: Any) -> Settings:
         "nats_url": nats_url,
         "metadata_api.listen": f"127.0.0.1:{free_port()}",
         "fetcher.listen": f"127.0.0.1:{free_port()}",
+        "web.listen": "",                  # tests of the web UI give it a free port
         "fetcher.allowed_networks": ["127.0.0.0/8"],
         "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
         "fetcher.default_rate": 50.0,
