@@ -21,30 +21,12 @@ import json
 import math
 import sys
 
-import grpc
 from google.protobuf import json_format
 
 from common.config import Settings, parse_duration
 from common.errors import ConfigError, SpiderDuckError
-from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
-
-CALL_TIMEOUT = 10.0
-
-
-async def _ask_all(addresses: list[str], call) -> list[tuple[str, object]]:
-    """(address, response or grpc.aio.AioRpcError) for each fetcher, asked at once."""
-    async def one(address: str):
-        async with grpc.aio.insecure_channel(address) as channel:
-            try:
-                return address, await call(fetcher_pb2_grpc.FetcherAdminStub(channel))
-            except grpc.aio.AioRpcError as exc:
-                return address, exc
-    return list(await asyncio.gather(*(one(a) for a in addresses)))
-
-
-def _reason(address: str, exc: grpc.aio.AioRpcError) -> str:
-    return f"fetcher at {address}: {exc.code().name}: {exc.details()}"
-
+from fetcher import admin_client
+from spiderduck.v1 import fetcher_pb2 as pb
 
 def _as_dict(info: pb.DomainInfo) -> dict:
     return json_format.MessageToDict(info, preserving_proto_field_name=True,
@@ -88,28 +70,22 @@ def _print(infos: list[pb.DomainInfo], as_json: bool) -> None:
 
 
 def cmd_list(settings: Settings, args) -> int:
-    request = pb.ListDomainsRequest(domains=getattr(args, "domains", None) or [])
-    answers = asyncio.run(_ask_all(settings.fetcher_addresses,
-                                   lambda stub: stub.ListDomains(request, timeout=CALL_TIMEOUT)))
-    infos = [d for _, r in answers if not isinstance(r, grpc.aio.AioRpcError) for d in r.domains]
-    failed = [_reason(a, r) for a, r in answers if isinstance(r, grpc.aio.AioRpcError)]
-    if infos or not failed:
-        _print(sorted(infos, key=lambda i: (i.domain, i.owner)), args.json)
-    if failed:
-        raise SpiderDuckError("; ".join(failed))
+    answers = asyncio.run(admin_client.list_domains(settings.fetcher_addresses,
+                                                    getattr(args, "domains", None) or []))
+    if answers.infos or not answers.failed:
+        _print(answers.infos, args.json)
+    if answers.failed:
+        raise SpiderDuckError("; ".join(answers.reasons()))
     return 0
 
 
 def _change(settings: Settings, args, call) -> int:
-    answers = asyncio.run(_ask_all(settings.fetcher_addresses, call))
-    applied = [r for _, r in answers if not isinstance(r, grpc.aio.AioRpcError)]
-    failed = [(a, r) for a, r in answers if isinstance(r, grpc.aio.AioRpcError)]
-    if not applied:
-        raise SpiderDuckError("; ".join(_reason(a, r) for a, r in failed) or "no fetcher to ask")
-    _print(applied, args.json)
-    for address, exc in failed:
-        if exc.code() is not grpc.StatusCode.FAILED_PRECONDITION:
-            print(f"warning: {_reason(address, exc)}", file=sys.stderr)
+    answers = asyncio.run(admin_client.answers(settings.fetcher_addresses, call))
+    if not answers.infos:
+        raise SpiderDuckError("; ".join(answers.reasons()) or "no fetcher to ask")
+    _print(answers.infos, args.json)
+    for warning in answers.reasons(skip_not_owner=True):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -122,13 +98,11 @@ def cmd_pause(settings: Settings, args) -> int:
             raise SpiderDuckError(f"--for: {exc}") from exc
         if not (seconds > 0 and math.isfinite(seconds)):
             raise SpiderDuckError(f"--for must be a positive duration, got {args.seconds!r}")
-    request = pb.PauseDomainRequest(domain=args.domain, seconds=seconds)
-    return _change(settings, args, lambda stub: stub.PauseDomain(request, timeout=CALL_TIMEOUT))
+    return _change(settings, args, admin_client.pause(args.domain, seconds))
 
 
 def cmd_resume(settings: Settings, args) -> int:
-    request = pb.ResumeDomainRequest(domain=args.domain)
-    return _change(settings, args, lambda stub: stub.ResumeDomain(request, timeout=CALL_TIMEOUT))
+    return _change(settings, args, admin_client.resume(args.domain))
 
 
 def cmd_set_rate(settings: Settings, args) -> int:
@@ -138,8 +112,7 @@ def cmd_set_rate(settings: Settings, args) -> int:
         rate = math.nan
     if not (rate > 0 and math.isfinite(rate)):
         raise SpiderDuckError(f"RATE must be a positive number of requests per second, got {args.rate!r}")
-    request = pb.SetDomainRateRequest(domain=args.domain, rate=rate)
-    return _change(settings, args, lambda stub: stub.SetDomainRate(request, timeout=CALL_TIMEOUT))
+    return _change(settings, args, admin_client.set_rate(args.domain, rate))
 
 
 def add_commands(sub, common) -> None:

@@ -23,7 +23,7 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
     other roles do, if that NATS cannot be reached."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
-        pending = resolver = None
+        pending = resolver = js = queued = None
         if settings.nats_url:
             nc = await bus.connect(settings.nats_url, name="spiderduck-metadata-api",
                                    timeout=settings.nats_connect_timeout)
@@ -45,4 +45,21 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
         server.register(grpc_server, store, api, pending, resolver)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
+            if settings.web.listen:
+                await stack.enter_async_context(await _web(settings, store, pending, js, queued))
             await stop.wait()
+
+
+async def _web(settings: Settings, store, pending, js, queued):
+    """The web UI on web.listen, from the same store and NATS (web/)."""
+    from web.actions import Actions
+    from web.app import WebContext
+    from web.feed import RecentFeed
+    from web.server import WebServer
+    feed = None
+    if js is not None:
+        feed = await RecentFeed(js, size=settings.web.recent,
+                                max_listeners=settings.web.max_live_clients).start()
+    ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
+                     actions=Actions(js, queued, settings.fetcher_addresses))
+    return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

@@ -7,7 +7,9 @@ import os
 import signal
 import subprocess
 
+import aiohttp
 import pytest
+import yaml
 
 from support.cli import CLI, run_cli, up_config
 
@@ -53,6 +55,11 @@ async def test_up_submit_get_watch(config_file, localweb, tmp_path):
         assert record["title"] == "Hello & welcome"
         assert record["description"] == "A post."
         assert record["lang"] == "en"
+        # `up` serves the web UI too (web.listen): the page's card.
+        web = yaml.safe_load(open(config_file))["web"]["listen"]
+        async with aiohttp.ClientSession() as http, http.get(f"http://{web}/url", params={"u": page}) as answer:
+            assert answer.status == 200
+            assert "Hello &amp; welcome" in await answer.text()
         watch_out, watch_err = await asyncio.wait_for(watch.communicate(), 70)
         assert watch.returncode == 0, watch_err.decode()
         assert json.loads(watch_out.decode().splitlines()[0])["url"] == page

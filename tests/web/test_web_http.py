@@ -1,0 +1,143 @@
+"""The web UI over plain HTTP: its headers, its admin gate, and hostile requests.
+
+The browser tests (test_web_browser.py) show what a person sees; these pin what any client
+gets: the CSP naming exactly a card's image origins, 403/401/200 for admin actions, and a
+clear status (never a crash, never a hang) for the huge, the malformed and the many."""
+from __future__ import annotations
+
+import asyncio
+
+import aiohttp
+import pytest
+
+from common.nats_server import free_port
+from metadata_api.main import run_metadata_api
+from support.service import Client, RunningService, service_settings, wait_port
+
+TOKEN = "t0ken"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+async def web(tmp_path, nats_server):
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "web.listen": listen, "web.admin_token": TOKEN, "web.max_live_clients": 2,
+        "web.max_url_chars": 2000})
+    async with RunningService(settings), Client(settings) as client, aiohttp.ClientSession() as http:
+        await wait_port(listen)
+        yield type("Web", (), {"base": f"http://{listen}", "client": client, "http": http})
+
+
+async def test_a_card_allows_images_only_from_its_own_origins(web, localweb):
+    image = localweb.page("img.test", "/i.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, content_type="image/png")
+    url = localweb.page("card.test", "/", f'<title>t</title><meta property="og:image" content="{image}">')
+    await web.client.submit_url(url)
+    await web.client.events.wait_for(1, timeout=30)
+    async with web.http.get(f"{web.base}/url", params={"u": url}) as response:
+        assert response.status == 200
+        policy = response.headers["Content-Security-Policy"]
+        assert response.headers["X-Frame-Options"] == "DENY"
+        assert response.headers["Referrer-Policy"] == "no-referrer"
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["script-src"] == "'self'" and directives["default-src"] == "'none'"
+    assert directives["img-src"].split() == ["'self'", f"http://img.test:{localweb.port}"]
+    assert directives["frame-src"] == "'none'"
+    async with web.http.get(f"{web.base}/url", params={"u": "http://never.test/"}) as response:
+        assert response.status == 404
+        assert "Not seen" in await response.text()
+        assert "img.test" not in response.headers["Content-Security-Policy"]
+
+
+async def test_admin_actions_need_the_bearer_token(web):
+    form = {"u": "http://queued.test/a"}
+    async with web.http.post(f"{web.base}/admin/submit", data=form) as response:
+        assert response.status == 401 and response.headers["WWW-Authenticate"] == "Bearer"
+    async with web.http.post(f"{web.base}/admin/submit", data=form,
+                             headers={"Authorization": "Bearer wrong"}) as response:
+        assert response.status == 401
+    async with web.http.post(f"{web.base}/admin/submit", data=form, headers=BEARER) as response:
+        assert response.status == 200 and (await response.json())["ok"]
+    [event] = await web.client.events.wait_for(1, timeout=30)
+    assert event["url"] == "http://queued.test/a" and event["source"] == "web"
+
+
+async def test_admin_actions_are_off_without_a_token(tmp_path, nats_server):
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, nats_server.url, **{"web.listen": listen})
+    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+        await wait_port(listen)
+        for action, form in (("submit", {"u": "http://a.test/"}), ("pause", {"domain": "a.test"})):
+            async with http.post(f"http://{listen}/admin/{action}", data=form,
+                                 headers={"Authorization": "Bearer "}) as response:
+                assert response.status == 403
+                assert "web.admin_token" in (await response.json())["message"]
+
+
+@pytest.mark.parametrize("action, form, status, said", [
+    ("submit", {"u": "javascript:alert(1)"}, 400, "not a fetchable URL"),
+    ("submit", {"u": ""}, 400, "not a fetchable URL"),
+    ("pause", {"domain": "com"}, 400, "registrable"),
+    ("pause", {"domain": "a.test", "for": "forever"}, 400, "for must be a positive"),
+    ("set-rate", {"domain": "a.test", "rate": "-1"}, 400, "rate must be a positive"),
+    ("set-rate", {"domain": "a.test", "rate": "nan"}, 400, "rate must be a positive"),
+])
+async def test_bad_admin_input_gets_a_clear_refusal(web, action, form, status, said):
+    async with web.http.post(f"{web.base}/admin/{action}", data=form, headers=BEARER) as response:
+        assert response.status == status
+        assert said in (await response.json())["message"]
+
+
+async def test_hostile_requests_get_a_status_not_a_crash(web):
+    cases = [
+        ("GET", "/url", {"u": "http://x.test/" + "a" * 5000}, None, 400),   # over web.max_url_chars
+        ("GET", "/url", {"u": "\x00\x1b[2J\u202e"}, None, 404),             # odd, and simply not seen
+        ("GET", "/url", {"u": "http://x.test/%ff%fe"}, None, 404),
+        ("POST", "/admin/submit", None, b"u=" + b"x" * 200_000, 413),       # form over 64 KiB
+        ("POST", "/admin/reboot", None, b"", 404),
+        ("GET", "/static/../../common/config.py", None, None, 404),
+    ]
+    form = {**BEARER, "Content-Type": "application/x-www-form-urlencoded"}
+    for method, path, params, body, status in cases:
+        async with web.http.request(method, f"{web.base}{path}", params=params, data=body,
+                                    headers=form) as response:
+            assert response.status == status, (path, params and str(params)[:40])
+    async with web.http.get(f"{web.base}/healthz") as response:       # and it still serves
+        assert response.status == 200 and await response.json() == {"status": "ok"}
+
+
+async def test_live_lists_are_bounded_and_stream_each_processed_url(web, localweb):
+    url = localweb.page("live.test", "/", "<title>streamed</title>")
+    first = await web.http.get(f"{web.base}/events")
+    second = await web.http.get(f"{web.base}/events")
+    try:
+        assert first.headers["Content-Type"] == "text/event-stream"
+        assert await first.content.readline() == b": live\n"
+        async with web.http.get(f"{web.base}/events") as third:     # web.max_live_clients is 2
+            assert third.status == 503
+        await web.client.submit_url(url)
+
+        async def data_line():
+            while True:
+                line = await first.content.readline()
+                if line.startswith(b"data: "):
+                    return line
+        line = await asyncio.wait_for(data_line(), 30)
+        assert b'"title": "streamed"' in line and b'"status": "OK"' in line
+    finally:
+        first.close()
+        second.close()
+
+
+async def test_without_nats_there_is_no_live_list_and_no_submit(tmp_path):
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.admin_token": TOKEN})
+    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+        await wait_port(listen)
+        async with http.get(f"http://{listen}/") as response:
+            assert "no NATS" in await response.text()
+        async with http.get(f"http://{listen}/events") as response:
+            assert response.status == 404
+        async with http.post(f"http://{listen}/admin/submit", data={"u": "http://a.test/"},
+                             headers=BEARER) as response:
+            assert response.status == 503 and "needs NATS" in (await response.json())["message"]

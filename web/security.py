@@ -1,0 +1,71 @@
+"""What keeps a crawled page's words inert in ours, and who may act.
+
+Every response carries a strict Content-Security-Policy: scripts and styles from this server
+only (no inline script, so an injected one could not run even if escaping failed), images only
+from the origins a card names (its image and favicon), frames only from its embed's origin,
+nothing else. No referrer leaves for those origins, and no page of ours may be framed.
+
+Admin actions need `Authorization: Bearer <web.admin_token>`; with no token configured they
+are off (403). A bearer header is never sent by a browser on its own, so another site cannot
+make an operator's browser act (no cross-site request forgery)."""
+from __future__ import annotations
+
+import hmac
+
+from aiohttp import web
+
+
+BASE_POLICY: dict[str, tuple[str, ...]] = {
+    "default-src": ("'none'",), "script-src": ("'self'",), "style-src": ("'self'",),
+    "img-src": ("'self'",), "connect-src": ("'self'",), "form-action": ("'self'",),
+    "base-uri": ("'none'",), "frame-ancestors": ("'none'",), "frame-src": ("'none'",),
+}
+
+
+def content_security_policy(extra: dict[str, list[str]] | None = None) -> str:
+    """The policy, with `extra` sources (origins from views.origin_of) added per directive."""
+    directives = []
+    for name, sources in BASE_POLICY.items():
+        more = list((extra or {}).get(name, ()))
+        if name == "frame-src" and more:
+            sources = ()
+        directives.append(" ".join((name, *sources, *more)))
+    return "; ".join(directives)
+
+
+def set_sources(request: web.Request, sources: dict[str, list[str]]) -> None:
+    """A handler's extra CSP sources for its response (a card's image, favicon and embed)."""
+    request["csp_sources"] = sources
+
+
+@web.middleware
+async def security_headers(request: web.Request, handler):
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        response = exc
+    response.headers.setdefault("Content-Security-Policy",
+                                content_security_policy(request.get("csp_sources")))
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["X-Frame-Options"] = "DENY"
+    if not request.path.startswith("/static/"):
+        response.headers.setdefault("Cache-Control", "no-store")
+    if isinstance(response, web.HTTPException):
+        raise response
+    return response
+
+
+class AdminRefused(Exception):
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def check_admin(request: web.Request, token: str) -> None:
+    """Raise AdminRefused (403: off; 401: no or wrong token) unless the bearer token matches."""
+    if not token:
+        raise AdminRefused(403, "admin actions are off: set web.admin_token to turn them on")
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
+        raise AdminRefused(401, "admin actions need Authorization: Bearer <web.admin_token>")

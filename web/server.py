@@ -1,0 +1,44 @@
+"""The web UI's HTTP server on web.listen, started and stopped with the metadata-api role."""
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from common.errors import ConfigError
+from web.app import WebContext, make_app
+
+log = logging.getLogger("spiderduck.web")
+
+
+class WebServer:
+    def __init__(self, listen: str, ctx: WebContext, *, stop_grace: float):
+        self._listen = listen
+        self._ctx = ctx
+        self._grace = stop_grace
+        self._runner: web.AppRunner | None = None
+        self.address = ""
+
+    async def __aenter__(self) -> "WebServer":
+        host, _, port = self._listen.rpartition(":")
+        try:
+            port_number = int(port)
+        except ValueError:
+            raise ConfigError(f"web.listen {self._listen!r}: expected host:port") from None
+        self._runner = web.AppRunner(make_app(self._ctx), access_log=None, shutdown_timeout=self._grace)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host or "0.0.0.0", port_number)
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise ConfigError(f"web.listen {self._listen!r}: {exc.strerror or exc}") from exc
+        bound = site._server.sockets[0].getsockname()
+        self.address = f"{host or '0.0.0.0'}:{bound[1]}"
+        log.info("web UI on http://%s/", self.address)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self._ctx.feed is not None:
+            await self._ctx.feed.close()       # ends the live lists, so the runner need not wait
+        await self._runner.cleanup()
