@@ -141,3 +141,21 @@ async def test_without_nats_there_is_no_live_list_and_no_submit(tmp_path):
         async with http.post(f"http://{listen}/admin/submit", data={"u": "http://a.test/"},
                              headers=BEARER) as response:
             assert response.status == 503 and "needs NATS" in (await response.json())["message"]
+
+
+async def test_an_embed_from_an_allowed_host_is_framed_sandboxed(tmp_path, nats_server, localweb):
+    url = localweb.page("pub.test", "/player", '<title>Clip</title>'
+                        '<meta property="og:video:url" content="https://player.video.test/e/2">')
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, nats_server.url, **{
+        "web.listen": listen, "process.embed_allow_hosts": ["*.video.test"]})
+    async with RunningService(settings), Client(settings) as client, aiohttp.ClientSession() as http:
+        await wait_port(listen)
+        await client.submit_url(url)
+        await client.events.wait_for(1, timeout=30)
+        async with http.get(f"http://{listen}/url", params={"u": url}) as response:
+            page = await response.text()
+            policy = response.headers["Content-Security-Policy"]
+    assert '<div class="card-embed"><iframe src="https://player.video.test/e/2"' in page
+    assert 'sandbox="allow-scripts allow-same-origin' in page
+    assert "frame-src https://player.video.test;" in policy + ";"
