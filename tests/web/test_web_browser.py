@@ -27,7 +27,9 @@ def browser(tmp_path_factory):
 
 def png(width: int, height: int, color=(29, 111, 165)) -> bytes:
     out = io.BytesIO()
-    Image.new("RGB", (width, height), color).save(out, "PNG")
+    shade = Image.linear_gradient("L").resize((width, height))     # the colour, fading to amber
+    Image.composite(Image.new("RGB", (width, height), color),
+                    Image.new("RGB", (width, height), (240, 180, 60)), shade).save(out, "PNG")
     return out.getvalue()
 
 
