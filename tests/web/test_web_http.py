@@ -23,7 +23,7 @@ async def web(tmp_path, nats_server):
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, **{
         "web.listen": listen, "web.admin_token": TOKEN, "web.max_live_clients": 2,
-        "web.max_url_chars": 2000})
+        "web.max_url_chars": 2000, "min_refresh_interval": 0})
     async with RunningService(settings), Client(settings) as client, aiohttp.ClientSession() as http:
         await wait_port(listen)
         yield type("Web", (), {"base": f"http://{listen}", "client": client, "http": http})
@@ -60,6 +60,17 @@ async def test_admin_actions_need_the_bearer_token(web):
         assert response.status == 200 and (await response.json())["ok"]
     [event] = await web.client.events.wait_for(1, timeout=30)
     assert event["url"] == "http://queued.test/a" and event["source"] == "web"
+
+
+async def test_refresh_fetches_a_fresh_record_again(web, localweb):
+    url = localweb.page("again.test", "/", "<title>again</title>")
+    await web.client.submit_url(url)
+    await web.client.events.wait_for(1, timeout=30)
+    async with web.http.post(f"{web.base}/admin/refresh", data={"u": url}, headers=BEARER) as response:
+        assert response.status == 200
+    events = await web.client.events.wait_for(2, timeout=30)
+    assert [e["resolution"] for e in events] == ["CRAWLED", "REVALIDATED"]   # fetched again: the same page
+    assert len(localweb.hits_for("again.test", "/")) == 2
 
 
 async def test_admin_actions_are_off_without_a_token(tmp_path, nats_server):
@@ -159,3 +170,18 @@ async def test_an_embed_from_an_allowed_host_is_framed_sandboxed(tmp_path, nats_
     assert '<div class="card-embed"><iframe src="https://player.video.test/e/2"' in page
     assert 'sandbox="allow-scripts allow-same-origin' in page
     assert "frame-src https://player.video.test;" in policy + ";"
+
+
+async def test_a_web_listen_address_in_use_stops_the_role_with_the_key_named(tmp_path):
+    import socket
+    from common.errors import ConfigError
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        listen = f"127.0.0.1:{taken.getsockname()[1]}"
+        settings = service_settings(tmp_path, "", **{"web.listen": listen})
+        with pytest.raises(ConfigError, match=f"web.listen '{listen}'"):
+            await asyncio.wait_for(run_metadata_api(settings, asyncio.Event()), 20)
+    finally:
+        taken.close()
