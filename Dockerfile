@@ -4,10 +4,16 @@
 #   docker build -t spiderduck:0.1.0 .
 #   docker run --rm --read-only --tmpfs /tmp -v sd-data:/var/lib/spiderduck spiderduck:0.1.0 up
 #
-# Stage 1 builds wheels for the project and every dependency (compilers live only here);
-# stage 2 installs those wheels into a slim runtime that runs as uid 10001 and works with a
-# read-only root filesystem (/tmp and the data dir are the only writable paths; in Kubernetes
-# they are emptyDir volumes).
+# Stage 1 builds wheels of exactly the versions pinned in requirements.lock (every runtime
+# dependency, transitively, each with its sha256 hashes, so pip refuses anything else) plus the
+# project itself; compilers live only here. Stage 2 installs those wheels, and nothing else, into
+# a slim runtime that runs as uid 10001 and works with a read-only root filesystem (/tmp and the
+# data dir are the only writable paths; in Kubernetes they are emptyDir volumes).
+#
+# requirements.lock is generated from pyproject.toml's [project].dependencies (Python 3.11):
+#   pip-compile --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
+#               --no-emit-find-links --output-file requirements.lock pyproject.toml
+# and tests/helm/test_chart_image.py fails when a dependency of pyproject.toml is missing from it.
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -20,15 +26,14 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# Dependencies first, so a source change does not rebuild them: the dependency list of
-# pyproject.toml is turned into a requirements file and built into wheels.
-COPY pyproject.toml README.md ./
+# Dependencies first, so a source change does not rebuild them: the lock's pins, hash-checked
+# (the hashes put pip in --require-hashes mode), built into wheels.
+COPY requirements.lock ./
 RUN mkdir -p /wheels \
-    && python -c 'import tomllib; deps = tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]; open("/tmp/requirements.txt", "w").write("\n".join(deps) + "\n")'
-RUN pip wheel -r /tmp/requirements.txt -w /wheels
-# Then the project itself (plus any dependency not built yet).
+    && pip wheel --require-hashes -r requirements.lock -w /wheels
+# Then the project itself; its dependencies are the locked wheels above.
 COPY . .
-RUN pip wheel . --find-links=/wheels -w /wheels
+RUN pip wheel . --no-deps --no-cache-dir -w /wheels
 
 FROM ${PYTHON_IMAGE} AS runtime
 LABEL org.opencontainers.image.title="spiderduck" \
@@ -40,10 +45,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     HOME=/tmp \
     TMPDIR=/tmp \
     SPIDERDUCK_DATA_DIR=/var/lib/spiderduck
-# Install from the builder's wheels only (no index, no compiler here); the bind mount keeps
-# the wheels out of the image's layers.
+# Install the builder's wheels, exactly the locked set plus spiderduck (no index, no resolver,
+# no compiler here), then check that every dependency is met; the bind mount keeps the wheels
+# out of the image's layers.
 RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
-    pip install --no-index --find-links=/wheels spiderduck \
+    pip install --no-index --no-deps /wheels/*.whl \
+    && pip check \
     && groupadd --system --gid 10001 spiderduck \
     && useradd --system --uid 10001 --gid 10001 --home-dir /tmp --no-create-home \
                --shell /usr/sbin/nologin spiderduck \
@@ -51,8 +58,10 @@ RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
     && chown 10001:10001 /var/lib/spiderduck
 WORKDIR /var/lib/spiderduck
 USER 10001:10001
-# 50051 metadata-api gRPC, 50052 fetcher gRPC (health checking on both).
-EXPOSE 50051 50052
+# 50051 metadata-api gRPC, 50052 fetcher gRPC, 50053 scheduler health gRPC (grpc.health.v1
+# on all three), 8080 the web UI (HTTP, metadata-api and `up`; config web.listen), 9090
+# Prometheus /metrics of every role (config metrics_listen).
+EXPOSE 50051 50052 50053 8080 9090
 VOLUME ["/var/lib/spiderduck"]
 ENTRYPOINT ["spiderduck"]
 CMD ["--help"]

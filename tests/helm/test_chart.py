@@ -8,21 +8,15 @@ the fetchers' DMZ network policy, and a config.yaml that the service's own loade
 from __future__ import annotations
 
 import ipaddress
-import pathlib
 
 import pytest
 import yaml
 
+from support.chart import CHART, ROOT, helm, one, render
+
 from common import config as sd_config
 
-helm = pytest.importorskip(
-    "helm_python",
-    reason="helm-python-sdk is not installed (pip install -e '.[test]'): it carries Helm as a "
-           "library; without it the chart can be neither linted nor rendered here",
-)
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-CHART = ROOT / "helm" / "spiderduck"
 PRIVATE_CIDRS = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"]
 
 # A production-like install: everything external, NATS and memcached outside the cluster.
@@ -40,20 +34,8 @@ EXTERNAL = {
 }
 
 
-def render(values: dict | None = None, *, name: str = "sd", namespace: str = "crawl") -> list[dict]:
-    with helm.Chart.load(str(CHART)) as chart:
-        manifests = chart.render(values, name=name, namespace=namespace, is_install=True)
-    docs = []
-    for source in manifests.values():
-        docs.extend(d for d in yaml.safe_load_all(source) if d)
-    return docs
 
 
-def one(docs: list[dict], kind: str, component: str) -> dict:
-    found = [d for d in docs if d["kind"] == kind
-             and d["metadata"]["labels"].get("app.kubernetes.io/component") == component]
-    assert len(found) == 1, f"expected one {kind} for {component}, found {len(found)}"
-    return found[0]
 
 
 def pod_specs(docs: list[dict]) -> dict[str, dict]:
@@ -367,7 +349,9 @@ def test_scheduler_and_api_policies(default_docs):
         "fetcher"
     api = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
     assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042}
-    assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051}]
+    # The metadata API and its web UI, to the same clients.
+    assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051},
+                                          {"protocol": "TCP", "port": 8080}]
     assert not [d for d in render({"networkPolicy": {"enabled": False}})
                 if d["kind"] == "NetworkPolicy"]
 

@@ -96,7 +96,11 @@ app.kubernetes.io/component: {{ .role }}
   "robots_cache" $robots
   "metadata_api" (dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port))
   "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port))
+  "web" (dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled))
 }}
+{{- if and (kindIs "map" $v.config.web) (hasKey (default dict $v.config.web) "admin_token") }}
+{{- fail "config.web.admin_token would put the web UI's admin token in a ConfigMap: create a Secret and set web.adminToken.existingSecret (and web.adminToken.key) instead" }}
+{{- end }}
 {{- $_ := mustMergeOverwrite $cfg (deepCopy $v.config) }}
 {{- toYaml $cfg }}
 {{- end }}
@@ -185,13 +189,19 @@ envFrom:
 {{- end }}
 {{- end }}
 
-{{/* Ports and gRPC probes of a role: (dict "ctx" $ "port" 50052). */}}
+{{/* Ports and gRPC probes of a role: (dict "ctx" $ "port" 50052), with "web" true for the role
+     serving the web UI (the metadata API). */}}
 {{- define "spiderduck.portsAndProbes" -}}
 {{- $p := .ctx.Values.probes -}}
 ports:
   - name: grpc
     containerPort: {{ .port }}
     protocol: TCP
+  {{- if and .web .ctx.Values.web.enabled }}
+  - name: web
+    containerPort: {{ .ctx.Values.web.port }}
+    protocol: TCP
+  {{- end }}
   {{- if .ctx.Values.serviceMonitor.enabled }}
   - name: metrics
     containerPort: {{ .ctx.Values.serviceMonitor.port }}
@@ -225,6 +235,23 @@ tolerations:
 {{- end }}
 {{- with .affinity }}
 affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* topologySpreadConstraints of a role's pods: (dict "ctx" $ "role" "fetcher" "constraints" list).
+     A constraint without a labelSelector selects the role's own pods. */}}
+{{- define "spiderduck.topologySpread" -}}
+{{- $out := list }}
+{{- range .constraints }}
+{{- $c := deepCopy . }}
+{{- if not (hasKey $c "labelSelector") }}
+{{- $_ := set $c "labelSelector" (dict "matchLabels" (include "spiderduck.roleSelectorLabels" (dict "ctx" $.ctx "role" $.role) | fromYaml)) }}
+{{- end }}
+{{- $out = append $out $c }}
+{{- end }}
+{{- with $out }}
+topologySpreadConstraints:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
