@@ -33,9 +33,12 @@ def content_security_policy(extra: dict[str, list[str]] | None = None) -> str:
     return "; ".join(directives)
 
 
+SOURCES = web.RequestKey("csp_sources", dict)
+
+
 def set_sources(request: web.Request, sources: dict[str, list[str]]) -> None:
     """A handler's extra CSP sources for its response (a card's image, favicon and embed)."""
-    request["csp_sources"] = sources
+    request[SOURCES] = sources
 
 
 @web.middleware
@@ -45,7 +48,7 @@ async def security_headers(request: web.Request, handler):
     except web.HTTPException as exc:
         response = exc
     response.headers.setdefault("Content-Security-Policy",
-                                content_security_policy(request.get("csp_sources")))
+                                content_security_policy(request.get(SOURCES)))
     response.headers["X-Content-Type-Options"] = "nosniff"
     response.headers["Referrer-Policy"] = "no-referrer"
     response.headers["X-Frame-Options"] = "DENY"
