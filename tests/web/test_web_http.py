@@ -152,6 +152,9 @@ async def test_without_nats_there_is_no_live_list_and_no_submit(tmp_path):
         async with http.post(f"http://{listen}/admin/submit", data={"u": "http://a.test/"},
                              headers=BEARER) as response:
             assert response.status == 503 and "needs NATS" in (await response.json())["message"]
+        async with http.get(f"http://{listen}/domains") as response:   # no fetcher runs: it says so
+            assert response.status == 200
+            assert f"fetcher at {settings.fetcher.listen}: UNAVAILABLE" in await response.text()
 
 
 async def test_an_embed_from_an_allowed_host_is_framed_sandboxed(tmp_path, nats_server, localweb):
