@@ -1,146 +1,115 @@
-"""Commands that talk to a running service: submit, get, watch, and resolve without --trace."""
+"""Commands that talk to a running service: submit, get, watch, and resolve without --trace.
+
+They go through the Python client (spiderduck.client), configured from the settings: the
+metadata-api at metadata_api.listen, the service's NATS (bus.nats_url), its limits."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
+from typing import Iterator
 
-import grpc
 from google.protobuf import json_format
 
-from common import bus, record_proto
+from common import bus
 from common.config import Settings
-from common.errors import BusError, ConfigError, SpiderDuckError
-from common.pending import mark_queued, queued_bucket
-from common.tweets import fetchable, urls_in_tweet
-from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
+from common.errors import ConfigError, SpiderDuckError
+from common.pending import queued_bucket
+from spiderduck import client as sdclient
 
 
-def _submissions(args) -> list[events_pb2.UrlSubmission]:
-    options = {"source": "cli", "refresh": args.refresh}
-    items = [events_pb2.UrlSubmission(url=u, **options) for u in args.urls]
-    if args.tweet:
-        items.append(events_pb2.UrlSubmission(tweet=args.tweet, **options))
-    if args.file:
-        try:
-            with (sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")) as fh:
-                items += [events_pb2.UrlSubmission(url=line.strip(), **options)
-                          for line in fh if line.strip() and not line.startswith("#")]
-        except OSError as exc:
-            raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
-    if not items:
-        raise SpiderDuckError("nothing to submit: give URLs, --file F or --tweet TEXT")
-    return items
+class ServiceClient(sdclient.AsyncClient):
+    """The library's client as the commands use it: the configured metadata-api, NATS and
+    limits; NATS reached as the roles reach it (bus.connect), and SpiderDuck's streams made
+    (as configured) before a first submission, so `submit` works before the service starts."""
+
+    def __init__(self, settings: Settings, *, nats: bool = False, name: str = "spiderduck-cli"):
+        super().__init__(settings.metadata_api.listen, bus.nats_url(settings) if nats else None,
+                         max_urls=settings.metadata_api.max_urls,
+                         resolve_timeout=settings.metadata_api.resolve_timeout + 5,
+                         connect_timeout=settings.nats_connect_timeout,
+                         queued_ttl=settings.streams.queued_ttl, source="cli", name=name)
+        self.settings = settings
+
+    async def _connect_nats(self):
+        return await bus.connect(self.nats_url, name=self.name, timeout=self.connect_timeout)
+
+    async def _queued_bucket(self, js):
+        s = self.settings
+        await bus.ensure_streams(js, s.streams, replicas=s.nats_replicas)
+        return await queued_bucket(js, s.streams.queued_ttl, replicas=s.nats_replicas)
 
 
-def _urls_of(item: events_pb2.UrlSubmission) -> list[str]:
-    """The URLs a submission asks for, as the scheduler will read them (to mark them queued)."""
-    if item.WhichOneof("payload") == "tweet":
-        return [fetchable(u) for u in urls_in_tweet(item.tweet)]
-    return [item.url]
+def progress_bar(total: int, what: str, enabled: bool = True):
+    """A tqdm bar on stderr when stderr is a terminal (and `enabled`); otherwise a silent one
+    that only counts. Nothing of it ever goes to stdout."""
+    from tqdm import tqdm
+    return tqdm(total=total, unit=what, file=sys.stderr, dynamic_ncols=True, leave=False,
+                disable=not (enabled and sys.stderr.isatty()))
 
 
-async def _submit(settings: Settings, items, progress: bool) -> None:
-    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-submit",
-                           timeout=settings.nats_connect_timeout)
+def out_line(line: str, bar) -> None:
+    """One line on stdout, with the bar (if shown) kept below it."""
+    if bar.disable:
+        print(line)
+    else:
+        bar.write(line, file=sys.stdout)
+
+
+def read_url_lines(path: str) -> list[str]:
+    """The URLs of a file ('-': stdin): one per line; blank lines and #comments skipped."""
     try:
-        js = nc.jetstream()
-        await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
-        queued = await queued_bucket(js, settings.streams.queued_ttl, replicas=settings.nats_replicas)
-        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
-        window = 256
-        for start in range(0, len(items), window):
-            batch = items[start:start + window]
-            await mark_queued(queued, [u for item in batch for u in _urls_of(item)])   # before they go
-            acks = [js.publish(bus.SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
-                    for item in batch]
-            try:
-                await asyncio.gather(*acks)
-            except Exception as exc:
-                raise BusError(f"publish to {bus.SUBMIT_SUBJECT} failed: {exc}") from exc
-            if progress:
-                done = start + len(batch)
-                bar = "#" * (30 * done // len(items))
-                print(f"\r[{bar:<30}] {done}/{len(items)}", end="", file=sys.stderr, flush=True)
-        if progress:
-            print(file=sys.stderr)
-    finally:
-        await nc.close()
+        with (sys.stdin if path == "-" else open(path, encoding="utf-8")) as fh:
+            lines = [line.strip() for line in fh]
+    except OSError as exc:
+        raise SpiderDuckError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise SpiderDuckError(f"cannot read {path}: not UTF-8 text ({exc.reason})") from exc
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+@contextlib.contextmanager
+def _as_command_errors(settings: Settings) -> Iterator[None]:
+    """The client's errors as the commands' (one line, exit 2)."""
+    try:
+        yield
+    except sdclient.Error as exc:
+        if exc.code is not None:
+            raise SpiderDuckError(_api_failed(settings.metadata_api.listen, exc)) from None
+        raise SpiderDuckError(str(exc)) from None
+
+
+def _api_failed(address: str, exc: sdclient.Error) -> str:
+    hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
+            if exc.code == "UNAVAILABLE" else "")
+    return f"metadata-api at {address}: {exc.code}: {exc.details}{hint}"
+
+
+# --- submit ---------------------------------------------------------------------------------------
+
+async def _submit(settings: Settings, urls: list[str], tweets: list[str], refresh: bool,
+                  progress: bool) -> int:
+    total = len(urls) + len(tweets)
+    with progress_bar(total, "url", progress) as bar:
+        async with ServiceClient(settings, nats=True, name="spiderduck-submit") as client:
+            return await client.submit(urls, tweets=tweets, refresh=refresh,
+                                       on_progress=lambda done: bar.update(done - bar.n))
 
 
 def cmd_submit(settings: Settings, args) -> int:
-    items = _submissions(args)
-    asyncio.run(_submit(settings, items, progress=bool(args.file)))
-    print(f"submitted {len(items)}", file=sys.stderr)
+    urls = list(args.urls) + (read_url_lines(args.file) if args.file else [])
+    tweets = [args.tweet] if args.tweet else []
+    if not urls and not tweets:
+        raise SpiderDuckError("nothing to submit: give URLs, --file F or --tweet TEXT")
+    with _as_command_errors(settings):
+        count = asyncio.run(_submit(settings, urls, tweets, args.refresh, progress=bool(args.file)))
+    print(f"submitted {count}", file=sys.stderr)
     return 0
 
 
-def _api_failed(address: str, exc: grpc.aio.AioRpcError) -> str:
-    """Why a call to the metadata-api failed, with what to do when nothing answers."""
-    hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
-            if exc.code() == grpc.StatusCode.UNAVAILABLE else "")
-    return f"metadata-api at {address}: {exc.code().name}: {exc.details()}{hint}"
-
-
-async def _get(settings: Settings, urls: list[str]) -> list[dict]:
-    address = settings.metadata_api.listen
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
-        out = []
-        limit = settings.metadata_api.max_urls
-        for start in range(0, len(urls), limit):
-            try:
-                response = await stub.GetUrlMetadata(
-                    metadata_pb2.GetUrlMetadataRequest(urls=urls[start:start + limit]), timeout=30)
-            except grpc.aio.AioRpcError as exc:
-                raise SpiderDuckError(_api_failed(address, exc)) from exc
-            for result in response.results:
-                if result.found:
-                    out.append(record_proto.message_to_dict(result.metadata))
-                elif result.pending:
-                    out.append({"url": result.url, "found": False, "pending": True})
-                else:
-                    out.append({"url": result.url, "found": False})
-        return out
-
-
-async def _resolve(settings: Settings, url: str, refresh: bool, timeout: float | None):
-    address = settings.metadata_api.listen
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
-        call = stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url=url, refresh=refresh),
-                               timeout=timeout if timeout else settings.metadata_api.resolve_timeout + 5)
-        result = await call
-        return result, dict(await call.trailing_metadata()).get("spiderduck-resolution", "")
-
-
-def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: float | None) -> int:
-    """`resolve URL` without --trace: MetadataService.ResolveUrl on the running service. Prints
-    the record as `get` does, and the resolution on stderr; exit 0 with an outcome, 2 for a URL
-    it refuses, 1 when it could not answer (down, or still resolving past the deadline)."""
-    address = settings.metadata_api.listen
-    started = time.monotonic()
-    try:
-        result, resolution = asyncio.run(_resolve(settings, url, refresh, timeout))
-    except grpc.aio.AioRpcError as exc:
-        code = exc.code()
-        if code == grpc.StatusCode.INVALID_ARGUMENT:
-            raise ConfigError(exc.details()) from None
-        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-            message = (f"still resolving after {time.monotonic() - started:.1f}s; the crawl goes on and "
-                       f"its record will appear (spiderduck get {url})")
-        else:
-            message = _api_failed(address, exc)
-        print(f"spiderduck resolve: {message}", file=sys.stderr)
-        return 1
-    sys.stdout.buffer.write((json_line(record_proto.message_to_dict(result.metadata)) + "\n")
-                            .encode("utf-8", "replace"))
-    sys.stdout.buffer.flush()
-    status = metadata_pb2.Status.Name(result.metadata.status)
-    print(f"{resolution} {status} in {time.monotonic() - started:.3f}s", file=sys.stderr)
-    return 0
-
+# --- get ------------------------------------------------------------------------------------------
 
 _JSON_CONTROLS = {c: f"\\u{c:04x}" for c in range(0x7f, 0xa0)}
 
@@ -152,43 +121,84 @@ def json_line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False).translate(_JSON_CONTROLS)
 
 
+async def _get(settings: Settings, urls: list[str], progress: bool) -> int:
+    """Print each URL's row as its call is answered; how many were not found."""
+    missing = 0
+    with progress_bar(len(urls), "url", progress) as bar:
+        async with ServiceClient(settings) as client:
+            async for lookup in client.lookups(urls):
+                out_line(json_line(lookup.to_dict()), bar)
+                missing += not lookup.found
+                bar.update(1)
+    sys.stdout.flush()
+    return missing
+
+
 def cmd_get(settings: Settings, args) -> int:
-    for row in asyncio.run(_get(settings, args.urls)):
-        print(json_line(row))
+    """`get URL... [--file F]`: one JSON line per URL; exit 1 when any URL has no record (found
+    false, pending or not), 0 when all were found."""
+    urls = list(args.urls) + (read_url_lines(args.file) if args.file else [])
+    if not urls:
+        raise SpiderDuckError("nothing to get: give URLs or --file F")
+    with _as_command_errors(settings):
+        missing = asyncio.run(_get(settings, urls, progress=bool(args.file)))
+    return 1 if missing else 0
+
+
+# --- resolve (without --trace) --------------------------------------------------------------------
+
+async def _resolve(settings: Settings, url: str, refresh: bool,
+                   timeout: float | None) -> sdclient.Resolution:
+    async with ServiceClient(settings) as client:
+        return await client.resolve(url, timeout if timeout else None, refresh=refresh)
+
+
+def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: float | None) -> int:
+    """`resolve URL` without --trace: MetadataService.ResolveUrl on the running service. Prints
+    the record as `get` does, and the resolution on stderr; exit 0 with an outcome, 2 for a URL
+    it refuses, 1 when it could not answer (down, or still resolving past the deadline)."""
+    address = settings.metadata_api.listen
+    started = time.monotonic()
+    try:
+        answer = asyncio.run(_resolve(settings, url, refresh, timeout))
+    except sdclient.InvalidUrl as exc:
+        raise ConfigError(exc.details or str(exc)) from None
+    except sdclient.StillResolving:
+        message = (f"still resolving after {time.monotonic() - started:.1f}s; the crawl goes on and "
+                   f"its record will appear (spiderduck get {url})")
+        print(f"spiderduck resolve: {message}", file=sys.stderr)
+        return 1
+    except sdclient.Error as exc:
+        message = _api_failed(address, exc) if exc.code is not None else str(exc)
+        print(f"spiderduck resolve: {message}", file=sys.stderr)
+        return 1
+    sys.stdout.buffer.write((json_line(answer.to_dict()) + "\n").encode("utf-8", "replace"))
+    sys.stdout.buffer.flush()
+    print(f"{answer.resolution} {answer.status} in {time.monotonic() - started:.3f}s", file=sys.stderr)
     return 0
 
 
+# --- watch ----------------------------------------------------------------------------------------
+
 async def _watch(settings: Settings, count: int | None, timeout: float | None) -> int:
-    nc = await bus.connect(bus.nats_url(settings), name="spiderduck-watch",
-                           timeout=settings.nats_connect_timeout)
     seen = 0
-    done = asyncio.Event()
-
-    async def on_message(msg):
-        nonlocal seen
-        event = events_pb2.UrlProcessed()
-        event.ParseFromString(msg.data)
-        print(json.dumps(json_format.MessageToDict(event, preserving_proto_field_name=True),
-                         ensure_ascii=False), flush=True)
-        seen += 1
-        if count is not None and seen >= count:
-            done.set()
-
-    sub = await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_message)
-    await nc.flush()                  # the server knows the subscription: nothing is missed now
-    print(f"watching {bus.PROCESSED_SUBJECT}", file=sys.stderr, flush=True)
-    try:
-        await asyncio.wait_for(done.wait(), timeout)
-    except asyncio.TimeoutError:
-        pass
-    finally:
-        await sub.unsubscribe()
-        await nc.close()
+    async with ServiceClient(settings, nats=True, name="spiderduck-watch") as client:
+        async with client.events() as events:       # subscribed: nothing is missed from here on
+            print(f"watching {bus.PROCESSED_SUBJECT}", file=sys.stderr, flush=True)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    async for event in events:
+                        print(json.dumps(json_format.MessageToDict(event, preserving_proto_field_name=True),
+                                         ensure_ascii=False), flush=True)
+                        seen += 1
+                        if count is not None and seen >= count:
+                            break
     return 0 if count is None or seen >= count else 1
 
 
 def cmd_watch(settings: Settings, args) -> int:
-    return asyncio.run(_watch(settings, args.count, args.timeout))
+    with _as_command_errors(settings):
+        return asyncio.run(_watch(settings, args.count, args.timeout))
 
 
 def add_commands(sub, common) -> None:
@@ -200,7 +210,10 @@ def add_commands(sub, common) -> None:
                    help="re-fetch even a fresh record (at most once per min_refresh_interval)")
     p.set_defaults(run=cmd_submit)
     p = sub.add_parser("get", parents=[common], help="GetUrlMetadata; one JSON object per line")
-    p.add_argument("urls", nargs="+", metavar="URL")
+    p.add_argument("urls", nargs="*", metavar="URL")
+    p.add_argument("--file", metavar="F",
+                   help="also the URLs of F, one per line ('-' for stdin; blank lines and #comments "
+                        "skipped); exit 1 if any has no record")
     p.set_defaults(run=cmd_get)
     p = sub.add_parser("watch", parents=[common], help="print UrlProcessed events as JSON lines")
     p.add_argument("--count", type=int, metavar="N", help="stop after N events (exit 1 if fewer came)")

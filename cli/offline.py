@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import orjson   # 30x faster than json.dumps with indent (bench/extract's cli line)
 
@@ -10,16 +11,45 @@ from common.record_proto import page_to_dict
 from common.config import Settings
 
 
+def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
+    """Every case of a corpus cases file, with a progress bar on a terminal's stderr. By
+    default one JSON map name -> record (DESIGN's contract: tools json.load it); with `jsonl`,
+    one {"case": name, ...record} line per case, written as each case is done."""
+    from cli.client import progress_bar
+    from scheduler.extraction.page import load_cases, page_json
+    parser, prefer_dates = settings.process.parser, settings.process.prefer_dates
+    out = sys.stdout.buffer
+    try:
+        cases = load_cases(path)
+    except OSError as exc:
+        raise SpiderDuckError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    folder = Path(path).parent
+    result = {}
+    with progress_bar(len(cases), "case") as bar:
+        for case in cases:
+            try:
+                body = (folder / case["html"]).read_bytes()
+            except OSError as exc:
+                raise SpiderDuckError(f"cannot read {folder / case['html']}: {exc.strerror or exc}") from exc
+            record = page_json(body, case["url"], case.get("content_type"), parser, prefer_dates)
+            if jsonl:
+                out.write(orjson.dumps({"case": case["name"], **record}) + b"\n")
+                out.flush()
+            else:
+                result[case["name"]] = record
+            bar.update(1)
+    if not jsonl:
+        out.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+
+
 def cmd_extract(settings: Settings, args) -> int:
-    from scheduler.extraction import extract_cases, extract_page
+    from scheduler.extraction import extract_page
     parser, prefer_dates = settings.process.parser, settings.process.prefer_dates
     if args.cases:
-        try:
-            result = extract_cases(args.cases, parser, prefer_dates)
-        except OSError as exc:
-            raise SpiderDuckError(f"cannot read {args.cases}: {exc.strerror or exc}") from exc
-        sys.stdout.buffer.write(orjson.dumps(result, option=orjson.OPT_INDENT_2) + b"\n")
+        _extract_cases(settings, args.cases, args.jsonl)
         return 0
+    if args.jsonl:
+        raise SpiderDuckError("--jsonl goes with --cases CASES_JSON")
     if not (args.url and args.file):
         raise SpiderDuckError("give --url URL FILE, or --cases CASES_JSON")
     try:
@@ -39,4 +69,6 @@ def add_commands(sub, common) -> None:
     p.add_argument("--url", help="the address the page was fetched from")
     p.add_argument("--content-type", help="the HTTP Content-Type header, if known")
     p.add_argument("--cases", metavar="CASES_JSON", help="a corpus cases file; prints name -> record")
+    p.add_argument("--jsonl", action="store_true",
+                   help="with --cases: one JSON line {\"case\": name, ...record} per case, as each is done")
     p.set_defaults(run=cmd_extract)

@@ -21,6 +21,21 @@ class Hit:
     path: str          # path with query
 
 
+class Gate:
+    """A page (a localweb route handler) that answers only once opened: its URL stays in
+    flight until then."""
+
+    def __init__(self, body: str):
+        self.body = body
+        self.opened = asyncio.Event()
+        self.asked = asyncio.Event()
+
+    async def __call__(self, request):
+        self.asked.set()
+        await self.opened.wait()
+        return web.Response(text=self.body, content_type="text/html")
+
+
 class LocalWeb:
     def __init__(self):
         self._routes: dict[tuple[str, str], Handler] = {}

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Resolve one URL now, then submit others and watch the service process them.
+
+    bin/spiderduck up                                   # in another terminal
+    .venv/bin/python examples/resolve_and_watch.py https://example.com/ https://example.org/a
+
+The first URL is resolved with ResolveUrl (crawled unless a fresh record is stored); the others
+are submitted to NATS, and their UrlProcessed events are printed as they come, one line each:
+RESOLUTION STATUS URL 'title'. The NATS is --nats, else the one of the `spiderduck up` running
+in this directory (var/nats.url). Uses AsyncClient, the asyncio client.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import pathlib
+import sys
+
+from spiderduck.client import AsyncClient, Error
+from spiderduck.v1 import events_pb2, metadata_pb2
+
+
+def local_nats(data_dir: str = "var") -> str | None:
+    """The NATS of the `spiderduck up` running on data_dir, if any."""
+    marker = pathlib.Path(data_dir, "nats.url")
+    return marker.read_text().strip() if marker.exists() else None
+
+
+async def run(args) -> int:
+    first, others = args.urls[0], args.urls[1:]
+    async with AsyncClient(args.metadata, nats_url=args.nats) as spiderduck:
+        answer = await spiderduck.resolve(first, timeout=args.timeout)
+        print(f"{answer.resolution} {answer.status} {first} {answer.record.title!r}", flush=True)
+        if not others:
+            return 0
+        waiting = set(others)
+        async with spiderduck.events() as events:          # subscribed: no event is missed
+            await spiderduck.submit(others, source="examples/resolve_and_watch")
+            try:
+                async with asyncio.timeout(args.timeout):
+                    async for event in events:
+                        if event.url not in waiting:
+                            continue                        # someone else's URL
+                        waiting.discard(event.url)
+                        print(f"{events_pb2.Resolution.Name(event.resolution)} "
+                              f"{metadata_pb2.Status.Name(event.status)} {event.url} "
+                              f"{event.metadata.title!r}", flush=True)
+                        if not waiting:
+                            break
+            except TimeoutError:
+                print(f"no event within {args.timeout:g}s for: {' '.join(sorted(waiting))}",
+                      file=sys.stderr)
+                return 1
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("urls", nargs="+", metavar="URL", help="the URL to resolve, then URLs to submit")
+    parser.add_argument("--metadata", default="127.0.0.1:50051",
+                        help="the metadata-api's address (metadata_api.listen)")
+    parser.add_argument("--nats", default=local_nats(),
+                        help="the service's NATS (default: ./var/nats.url of a running `up`)")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each step")
+    args = parser.parse_args()
+    if len(args.urls) > 1 and not args.nats:
+        parser.error("submitting needs --nats (or a `spiderduck up` running in this directory)")
+    try:
+        return asyncio.run(run(args))
+    except Error as exc:
+        print(f"resolve_and_watch: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
