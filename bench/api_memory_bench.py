@@ -257,7 +257,8 @@ async def measure(args, work: str) -> None:
     config_path = os.path.join(work, "spiderduck.yaml")
     with open(config_path, "w") as fh:
         yaml.safe_dump({"data_dir": os.path.join(work, "var"), "log_level": "WARNING",
-                        "metadata_api": {"listen": f"127.0.0.1:{port}"}}, fh)
+                        "metadata_api": {"listen": f"127.0.0.1:{port}"},
+                        "web": {"listen": f"127.0.0.1:{free_port()}"}}, fh)
     settings = config.load(config_path, overrides=dict(s.partition("=")[::2] for s in args.set))
     api = settings.metadata_api
     bound = api.max_concurrent_calls * api.max_response_bytes

@@ -119,6 +119,7 @@ async def main() -> None:
     config.write_text(yaml.safe_dump({
         "data_dir": str(pathlib.Path(tmp, "var")),
         "metadata_api": {"listen": f"127.0.0.1:{free_port()}"},
+        "web": {"listen": f"127.0.0.1:{free_port()}"},
         "fetcher": {"listen": f"127.0.0.1:{free_port()}", "total_timeout": 5,
                     "default_rate": 50, "allowed_networks": ["127.0.0.0/8"],
                     "dns_overrides": {"*.test": "127.0.0.1"}},

@@ -190,6 +190,7 @@ def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[su
     config = {
         "data_dir": os.path.join(work, "var"), "log_level": "WARNING",
         "metadata_api": {"listen": f"127.0.0.1:{port_api}"},
+        "web": {"listen": f"127.0.0.1:{free_port()}"},   # served as `up` serves it: its feed reads every event
         "fetcher": {"listen": f"127.0.0.1:{port_fetcher}", "default_rate": args.rate,
                     "allowed_networks": ["127.0.0.0/8"],
                     # Every other name too: the pages' images are on real hosts, which must not be
