@@ -14,7 +14,7 @@ import os
 import re
 import typing
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, Mapping, Sequence
 
 import yaml
 
@@ -401,10 +401,28 @@ def load(path: str | None = None, env: Mapping[str, str] | None = None,
     paths = _field_paths(Settings)
     for name, value in env.items():
         if name in paths:
-            _set_path(tree, list(paths[name]), _yaml_scalar(value))
+            _set_path(tree, list(paths[name]), _text_value(paths[name], value))
     for key, value in (overrides or {}).items():
-        _set_path(tree, key.split("."), _yaml_scalar(value) if isinstance(value, str) else value)
+        path = key.split(".")
+        _set_path(tree, path, _text_value(path, value) if isinstance(value, str) else value)
     return _coerce(Settings, "", tree)
+
+
+def _leaf_hint(path: Sequence[str]) -> Any:
+    """The type hint of the key at `path` (None when there is no such key)."""
+    hint: Any = Settings
+    for part in path:
+        if not dataclasses.is_dataclass(hint):
+            return None
+        hint = typing.get_type_hints(hint, include_extras=True).get(part)
+    return hint
+
+
+def _text_value(path: Sequence[str], text: str) -> Any:
+    """An environment or --set value: a text key takes it as it is (a token "0123" or
+    "s3cr3t #2" stays that, where YAML would read 83 and "s3cr3t"); any other key reads it as a
+    YAML scalar, so numbers, booleans, lists and maps work."""
+    return text if _leaf_hint(path) is str else _yaml_scalar(text)
 
 
 def _yaml_scalar(text: str) -> Any:

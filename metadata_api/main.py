@@ -58,8 +58,11 @@ async def _web(settings: Settings, store, pending, js, queued):
     from web.server import WebServer
     feed = None
     if js is not None:
-        feed = await RecentFeed(js, size=settings.web.recent,
-                                max_listeners=settings.web.max_live_clients).start()
+        try:
+            feed = await RecentFeed(js, size=settings.web.recent,
+                                    max_listeners=settings.web.max_live_clients).start()
+        except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
+            log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
                      actions=Actions(js, queued, settings.fetcher_addresses))
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

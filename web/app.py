@@ -32,11 +32,14 @@ from metadata_api.server import lookup_key
 from spiderduck.v1 import fetcher_pb2
 from web import security, views
 from web.actions import Actions, ActionFailed
-from web.feed import RecentFeed, TooManyListeners
+from web.feed import LAGGED, FeedClosed, RecentFeed, TooManyListeners
 
 log = logging.getLogger("spiderduck.web")
 HERE = os.path.dirname(__file__)
-HEARTBEAT = 15.0             # seconds between keep-alive comments on an idle live list
+HEARTBEAT = 5.0              # seconds between keep-alive comments on an idle live list (a closed
+                             # tab's place is freed by the next one, which fails)
+WRITE_TIMEOUT = 10.0         # a live list that takes longer to take one write (it stopped
+                             # reading) is closed, so it holds no place, socket or buffer
 MAX_FORM_BYTES = 65_536      # an admin form's body
 
 
@@ -130,21 +133,32 @@ async def events(request: web.Request) -> web.StreamResponse:
             response = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                                    "Cache-Control": "no-store"})
             await response.prepare(request)
-            await response.write(b": live\n\n")
+            await _send(response, b": live\n\n")
             while True:
                 try:
                     item = await asyncio.wait_for(queue.get(), HEARTBEAT)
                 except asyncio.TimeoutError:
-                    await response.write(b": keep-alive\n\n")
+                    await _send(response, b": keep-alive\n\n")
                     continue
-                if item is None:
+                if item is None:              # the server stops: the stream ends, the page reconnects
+                    response.force_close()
+                    return response
+                if item is LAGGED:
                     break
-                await response.write(b"data: " + json.dumps(item, ensure_ascii=False).encode() + b"\n\n")
-            return response
-    except TooManyListeners as exc:
+                await _send(response, b"data: " + json.dumps(item, ensure_ascii=False).encode() + b"\n\n")
+    except (TooManyListeners, FeedClosed) as exc:
         raise web.HTTPServiceUnavailable(text=str(exc)) from None
-    except ConnectionResetError:
-        return web.Response(status=499)
+    except (ConnectionResetError, asyncio.TimeoutError):
+        pass
+    # Gone, stopped reading (a write waited past WRITE_TIMEOUT) or fell behind: the connection is
+    # dropped with what it still buffers, so it holds no socket, buffer or keep-alive.
+    if request.transport is not None:
+        request.transport.abort()
+    return web.Response(status=499)
+
+
+async def _send(response: web.StreamResponse, data: bytes) -> None:
+    await asyncio.wait_for(response.write(data), WRITE_TIMEOUT)
 
 
 async def admin(request: web.Request) -> web.Response:
@@ -176,7 +190,7 @@ def make_app(ctx: WebContext) -> web.Application:
     app.router.add_get("/url", url_page)
     app.router.add_get("/domains", domains_page)
     app.router.add_get("/healthz", healthz)
-    app.router.add_get("/events", events)
+    app.router.add_get("/events", events, allow_head=False)   # a HEAD would hold a live list
     app.router.add_post("/admin/{action:submit|refresh|pause|resume|set-rate}", admin)
     app.router.add_static("/static/", os.path.join(HERE, "static"), append_version=False)
     return app

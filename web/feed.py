@@ -24,7 +24,14 @@ LISTENER_QUEUE = 64      # summaries a live list may lag behind before it is dro
 TITLE_CHARS = 200        # of a title, in a summary
 
 
+LAGGED = object()        # what a listener that fell behind gets last (None: the feed closed)
+
+
 class TooManyListeners(Exception):
+    pass
+
+
+class FeedClosed(Exception):
     pass
 
 
@@ -45,6 +52,7 @@ class RecentFeed:
         self._max_listeners = max_listeners
         self._listeners: set[asyncio.Queue] = set()
         self._sub = None
+        self._closed = False
 
     async def start(self) -> "RecentFeed":
         info = await self._js.stream_info(bus.EVENTS_STREAM)
@@ -55,6 +63,7 @@ class RecentFeed:
         return self
 
     async def close(self) -> None:
+        self._closed = True                  # a live list asked for from now on is refused
         for queue in list(self._listeners):
             self._drop(queue)
         if self._sub is not None:
@@ -77,20 +86,24 @@ class RecentFeed:
         for queue in list(self._listeners):
             if queue.full():
                 log.info("web: a live list fell %d events behind: dropped", LISTENER_QUEUE)
-                self._drop(queue)
+                self._drop(queue, LAGGED)
             else:
                 queue.put_nowait(item)
 
-    def _drop(self, queue: asyncio.Queue) -> None:
+    def _drop(self, queue: asyncio.Queue, last=None) -> None:
         self._listeners.discard(queue)
         with contextlib.suppress(asyncio.QueueEmpty):
             while True:
                 queue.get_nowait()
-        queue.put_nowait(None)              # the end of this listener's stream
+        queue.put_nowait(last)              # the end of this listener's stream
 
     @contextlib.asynccontextmanager
     async def listen(self) -> AsyncIterator[asyncio.Queue]:
-        """A queue of summaries (None: the stream ended); TooManyListeners past the limit."""
+        """A queue of summaries, ending with None (the feed closed) or LAGGED (this listener fell
+        behind and was dropped); TooManyListeners past the limit,
+        FeedClosed once the server stops."""
+        if self._closed:
+            raise FeedClosed("the web UI is stopping")
         if len(self._listeners) >= self._max_listeners:
             raise TooManyListeners(f"{len(self._listeners)} live lists open already")
         queue: asyncio.Queue = asyncio.Queue(LISTENER_QUEUE + 1)

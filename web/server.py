@@ -27,6 +27,7 @@ class WebServer:
             raise ConfigError(f"web.listen {self._listen!r}: expected host:port") from None
         self._runner = web.AppRunner(make_app(self._ctx), access_log=None, shutdown_timeout=self._grace)
         await self._runner.setup()
+        host = host.strip("[]")                # [::1]:8080, as gRPC addresses are written
         site = web.TCPSite(self._runner, host or "0.0.0.0", port_number)
         try:
             await site.start()
@@ -34,7 +35,7 @@ class WebServer:
             await self._runner.cleanup()
             raise ConfigError(f"web.listen {self._listen!r}: {exc.strerror or exc}") from exc
         bound = site._server.sockets[0].getsockname()
-        self.address = f"{host or '0.0.0.0'}:{bound[1]}"
+        self.address = f"[{host}]:{bound[1]}" if ":" in host else f"{host or '0.0.0.0'}:{bound[1]}"
         log.info("web UI on http://%s/", self.address)
         return self
 

@@ -13,11 +13,10 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Sequence
-from urllib.parse import urlsplit
 
 from markupsafe import Markup
 
-from common import record_proto
+from common import record_proto, urls
 from common.freshness import Freshness
 from common.record import UrlRecord
 from scheduler.extraction.embeds import from_oembed_html
@@ -27,25 +26,28 @@ _IFRAME_SRC = re.compile(r'\ssrc="([^"]*)"')
 
 
 def web_url(url: str) -> str:
-    """The URL when a browser may load it as is (http or https, a plain host), else ''."""
-    return url if origin_of(url) else ""
+    """The URL as a browser reads it (its WHATWG serialization) when it is http(s) with a plain
+    host, else ''."""
+    parsed = _parsed(url)
+    return parsed.href if parsed is not None else ""
 
 
 def origin_of(url: str) -> str:
-    """scheme://host[:port] of an http(s) URL, '' for anything else (a CSP source must not
-    carry spaces, quotes or semicolons: a host outside plain names and IP literals is refused)."""
+    """scheme://host[:port] of an http(s) URL as a browser parses it (WHATWG, through ada, so
+    the CSP allows what the browser loads), '' for anything else. A CSP source must not carry
+    spaces, quotes or semicolons: a host outside plain names and IP literals is refused."""
+    parsed = _parsed(url)
+    return parsed.origin if parsed is not None else ""
+
+
+def _parsed(url: str):
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return ""
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return ""
-    host = parts.netloc.rpartition("@")[2]
-    host = host[:-len(f":{port}")] if port is not None and host.endswith(f":{port}") else host
-    if not _HOST.match(host):
-        return ""
-    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+        parsed = urls.parse(url)
+    except urls.InvalidUrl:
+        return None
+    if parsed.protocol not in ("http:", "https:") or not _HOST.match(parsed.hostname):
+        return None
+    return parsed
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,16 @@ def card_of(record: UrlRecord, allow_hosts: Sequence[str]) -> Card:
     embed_origin = origin_of(src.group(1).replace("&amp;", "&")) if src else ""
     return Card(
         title=record.title or final, description=record.description, site=record.site_name,
-        url=final, link=web_url(final), host=urlsplit(final).hostname or "",
+        url=final, link=web_url(final), host=_host(final),
         image=image,
         favicon=web_url(record.favicon), embed=Markup(embed) if embed_origin else Markup(""),
         embed_origin=embed_origin, status=record.status.name, http_status=record.http_status,
         error=record.error, sensitive=record.sensitive)
+
+
+def _host(url: str) -> str:
+    parsed = _parsed(url)
+    return parsed.hostname if parsed is not None else ""
 
 
 def chain_of(record: UrlRecord) -> list[Hop]:

@@ -56,6 +56,17 @@ def test_precedence_file_then_environment_then_overrides(tmp_path):
     assert s.fetcher.allowed_networks == ["127.0.0.0/8"]
 
 
+@pytest.mark.parametrize("text", ["s3cr3t #2024", "0123", "12_34", "1:30:00", "on", "null", "[a]", " x "])
+def test_a_text_key_from_the_environment_or_a_flag_is_taken_as_it_is(text):
+    """A token in a Secret reaches web.admin_token as it was written, not as YAML reads it
+    ("0123" would be 83, "s3cr3t #2024" would lose its comment, "null" would turn it off)."""
+    assert config.load(env={"SPIDERDUCK_WEB__ADMIN_TOKEN": text}).web.admin_token == text
+    assert config.load(env={}, overrides={"web.admin_token": text}).web.admin_token == text
+    # A number, a boolean or a list is still read as YAML.
+    s = config.load(env={"SPIDERDUCK_WEB__RECENT": "0x10"}, overrides={"fetcher.allowed_networks": "[10.0.0.0/8]"})
+    assert s.web.recent == 16 and s.fetcher.allowed_networks == ["10.0.0.0/8"]
+
+
 @pytest.mark.parametrize("text,seconds", [("7d", 604800), ("90s", 90), ("250ms", 0.25), (30, 30)])
 def test_durations(text, seconds):
     assert config.parse_duration(text) == seconds

@@ -41,6 +41,7 @@ def service_settings(tmp_path, nats_url: str, **overrides: Any) -> Settings:
 
 async def wait_port(address: str, timeout: float = 10.0) -> None:
     host, port = address.rsplit(":", 1)
+    host = host.strip("[]")              # [::1]:port
     deadline = asyncio.get_running_loop().time() + timeout
     while not port_open(host, int(port)):
         if asyncio.get_running_loop().time() > deadline:

@@ -188,3 +188,52 @@ async def test_a_web_listen_address_in_use_stops_the_role_with_the_key_named(tmp
             await asyncio.wait_for(run_metadata_api(settings, asyncio.Event()), 20)
     finally:
         taken.close()
+
+
+async def test_a_live_list_that_stops_reading_is_closed(web, nats_server, monkeypatch):
+    """It would hold a socket and its buffers for ever: once one write waits past
+    WRITE_TIMEOUT, the server closes it (and HEAD never opens a live list at all)."""
+    import socket
+    import nats
+    from common import bus
+    from spiderduck.v1 import events_pb2
+    from web import app as web_app
+    monkeypatch.setattr(web_app, "WRITE_TIMEOUT", 1.0)
+    async with web.http.head(f"{web.base}/events") as response:
+        assert response.status == 405
+    host, port = web.base.removeprefix("http://").split(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)    # a reader that takes little
+    sock.connect((host, int(port)))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=4096)
+    writer.write(f"GET /events HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    await writer.drain()
+    assert (await asyncio.wait_for(reader.readline(), 10)).startswith(b"HTTP/1.1 200")
+    nc = await nats.connect(nats_server.url)
+    try:
+        event = events_pb2.UrlProcessed(url="http://big.test/" + "x" * 8000)
+        for _ in range(1500):                                 # 12 MB: more than any socket buffer
+            await nc.publish(bus.PROCESSED_SUBJECT, event.SerializeToString())
+        await nc.flush()
+        # Not read until now: the server has given up on it, so the stream ends.
+        rest = await asyncio.wait_for(reader.read(-1), 60)
+        assert len(rest) < 1500 * 8000
+    finally:
+        writer.close()
+        await nc.close()
+
+
+async def test_web_listen_takes_a_bracketed_ipv6_address(tmp_path):
+    import socket
+    try:
+        probe = socket.socket(socket.AF_INET6)
+        probe.bind(("::1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    settings = service_settings(tmp_path, "", **{"web.listen": f"[::1]:{port}"})
+    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+        await wait_port(f"[::1]:{port}")
+        async with http.get(f"http://[::1]:{port}/healthz") as response:
+            assert response.status == 200
