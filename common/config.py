@@ -4,7 +4,8 @@ Sources, lowest precedence first: these defaults < the YAML file (`--config F`)
 < environment (`SPIDERDUCK_` + key path in capitals joined by `__`, e.g.
 `SPIDERDUCK_FETCHER__DEFAULT_RATE=5`) < command-line flags (`--set key.path=value`).
 Values from the environment and flags are read as YAML scalars, so numbers,
-booleans, lists and maps work (`SPIDERDUCK_FETCHER__ALLOWED_NETWORKS='[127.0.0.0/8]'`).
+booleans, lists and maps work (`SPIDERDUCK_FETCHER__ALLOWED_NETWORKS='[127.0.0.0/8]'`);
+a text key takes its value as written (a token `0123` stays `0123`).
 """
 from __future__ import annotations
 
