@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import ipaddress
 import json
 import re
 from dataclasses import dataclass
@@ -47,7 +48,19 @@ def _parsed(url: str):
         return None
     if parsed.protocol not in ("http:", "https:") or not _HOST.match(parsed.hostname):
         return None
+    if _private_literal(parsed.hostname):
+        return None
     return parsed
+
+
+def _private_literal(host: str) -> bool:
+    """An IP address that is not public (loopback, private, link-local, reserved): a crawled
+    page must not make an operator's browser load from the operator's own network. (A name is
+    resolved by the browser, out of our sight.)"""
+    try:
+        return not ipaddress.ip_address(host.strip("[]")).is_global
+    except ValueError:
+        return False
 
 
 @dataclass(frozen=True)
