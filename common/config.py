@@ -51,6 +51,8 @@ class WebSettings:
     recent: int = 50                  # latest processed URLs the lookup page lists
     max_live_clients: int = 100       # live lists (server-sent events) open at once; more get 503
     max_url_chars: int = 8192         # a longer URL asked for is refused (400)
+    max_concurrent_pages: int = 32    # /url and /domains pages built at once (store reads, calls to
+                                      # the fetchers); more are answered 503 at once
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,7 @@ class WebContext:
 
 
 CONTEXT = web.AppKey("context", WebContext)
+PAGES = web.AppKey("pages", list)          # [pages being built now], against web.max_concurrent_pages
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
 
 
@@ -76,6 +77,22 @@ async def index(request: web.Request) -> web.Response:
     return _render(request, "index.html", recent=feed.recent() if feed else [])
 
 
+def bounded(handler):
+    """At most web.max_concurrent_pages of these pages at once (each reads the store or asks
+    every fetcher); more are answered 503 at once rather than queued."""
+    async def page(request: web.Request) -> web.StreamResponse:
+        building = request.app[PAGES]
+        if building[0] >= request.app[CONTEXT].settings.web.max_concurrent_pages:
+            raise web.HTTPServiceUnavailable(text="too many pages at once; try again")
+        building[0] += 1
+        try:
+            return await handler(request)
+        finally:
+            building[0] -= 1
+    return page
+
+
+@bounded
 async def url_page(request: web.Request) -> web.Response:
     ctx = request.app[CONTEXT]
     asked = request.query.get("u", "").strip()
@@ -113,6 +130,7 @@ async def _pending(ctx: WebContext, url: str) -> bool | None:
     return waiting
 
 
+@bounded
 async def domains_page(request: web.Request) -> web.Response:
     ctx = request.app[CONTEXT]
     answers = await admin_client.list_domains(ctx.settings.fetcher_addresses)
@@ -186,6 +204,7 @@ def make_app(ctx: WebContext) -> web.Application:
     app = web.Application(middlewares=[security.security_headers], client_max_size=MAX_FORM_BYTES)
     app[CONTEXT] = ctx
     app[TEMPLATES] = _environment()
+    app[PAGES] = [0]
     app.router.add_get("/", index)
     app.router.add_get("/url", url_page)
     app.router.add_get("/domains", domains_page)

@@ -237,3 +237,32 @@ async def test_web_listen_takes_a_bracketed_ipv6_address(tmp_path):
         await wait_port(f"[::1]:{port}")
         async with http.get(f"http://[::1]:{port}/healthz") as response:
             assert response.status == 200
+
+
+async def test_pages_built_at_once_are_bounded(tmp_path):
+    """With web.max_concurrent_pages 1 and a fetcher that never answers, a second page is
+    answered 503 at once while the first waits."""
+    asked = asyncio.Event()
+    held = []
+
+    async def silent(reader, writer):          # accepts, then says nothing
+        held.append(writer)
+        asked.set()
+        await reader.read()
+    server = await asyncio.start_server(silent, "127.0.0.1", 0)
+    fetcher = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.max_concurrent_pages": 1,
+                                                 "scheduler.fetchers": [fetcher]})
+    async with server, RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+        await wait_port(listen)
+        first = asyncio.create_task(http.get(f"http://{listen}/domains"))
+        await asyncio.wait_for(asked.wait(), 10)
+        async with http.get(f"http://{listen}/url", params={"u": "http://a.test/"}) as response:
+            assert response.status == 503
+        for writer in held:                    # now the fetcher hangs up: the first page ends
+            writer.close()
+        async with await first as response:
+            assert response.status == 200 and "UNAVAILABLE" in await response.text()
+        async with http.get(f"http://{listen}/healthz") as response:    # not a page: never bounded
+            assert response.status == 200
