@@ -1,8 +1,11 @@
-"""Logging: one format for every role; the effective config logged at start."""
+"""Logging: one format for every role; the effective config logged at start, its secrets
+left out (the admin token, and a password in any URL: cassandra://USER:PASSWORD@..., NATS)."""
 from __future__ import annotations
 
 import json
 import logging
+import re
+from typing import Any
 
 from common.config import Settings, as_dict
 
@@ -14,6 +17,23 @@ def setup(level: str) -> None:
         logging.getLogger(noisy).setLevel(logging.WARNING)
 
 
+SECRET_KEYS = {("web", "admin_token")}
+_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:)[^/@\s]*@")
+
+
+def redacted(value: Any, path: tuple[str, ...] = ()) -> Any:
+    """The settings' dict with each secret replaced by "<set>" (or left empty when unset)."""
+    if isinstance(value, dict):
+        return {k: redacted(v, path + (k,)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v, path) for v in value]
+    if path in SECRET_KEYS:
+        return "<set>" if value else value
+    if isinstance(value, str) and "@" in value:
+        return _URL_PASSWORD.sub(r"\g<head><set>@", value)
+    return value
+
+
 def log_settings(settings: Settings, role: str) -> None:
     logging.getLogger("spiderduck").info("%s starting with config %s", role,
-                                         json.dumps(as_dict(settings), sort_keys=True))
+                                         json.dumps(redacted(as_dict(settings)), sort_keys=True))
