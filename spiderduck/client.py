@@ -26,7 +26,8 @@ What talks to what:
 - `get` and `resolve` call MetadataService (`GetUrlMetadata`, `ResolveUrl`) over gRPC at
   `metadata`, the service's `metadata_api.listen` ("127.0.0.1:50051" by default). `get` sends
   at most `max_urls` URLs per call (the server's `metadata_api.max_urls`, 300 by default) and
-  makes as many calls as it needs.
+  makes as many calls as it needs; told by the server that it takes fewer, it asks again in
+  calls of that many.
 - `submit` publishes each URL as a protobuf `spiderduck.v1.UrlSubmission` on the JetStream
   subject `spiderduck.urls.submit` (header `Content-Type: application/x-protobuf`), after
   marking it queued in the KV bucket `spiderduck_url_queued` (so `get` says `pending` for it at
@@ -35,17 +36,22 @@ What talks to what:
   servers of one cluster.
 - `events()` is a core NATS subscription to `spiderduck.events.processed`: it sees the events
   published while it is subscribed, nothing from before, and at most once each (a publish that
-  failed over between NATS nodes may show twice). For an exact record, with replay, consume the
-  JetStream stream `SPIDERDUCK_EVENTS` instead.
+  failed over between NATS nodes may show twice). They are buffered as they come (at most
+  10,000 unread; past that the oldest are dropped, and counted in the stream's `dropped`), so
+  a reader may give up waiting (a timeout) without losing one. For an exact record, with
+  replay, consume the JetStream stream `SPIDERDUCK_EVENTS` instead.
 
 Errors are the client's own, never raw gRPC or NATS ones: `Unavailable` (nothing answered),
-`InvalidUrl` (the service refused the URL), `StillResolving` (the deadline of `resolve` passed;
-the crawl goes on, and its record will appear in `get`), `NotConfigured` (`submit` or `events`
-without `nats_url`) and `ServiceError` (any other refusal), all subclasses of `Error`.
+`InvalidUrl` (the service refused the URL given to `resolve`, or a URL is not text),
+`StillResolving` (the deadline of `resolve` passed; the crawl goes on, and its record will
+appear in `get`), `NotConfigured` (`submit` or `events` without `nats_url`) and `ServiceError`
+(any other refusal, such as a `get` call refused as a whole), all subclasses of `Error`. A call
+on a closed client, or cut short by closing it, raises `Error` itself.
 
 `Client` runs an `AsyncClient` on an event loop of its own, in a background thread, so it works
 from plain scripts and from any thread (calls from several threads at once are fine). Close
-either with `close()`, or use it as a (async) context manager.
+either with `close()`, or use it as a (async) context manager; closing a `Client` cancels the
+calls other threads are still in.
 
 Importing this module needs only grpcio, protobuf, nats-py and `spiderduck.v1`; `submit` reads
 the service's own helpers (`common.pending`) when it is first called.
@@ -53,9 +59,11 @@ the service's own helpers (`common.pending`) when it is first called.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import itertools
+import re
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Iterable, Iterator
@@ -88,6 +96,7 @@ PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
 RESOLUTION_KEY = "spiderduck-resolution"  # ResolveUrl's trailing metadata: how it was answered
 QUEUED_TTL = 3600.0                       # streams.queued_ttl's default (the marker bucket's TTL)
 PUBLISH_WINDOW = 256                      # submissions in flight at once (acks awaited together)
+CLOSE_CALLS_TIMEOUT = 5.0                 # seconds Client.close() lets cancelled calls finish
 
 T = TypeVar("T")
 
@@ -112,7 +121,9 @@ class Unavailable(Error):
 
 
 class InvalidUrl(Error, ValueError):
-    """The service refused the URL (or the request): not a fetchable URL, or not UTF-8 text."""
+    """The URL was refused: `resolve`'s by the service (not a fetchable URL, ...), or, before
+    any call, a URL given to `resolve`, `get` or `lookups` that is not text (str, UTF-8). A URL
+    `get` cannot read is answered not found; `get` refused as a whole is a ServiceError."""
 
 
 class StillResolving(Error, TimeoutError):
@@ -132,7 +143,8 @@ class NotConfigured(Error):
 
 class ServiceError(Error):
     """Any other refusal by the service: too many calls at once or too large an answer
-    (RESOURCE_EXHAUSTED), ResolveUrl on a metadata-api without NATS (FAILED_PRECONDITION), ..."""
+    (RESOURCE_EXHAUSTED), ResolveUrl on a metadata-api without NATS (FAILED_PRECONDITION), a
+    GetUrlMetadata request refused as a whole (INVALID_ARGUMENT, `details` says why), ..."""
 
 
 # --- results --------------------------------------------------------------------------------------
@@ -242,6 +254,7 @@ class AsyncClient:
         self._queued_kv: Any = None
         self._streams: list[EventStream] = []
         self._closed = False
+        self._server_max_urls: int | None = None   # what the server said it takes per call
 
     # -- lifecycle
 
@@ -279,13 +292,16 @@ class AsyncClient:
 
     def _failed(self, exc: grpc.aio.AioRpcError, *, url: str = "", elapsed: float = 0.0,
                 resolving: bool = False) -> Error:
+        """The client's error for a failed call: of ResolveUrl (`resolving`, for `url`), or else
+        GetUrlMetadata, whose INVALID_ARGUMENT refuses the request as a whole (ServiceError):
+        it answers each URL, even one that is not a URL, with a Lookup."""
         code, details = exc.code(), exc.details() or ""
         name = code.name if code is not None else "UNKNOWN"
         message = f"metadata-api at {self.metadata}: {name}: {details}"
         if code == grpc.StatusCode.UNAVAILABLE:
             return Unavailable(message + "; is the service running (spiderduck up) there?",
                                code=name, details=details)
-        if code == grpc.StatusCode.INVALID_ARGUMENT:
+        if code == grpc.StatusCode.INVALID_ARGUMENT and resolving:
             return InvalidUrl(details or message, code=name, details=details)
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             if resolving:
@@ -297,11 +313,21 @@ class AsyncClient:
 
     async def lookups(self, urls: Iterable[str]) -> AsyncGenerator[Lookup, None]:
         """`get`, one Lookup at a time, in the order asked, as each call of at most `max_urls`
-        URLs is answered (any iterable of URLs; it is read a call's worth at a time)."""
+        URLs is answered (any iterable of URLs; it is read a call's worth at a time).
+
+        A server that takes fewer URLs per call (its `metadata_api.max_urls`) refuses a call
+        with more, saying how many it takes: the client then asks again in calls of that many,
+        and keeps to it from then on. Any other refusal of a call is a ServiceError (code
+        "INVALID_ARGUMENT" for a request refused as a whole); a URL the service cannot read is
+        answered not found. InvalidUrl only for a URL that is not text (str, UTF-8)."""
         pending = _url_list(urls, "lookups")
         service = self._service()
+        held: list[str] = []          # read, not yet asked for (a refused call's URLs)
         while True:
-            batch = list(itertools.islice(pending, self.max_urls))
+            size = min(self.max_urls, self._server_max_urls or self.max_urls)
+            batch, held = held[:size], held[size:]
+            if len(batch) < size:
+                batch += itertools.islice(pending, size - len(batch))
             if not batch:
                 return
             try:
@@ -311,7 +337,12 @@ class AsyncClient:
             try:
                 response = await service.GetUrlMetadata(request, timeout=self.timeout)
             except grpc.aio.AioRpcError as exc:
-                raise self._failed(exc) from None
+                takes = _urls_per_call(exc, len(batch))
+                if takes is None:
+                    raise self._failed(exc) from None
+                self._server_max_urls = takes      # fewer than asked: the same URLs again
+                held = batch + held
+                continue
             for result in response.results:
                 yield Lookup(url=result.url, found=result.found, pending=result.pending,
                              record=result.metadata if result.found else None)
@@ -460,6 +491,22 @@ class AsyncClient:
         return stream
 
 
+_TOO_MANY_URLS = re.compile(r"(\d+) URLs requested; at most (\d+) per call")
+
+
+def _urls_per_call(exc: grpc.aio.AioRpcError, asked: int) -> int | None:
+    """How many URLs a GetUrlMetadata call may name, when `exc` refused one of `asked` URLs
+    for naming too many ("6 URLs requested; at most 5 per call"); None for any other failure,
+    or an answer that does not fit (a limit of 0, or not below what was asked)."""
+    if exc.code() != grpc.StatusCode.INVALID_ARGUMENT:
+        return None
+    said = _TOO_MANY_URLS.fullmatch((exc.details() or "").strip())
+    if said is None or int(said.group(1)) != asked:
+        return None
+    takes = int(said.group(2))
+    return takes if 1 <= takes < asked else None
+
+
 def _urls_of(item: UrlSubmission) -> list[str]:
     """The URLs a submission asks for, as the scheduler will read them (to mark them queued)."""
     if item.WhichOneof("payload") == "tweet":
@@ -476,28 +523,78 @@ class EventStream:
             async for event in events:
                 ...
 
-    A message on the subject that is not a UrlProcessed is skipped."""
+    A message on the subject that is not a UrlProcessed is skipped.
+
+    Events are received in the background as they come, into a buffer of those not yet read,
+    so a wait for the next one may be given up (`asyncio.wait_for(anext(events), t)`,
+    `asyncio.timeout`, a cancelled task) without losing any. The buffer holds at most
+    `max_buffered` (10,000): should a reader fall that far behind, the oldest are dropped to
+    make room, and `dropped` counts them."""
+
+    max_buffered = 10_000
 
     def __init__(self, client: AsyncClient):
         self._client = client
         self._sub: Any = None
-        self._messages: Any = None
+        self._subscribing: asyncio.Task[None] | None = None
+        self._queue: asyncio.Queue[UrlProcessed | None] | None = None   # None in it: the end
         self._closed = False
+        self.dropped = 0
+        """How many events were dropped (the oldest) because `max_buffered` awaited reading."""
 
     async def subscribe(self) -> None:
         """Subscribe now (once): events published after this returns are all delivered."""
-        if self._sub is not None or self._closed:
+        if self._closed or self._sub is not None:
             return
+        if self._subscribing is None:
+            self._subscribing = asyncio.ensure_future(self._subscribe())
+        subscribing = self._subscribing
+        try:
+            # Shielded: a caller that gives up (a timeout) leaves no half-made subscription.
+            await asyncio.shield(subscribing)
+        except asyncio.CancelledError:
+            if not (self._closed and subscribing.cancelled()):
+                raise                             # the caller's own cancellation
+            # else closed while connecting: iteration ends
+        finally:
+            if subscribing.done() and self._subscribing is subscribing:
+                self._subscribing = None          # done, or failed: a next call tries again
+
+    async def _subscribe(self) -> None:
         nc = await self._client._nats()
-        self._sub = await nc.subscribe(PROCESSED_SUBJECT)
-        self._messages = self._sub.messages
+        if self._closed:
+            return
+        if self._queue is None:
+            self._queue = asyncio.Queue()
+        self._sub = await nc.subscribe(PROCESSED_SUBJECT, cb=self._received)
         await nc.flush()          # the server knows the subscription: nothing is missed now
 
+    async def _received(self, msg: Any) -> None:
+        """nats-py's callback (on the subscription's own task): the event into the buffer."""
+        if self._closed or self._queue is None:
+            return
+        event = UrlProcessed()
+        try:
+            event.ParseFromString(msg.data)
+        except DecodeError:
+            return
+        while self._queue.qsize() >= self.max_buffered:
+            self._queue.get_nowait()
+            self.dropped += 1
+        self._queue.put_nowait(event)
+
     async def close(self) -> None:
-        """Unsubscribe; iteration ends."""
+        """Unsubscribe; iteration ends, at once (a reader waiting for an event too)."""
         self._closed = True
         if self in self._client._streams:
             self._client._streams.remove(self)
+        if self._queue is not None:
+            while not self._queue.empty():      # what was not read will not be
+                self._queue.get_nowait()
+            self._queue.put_nowait(None)        # wakes a waiting reader: the end
+        if self._subscribing is not None:     # still connecting (NATS down?): given up
+            self._subscribing.cancel()
+            await asyncio.wait([self._subscribing])
         if self._sub is not None:
             sub, self._sub = self._sub, None
             with contextlib.suppress(Exception):
@@ -515,16 +612,13 @@ class EventStream:
 
     async def __anext__(self) -> UrlProcessed:
         await self.subscribe()
-        while True:
-            if self._closed or self._messages is None:
-                raise StopAsyncIteration
-            msg = await self._messages.__anext__()
-            event = UrlProcessed()
-            try:
-                event.ParseFromString(msg.data)
-            except DecodeError:
-                continue
-            return event
+        if self._closed or self._queue is None:
+            raise StopAsyncIteration
+        event = await self._queue.get()        # given up (cancelled), the event stays queued
+        if event is None:
+            self._queue.put_nowait(None)       # the end, for any other reader too
+            raise StopAsyncIteration
+        return event
 
 
 # --- the synchronous client -----------------------------------------------------------------------
@@ -536,7 +630,8 @@ class Client:
     It takes AsyncClient's arguments, and runs one on an event loop of its own in a background
     (daemon) thread, so it works from scripts, from threads, and even beside a running event
     loop. Methods may be called from several threads at once. `close()` (or leaving a `with`
-    block) stops the thread. `on_progress` callbacks run on that thread.
+    block) stops the thread; calls still running in other threads are cancelled, and raise
+    Error. `on_progress` callbacks run on that thread.
     """
 
     def __init__(self, metadata: str = DEFAULT_METADATA, nats_url: str | None = None,
@@ -548,6 +643,9 @@ class Client:
         self._thread.start()
         self._lock = threading.Lock()
         self._closed = False
+        self._calls: set[asyncio.Task[Any]] = set()                 # running, on the loop
+        self._reads: set[asyncio.Task[Any]] = set()                 # of them, events' next
+        self._waiting: set[concurrent.futures.Future[Any]] = set()  # awaited by callers
         # Forgotten without close(): its thread stops when it is collected (or at exit).
         self._finalizer = weakref.finalize(self, _stop_loop, self._loop)
 
@@ -559,21 +657,62 @@ class Client:
     def nats_url(self) -> str | None:
         return self._client.nats_url
 
-    def _run(self, step: Awaitable[T]) -> T:
-        """Run `step` on the client's loop and wait for its result here."""
+    def _run(self, step: Awaitable[T], *, reading: bool = False) -> T:
+        """Run `step` on the client's loop and wait for its result here; Error("this SpiderDuck
+        client is closed") if the client is closed, before or meanwhile (close() cancels it).
+        `reading`: an event stream's next, which the streams' end ends (close() lets it)."""
         coro = step if isinstance(step, Coroutine) else _awaited(step)
-        if self._closed:
-            coro.close()
-            raise Error("this SpiderDuck client is closed")
         if threading.current_thread() is self._thread:
             coro.close()
             raise Error("a Client's method cannot be called from its own callbacks")
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        with self._lock:              # close() sees every call started before it
+            if self._closed:
+                coro.close()
+                raise Error("this SpiderDuck client is closed")
+            future = asyncio.run_coroutine_threadsafe(self._tracked(coro, reading), self._loop)
+            self._waiting.add(future)
         try:
             return future.result()
+        except (concurrent.futures.CancelledError, asyncio.CancelledError):
+            if self._closed:
+                raise Error("this SpiderDuck client is closed") from None
+            raise
         except BaseException:
             future.cancel()           # interrupted (Ctrl-C): the call stops too
             raise
+        finally:
+            with self._lock:
+                self._waiting.discard(future)
+
+    async def _tracked(self, coro: Coroutine[Any, Any, T], reading: bool = False) -> T:
+        """`coro`, known to close() while it runs (to cancel it)."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._calls.add(task)
+        if reading:
+            self._reads.add(task)
+        try:
+            return await coro
+        finally:
+            self._calls.discard(task)
+            self._reads.discard(task)
+
+    async def _close(self) -> None:
+        """On the loop: end the event streams (their readers stop iterating), cancel the calls
+        still running and let them finish, then close the connections."""
+        for stream in list(self._client._streams):
+            await stream.close()
+        if self._reads:               # their readers see the end (StopIteration), not Error
+            await asyncio.wait(list(self._reads), timeout=1.0)
+        # Cancelled again until done: a cancellation can be lost in a library (Python 3.11's
+        # wait_for, as nats-py's connect uses it, swallows one that comes as it finishes).
+        pending = set(self._calls)
+        deadline = asyncio.get_running_loop().time() + CLOSE_CALLS_TIMEOUT
+        while pending and (left := deadline - asyncio.get_running_loop().time()) > 0:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=min(0.1, left))
+        await self._client.close()
 
     def __enter__(self) -> Client:
         return self
@@ -582,14 +721,22 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        """Close the connections and stop the background thread. Idempotent."""
+        """Close the connections and stop the background thread. Idempotent.
+
+        Calls running in other threads meanwhile are cancelled: they raise Error("this
+        SpiderDuck client is closed"), and iterating `events()` ends (StopIteration)."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
         try:
-            asyncio.run_coroutine_threadsafe(self._client.close(), self._loop).result(timeout=30)
+            with contextlib.suppress(concurrent.futures.TimeoutError):
+                asyncio.run_coroutine_threadsafe(self._close(), self._loop).result(timeout=30)
         finally:
+            with self._lock:          # any call still awaited (it ignored its cancellation)
+                waiting = list(self._waiting)
+            for future in waiting:
+                future.cancel()
             self._finalizer.detach()
             _stop_loop(self._loop)
             self._thread.join(timeout=30)
@@ -653,6 +800,11 @@ class EventIterator:
         self._client = client
         self._stream = stream
 
+    @property
+    def dropped(self) -> int:
+        """Events dropped because too many awaited reading; see EventStream."""
+        return self._stream.dropped
+
     def subscribe(self) -> None:
         """Subscribe now (once): events published after this returns are all delivered."""
         self._client._run(self._stream.subscribe())
@@ -674,17 +826,17 @@ class EventIterator:
 
     def __next__(self) -> UrlProcessed:
         try:
-            return self._client._run(self._stream.__anext__())
+            return self._client._run(self._stream.__anext__(), reading=True)
         except StopAsyncIteration:
             raise StopIteration from None
 
     def next(self, timeout: float | None = None) -> UrlProcessed:
-        """The next event; TimeoutError when none came within `timeout` seconds, StopIteration
-        once closed."""
+        """The next event; TimeoutError when none came within `timeout` seconds (an event that
+        comes later is kept for the next call), StopIteration once closed."""
         async def within() -> UrlProcessed:
             return await asyncio.wait_for(self._stream.__anext__(), timeout)
         try:
-            return self._client._run(within())
+            return self._client._run(within(), reading=True)
         except StopAsyncIteration:
             raise StopIteration from None
 

@@ -9,6 +9,7 @@ import pathlib
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
@@ -217,3 +218,119 @@ async def test_the_examples_run_against_a_service(nats_server, localweb, tmp_pat
         assert code == 1, err                                  # one URL has no record
         rows = [json.loads(line) for line in out.splitlines()]
         assert rows[0]["title"] == "Example page" and rows[1] == {"url": "http://never.test/", "found": False}
+
+
+def _blocked_in_call(thread: threading.Thread, deadline: float = 10.0) -> bool:
+    """Whether `thread` waits in a Client's call (for its loop's answer), within `deadline` s."""
+    limit = time.monotonic() + deadline
+    while time.monotonic() < limit:
+        frame, names = sys._current_frames().get(thread.ident or 0), []
+        while frame is not None:
+            names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        if names[:1] == ["wait"] and "_run" in names:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_close_ends_the_calls_other_threads_are_in(nats_server):
+    # submit() keeps retrying a NATS where nothing listens, for up to connect_timeout (30 s).
+    client = Client(f"127.0.0.1:{free_port()}", nats_url=f"nats://127.0.0.1:{free_port()}",
+                    connect_timeout=30)
+    watcher = Client(f"127.0.0.1:{free_port()}", nats_url=nats_server.url)
+    events = watcher.events()
+    events.subscribe()
+    outcome: dict = {}
+
+    def submitting() -> None:
+        try:
+            outcome["submit"] = client.submit(["http://a.test/"])
+        except BaseException as exc:      # noqa: BLE001 - what the thread saw, asserted below
+            outcome["submit"] = exc
+
+    def watching() -> None:
+        outcome["events"] = list(events)
+
+    threads = [threading.Thread(target=submitting, daemon=True),
+               threading.Thread(target=watching, daemon=True)]
+    for thread in threads:
+        thread.start()
+    assert all(_blocked_in_call(thread) for thread in threads)   # both are in their calls
+    started = time.monotonic()
+    client.close()
+    watcher.close()
+    for thread in threads:
+        thread.join(10)
+    assert not any(thread.is_alive() for thread in threads), "a call outlived its client's close()"
+    assert time.monotonic() - started < 5
+    assert isinstance(outcome["submit"], sd.Error) and "closed" in str(outcome["submit"]), outcome
+    assert outcome["events"] == []                           # iteration ended
+    with pytest.raises(sd.Error, match="closed"):
+        client.submit(["http://a.test/"])
+
+
+async def test_events_given_up_waiting_for_are_not_lost(nats_server):
+    import nats
+    sent = [events_pb2.UrlProcessed(url=f"http://e{n}.test/").SerializeToString() for n in range(200)]
+    nc = await nats.connect(nats_server.url)
+    with Client(f"127.0.0.1:{free_port()}", nats_url=nats_server.url) as client:
+        events = client.events()
+        events.subscribe()
+        polling_started = threading.Event()
+
+        def poll() -> tuple[list[str], int]:
+            """next(timeout=0.001) as fast as it goes: most calls time out as events come."""
+            received: list[str] = []
+            timeouts = 0
+            deadline = time.monotonic() + 20
+            while len(received) < len(sent) and time.monotonic() < deadline:
+                try:
+                    received.append(events.next(timeout=0.001).url)
+                except TimeoutError:
+                    timeouts += 1
+                    polling_started.set()
+            return received, timeouts
+
+        polling = asyncio.ensure_future(asyncio.to_thread(poll))
+        try:
+            assert await asyncio.to_thread(polling_started.wait, 10)   # it waits: now publish
+            await nc.publish(sd.PROCESSED_SUBJECT, b"not an event \xff")   # skipped
+            for data in sent:
+                await nc.publish(sd.PROCESSED_SUBJECT, data)
+                # Spread over a second, as a service sends them, so that many come just as a
+                # next() times out (nats-py's own message iterator lost 20-40% of them so).
+                await asyncio.sleep(0.005)
+        finally:
+            await nc.close()
+        received, timeouts = await polling
+        events.close()
+    assert received == [f"http://e{n}.test/" for n in range(200)], \
+        f"{len(received)} of 200 received ({timeouts} timeouts)"
+    assert timeouts > len(sent) and events.dropped == 0
+
+
+async def test_get_of_more_urls_than_the_server_takes_per_call(tmp_path):
+    settings = service_settings(tmp_path, "", **{"metadata_api.max_urls": 5})
+    urls = [f"http://a{n}.test/" for n in range(12)]
+    async with RunningService(settings, roles=(run_metadata_api,)), \
+            AsyncClient(settings.metadata_api.listen, max_urls=300) as client:
+        answers = await client.get(urls)              # refused (12 > 5), then asked in 5, 5, 2
+        assert [a.url for a in answers] == urls and not any(a.found for a in answers)
+        assert [a.url async for a in client.lookups(iter(urls[:7]))] == urls[:7]
+    # A get refused as a whole is not about one URL: ServiceError; InvalidUrl only for resolve.
+    import grpc
+    from grpc.aio import AioRpcError, Metadata
+    refused = AioRpcError(grpc.StatusCode.INVALID_ARGUMENT, Metadata(), Metadata(),
+                          details="not a GetUrlMetadataRequest (URLs must be UTF-8 text)")
+    failed = client._failed(refused)
+    assert type(failed) is sd.ServiceError and failed.code == "INVALID_ARGUMENT"
+    assert "not a GetUrlMetadataRequest" in str(failed) and failed.details == refused.details()
+    assert type(client._failed(refused, url="x", resolving=True)) is sd.InvalidUrl
+    for details, asked, takes in [("12 URLs requested; at most 5 per call", 12, 5),
+                                  ("12 URLs requested; at most 5 per call", 7, None),
+                                  ("12 URLs requested; at most 0 per call", 12, None),
+                                  ("12 URLs requested; at most 12 per call", 12, None),
+                                  ("at most 5 per call", 12, None)]:
+        said = AioRpcError(grpc.StatusCode.INVALID_ARGUMENT, Metadata(), Metadata(), details)
+        assert sd._urls_per_call(said, asked) == takes, details
