@@ -18,6 +18,7 @@ from common.nats_server import free_port
 from metadata_api.main import run_metadata_api
 from spiderduck import client as sd
 from spiderduck.client import AsyncClient, Client
+from spiderduck.client.aio import _urls_per_call
 from spiderduck.v1 import events_pb2
 from support.localweb import Gate
 from support.service import RunningService, service_settings
@@ -333,4 +334,4 @@ async def test_get_of_more_urls_than_the_server_takes_per_call(tmp_path):
                                   ("12 URLs requested; at most 12 per call", 12, None),
                                   ("at most 5 per call", 12, None)]:
         said = AioRpcError(grpc.StatusCode.INVALID_ARGUMENT, Metadata(), Metadata(), details)
-        assert sd._urls_per_call(said, asked) == takes, details
+        assert _urls_per_call(said, asked) == takes, details
