@@ -81,10 +81,13 @@ async def test_a_dead_holders_claim_is_taken_over_within_its_ttl(schedulers):
 async def test_a_dead_holders_claim_the_server_dropped_is_taken_anew(nats_server):
     from nats.js.api import KeyValueConfig
     nc = await nats.connect(nats_server.url)
-    try:    # the server drops keys after 0.3 s, before a waiter (claim_ttl 1 s) would take over
-        kv = await bus.kv_bucket(nc.jetstream(), KeyValueConfig(bucket="spiderduck_url_claims", ttl=0.3, history=1))
+    # The server drops keys after 1 s, before a waiter (claim_ttl 2.5 s) would take over; and
+    # after the waiter has seen the key even on a loaded machine (a key gone before the wait
+    # began is simply free: None).
+    try:
+        kv = await bus.kv_bucket(nc.jetstream(), KeyValueConfig(bucket="spiderduck_url_claims", ttl=1.0, history=1))
         await kv.create(claim_key("http://gone.test/"), b"dead-scheduler")
-        claim = await asyncio.wait_for(Claims(kv, owner="me", ttl=TTL).wait("http://gone.test/"), 10)
+        claim = await asyncio.wait_for(Claims(kv, owner="me", ttl=2.5).wait("http://gone.test/"), 10)
         assert claim is not None and (await kv.get(claim.key)).value == b"me"
         await claim.release()
     finally:
