@@ -26,7 +26,7 @@ def local_nats(data_dir: str = "var") -> str | None:
     return marker.read_text().strip() if marker.exists() else None
 
 
-async def run(args) -> int:
+async def run(args: argparse.Namespace) -> int:
     first, others = args.urls[0], args.urls[1:]
     async with AsyncClient(args.metadata, nats_url=args.nats) as spiderduck:
         answer = await spiderduck.resolve(first, timeout=args.timeout)

@@ -1,0 +1,40 @@
+"""The client is typed: mypy checks it and its examples with every function annotated, and an
+integrator's mistake is caught through its types (spiderduck/py.typed)."""
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+MYPY = [sys.executable, "-m", "mypy", "--no-incremental", "--ignore-missing-imports",
+        "--follow-imports=silent", "--python-version", "3.11"]
+
+
+def mypy(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*MYPY, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_the_client_and_its_examples_are_fully_annotated_and_check():
+    done = mypy("--disallow-untyped-defs", "--disallow-incomplete-defs", "--check-untyped-defs",
+                "spiderduck/client", "examples")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_an_integrators_type_mistake_is_caught(tmp_path):
+    use = tmp_path / "use_spiderduck.py"
+    use.write_text(
+        "from spiderduck.client import Client, Lookup\n"
+        "def titles(client: Client) -> list[str]:\n"
+        "    found: list[Lookup] = client.get(['https://example.com/'])\n"
+        "    return [lookup.found for lookup in found]\n"          # bool, not str
+        "def wait(client: Client) -> None:\n"
+        "    client.resolve('https://example.com/', timeout='soon')\n")   # not a number
+    done = mypy(str(use))
+    assert done.returncode == 1, done.stdout
+    assert 'List comprehension has incompatible type List[bool]; expected List[str]' in done.stdout
+    assert 'Argument "timeout" to "resolve" of "Client" has incompatible type "str"' in done.stdout
