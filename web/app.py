@@ -54,7 +54,7 @@ class WebContext:
 
 
 CONTEXT = web.AppKey("context", WebContext)
-PAGES = web.AppKey("pages", list)          # [pages being built now], against web.max_concurrent_pages
+PAGES = web.AppKey("pages", asyncio.Semaphore)   # places of web.max_concurrent_pages
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
 
 
@@ -81,14 +81,11 @@ def bounded(handler):
     """At most web.max_concurrent_pages of these pages at once (each reads the store or asks
     every fetcher); more are answered 503 at once rather than queued."""
     async def page(request: web.Request) -> web.StreamResponse:
-        building = request.app[PAGES]
-        if building[0] >= request.app[CONTEXT].settings.web.max_concurrent_pages:
+        places = request.app[PAGES]
+        if places.locked():
             raise web.HTTPServiceUnavailable(text="too many pages at once; try again")
-        building[0] += 1
-        try:
+        async with places:
             return await handler(request)
-        finally:
-            building[0] -= 1
     return page
 
 
@@ -204,7 +201,7 @@ def make_app(ctx: WebContext) -> web.Application:
     app = web.Application(middlewares=[security.security_headers], client_max_size=MAX_FORM_BYTES)
     app[CONTEXT] = ctx
     app[TEMPLATES] = _environment()
-    app[PAGES] = [0]
+    app[PAGES] = asyncio.Semaphore(ctx.settings.web.max_concurrent_pages)
     app.router.add_get("/", index)
     app.router.add_get("/url", url_page)
     app.router.add_get("/domains", domains_page)

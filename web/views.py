@@ -96,22 +96,18 @@ class Card:
 
 def card_of(record: UrlRecord, allow_hosts: Sequence[str]) -> Card:
     final = record.final_url or record.url
+    parsed = _parsed(final)
     image = web_url(record.image.url) if record.image is not None else ""
     embed = from_oembed_html(record.embed_html, allow_hosts) if record.embed_html else ""
     src = _IFRAME_SRC.search(embed)
     embed_origin = origin_of(src.group(1).replace("&amp;", "&")) if src else ""
     return Card(
         title=record.title or final, description=record.description, site=record.site_name,
-        url=final, link=web_url(final), host=_host(final),
+        url=final, link=parsed.href if parsed else "", host=parsed.hostname if parsed else "",
         image=image,
         favicon=web_url(record.favicon), embed=Markup(embed) if embed_origin else Markup(""),
         embed_origin=embed_origin, status=record.status.name, http_status=record.http_status,
         error=record.error, sensitive=record.sensitive)
-
-
-def _host(url: str) -> str:
-    parsed = _parsed(url)
-    return parsed.hostname if parsed is not None else ""
 
 
 def chain_of(record: UrlRecord) -> list[Hop]:
