@@ -40,6 +40,11 @@ class MetadataApiSettings:
                                       # deadline, if shorter, counts)
     max_concurrent_resolves: int = 1000  # ResolveUrl calls waiting at once (apart from
                                       # max_concurrent_calls); more are RESOURCE_EXHAUSTED at once
+    tokens_file: str = ""             # a file of `name:token` lines; set = every MetadataService call
+                                      # needs gRPC metadata `authorization: Bearer <token>`
+                                      # (else UNAUTHENTICATED); empty = no token asked
+    resolve_rate: float = 50.0        # ResolveUrl calls per second per caller (a token's name, else
+                                      # a client certificate's identity); over it RESOURCE_EXHAUSTED
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,11 @@ class WebSettings:
     max_url_chars: int = 8192         # a longer URL asked for is refused (400)
     max_concurrent_pages: int = 32    # /url and /domains pages built at once (store reads, calls to
                                       # the fetchers); more are answered 503 at once
+    tls_cert: str = ""                # PEM certificate (chain): serve the web UI over HTTPS ...
+    tls_key: str = ""                 # ... with this PEM private key; both or neither
+    allowed_hosts: list[str] = field(default_factory=list)  # Host header names the UI answers besides
+                                      # its listen address and localhost (DNS rebinding: others get
+                                      # 421); on a non-loopback listen the check applies once this is set
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,13 @@ class FetcherSettings:
     lease_ttl: Duration = 10.0        # seconds a shard lease lives without renewal (KV bucket TTL)
     lease_margin: Duration = 3.0      # stop serving a shard this long before its lease could expire
     advertise: str = ""               # address schedulers dial for this fetcher; empty = listen
+    allowed_callers: list[str] = field(default_factory=list)  # client identities (a certificate's first
+                                      # DNS subjectAltName, else its CN) that may call FetcherService;
+                                      # empty = any verified client. Needs tls with client_auth require
+    admin_callers: list[str] = field(default_factory=list)  # ... that may call FetcherAdmin; empty = any
+                                      # verified client
+    max_rate: float = 100.0           # requests per second: the most a domain's rate may be set to
+                                      # (SetDomainRate above it is INVALID_ARGUMENT)
 
     def __post_init__(self) -> None:
         for network in self.allowed_networks:
@@ -102,6 +119,47 @@ class FetcherSettings:
             except ValueError:
                 raise ConfigError(f"fetcher.allowed_networks: bad value {network!r}: not an IP network "
                                   "in CIDR notation (e.g. 10.0.0.0/8)") from None
+
+
+CLIENT_AUTH = ("none", "require")      # tls.client_auth
+
+
+@dataclass(frozen=True)
+class TlsSettings:
+    """TLS of every gRPC server and client of the service (common/grpc_tls.py). Off by default:
+    `up` on loopback is plaintext. With `cert` set every gRPC server (metadata-api, fetcher and
+    fetcher admin, scheduler health) serves TLS only; with `cert` or `ca` set every gRPC client
+    (the scheduler's fetcher client, the web UI's admin client, the CLI) uses TLS and verifies
+    the server against `ca`."""
+    cert: str = ""                    # PEM certificate (chain) of this process, as server and as client
+    key: str = ""                     # PEM private key of `cert` (unencrypted; keep it mode 0600)
+    ca: str = ""                      # PEM bundle the peers' certificates must chain to
+    client_auth: str = ""             # none | require; empty = require once cert is set: a client
+                                      # without a certificate chaining to `ca` is refused in the handshake
+    server_name: str = ""             # verify servers' certificates against this name instead of the
+                                      # host dialed (a shared certificate naming the service, not pod IPs)
+
+    def __post_init__(self) -> None:
+        if bool(self.cert) != bool(self.key):
+            raise ConfigError("tls.cert and tls.key: set both or neither")
+        if self.client_auth and self.client_auth not in CLIENT_AUTH:
+            raise ConfigError(f"tls.client_auth: {self.client_auth!r} is not one of {', '.join(CLIENT_AUTH)}")
+        if self.require_client_cert and not self.ca:
+            raise ConfigError("tls.client_auth require needs tls.ca, the CA client certificates must chain to")
+
+    @property
+    def server_on(self) -> bool:
+        """Whether this process's gRPC servers serve TLS (only)."""
+        return bool(self.cert)
+
+    @property
+    def client_on(self) -> bool:
+        """Whether this process's gRPC clients use TLS."""
+        return bool(self.cert or self.ca)
+
+    @property
+    def require_client_cert(self) -> bool:
+        return self.server_on and (self.client_auth or "require") == "require"
 
 
 @dataclass(frozen=True)
@@ -215,6 +273,16 @@ class Settings:
                                       # servers of one cluster: comma-separated
     nats_replicas: int = 1            # replicas of every stream and KV bucket the service creates
     nats_connect_timeout: Duration = 30.0  # seconds to reach NATS at start before giving up
+    # NATS credentials and TLS (common/nats_auth.py), for every role, the CLI and the client;
+    # at most one of creds, nkey seed, user and token. Secrets come from files, never the config.
+    nats_creds: str = ""              # a .creds file (user JWT and nkey seed, NATS decentralised auth)
+    nats_nkey_seed: str = ""          # a file holding an nkey seed (SU...), for an nkey user
+    nats_user: str = ""               # user name, with its password in nats_password_file
+    nats_password_file: str = ""      # a file holding nats_user's password
+    nats_token_file: str = ""         # a file holding a token (`up` writes its own to data_dir/nats.token)
+    nats_tls_ca: str = ""             # PEM bundle the NATS servers' certificates must chain to (turns TLS on)
+    nats_tls_cert: str = ""           # PEM client certificate, for a NATS server that verifies clients ...
+    nats_tls_key: str = ""            # ... and its PEM private key
     shutdown_grace: Duration = 10.0   # seconds a stop (SIGINT/SIGTERM) may take; URLs still in
                                       # flight then are handed back to the stream (nak)
     metadata_store: str = ""          # sqlite:///PATH or cassandra://h1,h2:9042/keyspace; empty = sqlite under data_dir
@@ -239,6 +307,7 @@ class Settings:
     process: ProcessSettings = field(default_factory=ProcessSettings)
     streams: StreamSettings = field(default_factory=StreamSettings)
     web: WebSettings = field(default_factory=WebSettings)
+    tls: TlsSettings = field(default_factory=TlsSettings)
 
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.
@@ -246,6 +315,12 @@ class Settings:
         if self.min_recrawl_after > self.max_recrawl_after:
             raise ConfigError(f"min_recrawl_after ({self.min_recrawl_after:g}s) is more than "
                               f"max_recrawl_after ({self.max_recrawl_after:g}s)")
+        for key in ("allowed_callers", "admin_callers"):
+            if getattr(self.fetcher, key) and not self.tls.require_client_cert:
+                raise ConfigError(f"fetcher.{key}: callers are told by their client certificates, so it "
+                                  "needs tls.cert, tls.key and tls.ca with tls.client_auth require")
+        if bool(self.web.tls_cert) != bool(self.web.tls_key):
+            raise ConfigError("web.tls_cert and web.tls_key: set both or neither")
         if not 1 <= self.nats_replicas <= 5:
             raise ConfigError(f"nats_replicas: bad value {self.nats_replicas!r}: JetStream keeps 1 to 5 "
                               "replicas (and more than 1 needs a NATS cluster)")
