@@ -21,6 +21,7 @@ from spiderduck.client.events import EventStream
 from spiderduck.client.names import (DEFAULT_METADATA, MAX_URLS, PROTOBUF_CONTENT_TYPE, PUBLISH_WINDOW,
                                      QUEUED_TTL, RESOLUTION_KEY, SUBMIT_SUBJECT)
 from spiderduck.client.results import Lookup, Resolution
+from spiderduck.client.security import GrpcOptions, NatsOptions
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from spiderduck.v1.events_pb2 import UrlSubmission
 
@@ -45,15 +46,38 @@ class AsyncClient:
     `queued_ttl`: the TTL of the queued-marker bucket, should `submit` have to create it.
     `source`: what `submit` names as the submissions' source (echoed in their events).
 
+    Security, as the service's deployment turns it on (the same names as its config):
+    `token` is sent as `authorization: Bearer <token>` on every MetadataService call (the
+    service's `metadata_api.tokens_file`). `tls_ca` (PEM bundle the server's certificate must
+    chain to) turns TLS on for gRPC; `tls_cert` and `tls_key` (PEM files) are the client
+    certificate a server with `tls.client_auth: require` asks for; `tls_server_name` verifies
+    the server's certificate against that name instead of the host of `metadata`. For NATS:
+    `nats_creds` (a .creds file), `nats_nkey_seed` (a file holding an nkey seed), `nats_user`
+    with `nats_password_file`, or `nats_token_file`; `nats_tls_ca`, `nats_tls_cert` and
+    `nats_tls_key` for a NATS served over TLS. Secrets are read from files (the token is the
+    one exception) and never appear in the client's errors.
+
     Nothing connects until a method needs it; use one AsyncClient from one event loop.
     """
 
     def __init__(self, metadata: str = DEFAULT_METADATA, nats_url: str | None = None, *,
                  timeout: float = 30.0, resolve_timeout: float = 35.0, max_urls: int = MAX_URLS,
                  connect_timeout: float = 5.0, queued_ttl: float = QUEUED_TTL,
-                 source: str = "spiderduck.client", name: str = "spiderduck-client"):
+                 source: str = "spiderduck.client", name: str = "spiderduck-client",
+                 token: str | None = None, tls_ca: str | None = None, tls_cert: str | None = None,
+                 tls_key: str | None = None, tls_server_name: str | None = None,
+                 nats_creds: str | None = None, nats_nkey_seed: str | None = None,
+                 nats_user: str | None = None, nats_password_file: str | None = None,
+                 nats_token_file: str | None = None, nats_tls_ca: str | None = None,
+                 nats_tls_cert: str | None = None, nats_tls_key: str | None = None):
         if max_urls < 1:
             raise ValueError(f"max_urls must be at least 1, not {max_urls}")
+        self._grpc = GrpcOptions(token=token or None, ca=tls_ca or None, cert=tls_cert or None,
+                                 key=tls_key or None, server_name=tls_server_name or None)
+        self._nats_auth = NatsOptions(creds=nats_creds or None, nkey_seed=nats_nkey_seed or None,
+                                      user=nats_user or None, password_file=nats_password_file or None,
+                                      token_file=nats_token_file or None, tls_ca=nats_tls_ca or None,
+                                      tls_cert=nats_tls_cert or None, tls_key=nats_tls_key or None)
         self.metadata = metadata
         self.nats_url = nats_url or None
         self.timeout = timeout
@@ -102,7 +126,7 @@ class AsyncClient:
     def _service(self) -> metadata_pb2_grpc.MetadataServiceStub:
         self._check_open()
         if self._stub is None:
-            self._channel = grpc.aio.insecure_channel(self.metadata)
+            self._channel = self._grpc.channel(self.metadata)
             self._stub = metadata_pb2_grpc.MetadataServiceStub(self._channel)
         return self._stub
 
@@ -151,7 +175,8 @@ class AsyncClient:
             except (TypeError, ValueError) as exc:
                 raise InvalidUrl(f"URLs must be text (str, UTF-8): {exc}") from None
             try:
-                response = await service.GetUrlMetadata(request, timeout=self.timeout)
+                response = await service.GetUrlMetadata(request, timeout=self.timeout,
+                                                         metadata=self._grpc.call_metadata)
             except grpc.aio.AioRpcError as exc:
                 takes = _urls_per_call(exc, len(batch))
                 if takes is None:
@@ -186,7 +211,7 @@ class AsyncClient:
         deadline = self.resolve_timeout if timeout is None else timeout
         loop = asyncio.get_running_loop()
         started = loop.time()
-        call = service.ResolveUrl(request, timeout=deadline)
+        call = service.ResolveUrl(request, timeout=deadline, metadata=self._grpc.call_metadata)
         try:
             result = await call
             trailing = await call.trailing_metadata()
@@ -226,7 +251,8 @@ class AsyncClient:
 
         options: dict[str, Any] = {     # (nats-py's hints say int for seconds; floats work)
             "name": self.name, "error_cb": on_error, "connect_timeout": min(5.0, self.connect_timeout),
-            "allow_reconnect": True, "max_reconnect_attempts": -1, "reconnect_time_wait": 0.5}
+            "allow_reconnect": True, "max_reconnect_attempts": -1, "reconnect_time_wait": 0.5,
+            **self._nats_auth.connect_kwargs()}
         try:
             async with asyncio.timeout(self.connect_timeout):
                 while True:

@@ -1,0 +1,116 @@
+"""How the client proves who it is and checks whom it talks to: gRPC TLS and bearer token,
+NATS credentials and TLS. Files are read when a connection is made, and a file that cannot be
+read is a NotConfigured naming the setting and the path, never its contents."""
+from __future__ import annotations
+
+import ssl
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import grpc.aio
+
+from spiderduck.client.errors import NotConfigured
+
+
+def read_file(setting: str, path: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise NotConfigured(f"{setting}: cannot read {path}: {exc.strerror}") from None
+
+
+def read_secret(setting: str, path: str) -> str:
+    """A secret kept in a file: its first line, without the line's end."""
+    text = read_file(setting, path).decode("utf-8", "replace")
+    secret = text.splitlines()[0].strip() if text.strip() else ""
+    if not secret:
+        raise NotConfigured(f"{setting}: {path} is empty")
+    return secret
+
+
+@dataclass(frozen=True)
+class GrpcOptions:
+    """The metadata-api's channel: TLS when `ca` or `cert` is set, and the bearer token."""
+    token: str | None = field(default=None, repr=False)
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    server_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if bool(self.cert) != bool(self.key):
+            raise ValueError("tls_cert and tls_key: give both or neither")
+
+    @property
+    def tls(self) -> bool:
+        return bool(self.ca or self.cert)
+
+    def channel(self, address: str, options: list[tuple[str, Any]] | None = None) -> grpc.aio.Channel:
+        options = list(options or ())
+        if not self.tls:
+            return grpc.aio.insecure_channel(address, options=options)
+        if self.server_name:
+            options.append(("grpc.ssl_target_name_override", self.server_name))
+        credentials = grpc.ssl_channel_credentials(
+            root_certificates=read_file("tls_ca", self.ca) if self.ca else None,
+            private_key=read_file("tls_key", self.key) if self.key else None,
+            certificate_chain=read_file("tls_cert", self.cert) if self.cert else None)
+        return grpc.aio.secure_channel(address, credentials, options=options)
+
+    @property
+    def call_metadata(self) -> tuple[tuple[str, str], ...] | None:
+        """The metadata every call carries: the bearer token, if any."""
+        return (("authorization", f"Bearer {self.token}"),) if self.token else None
+
+
+@dataclass(frozen=True)
+class NatsOptions:
+    """nats-py's connect() arguments for the service's NATS credentials and TLS (the same
+    settings as the service's nats_* keys)."""
+    creds: str | None = None
+    nkey_seed: str | None = None
+    user: str | None = None
+    password_file: str | None = None
+    token_file: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+
+    def __post_init__(self) -> None:
+        ways = [name for name, value in (("nats_creds", self.creds), ("nats_nkey_seed", self.nkey_seed),
+                                         ("nats_user", self.user), ("nats_token_file", self.token_file))
+                if value]
+        if len(ways) > 1:
+            raise ValueError(f"NATS credentials: give one of {', '.join(ways)}, not several")
+        if bool(self.user) != bool(self.password_file):
+            raise ValueError("nats_user and nats_password_file: give both or neither")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("nats_tls_cert and nats_tls_key: give both or neither")
+
+    def connect_kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.creds:
+            read_file("nats_creds", self.creds)            # a clear error if it cannot be read
+            out["user_credentials"] = self.creds
+        if self.nkey_seed:
+            read_file("nats_nkey_seed", self.nkey_seed)
+            out["nkeys_seed"] = self.nkey_seed
+        if self.user and self.password_file:
+            out["user"] = self.user
+            out["password"] = read_secret("nats_password_file", self.password_file)
+        if self.token_file:
+            out["token"] = read_secret("nats_token_file", self.token_file)
+        if self.tls_ca or self.tls_cert:
+            out["tls"] = self.ssl_context()
+        return out
+
+    def ssl_context(self) -> ssl.SSLContext:
+        try:
+            context = ssl.create_default_context(cafile=self.tls_ca)
+            if self.tls_cert and self.tls_key:
+                context.load_cert_chain(self.tls_cert, self.tls_key)
+        except (OSError, ssl.SSLError) as exc:
+            raise NotConfigured(f"nats_tls_ca/nats_tls_cert/nats_tls_key: cannot load: {exc}") from None
+        return context
