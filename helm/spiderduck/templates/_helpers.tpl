@@ -59,8 +59,13 @@ app.kubernetes.io/component: {{ .role }}
 {{- end }}
 {{- end }}
 
+{{/* repository@digest when image.digest is set (the tag is then ignored), else repository:tag. */}}
 {{- define "spiderduck.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/* The config.yaml every role reads: external services from values, then .Values.config. */}}
