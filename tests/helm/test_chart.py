@@ -12,7 +12,7 @@ import ipaddress
 import pytest
 import yaml
 
-from support.chart import CHART, ROOT, helm, one, render
+from support.chart import CHART, ROOT, helm, one, render, role_config
 
 from common import config as sd_config
 
@@ -176,8 +176,8 @@ def test_a_credentials_secret_reaches_every_pod_and_the_config_holds_none():
     for where, spec in specs.items():
         for container in spec["containers"]:
             assert {"secretRef": {"name": "spiderduck-stores"}} in container.get("envFrom", []), where
-    for cm in (d for d in docs if d["kind"] == "ConfigMap"):
-        assert "@" not in yaml.safe_load(cm["data"]["config.yaml"])["metadata_store"]
+    for cm in (d for d in docs if d["kind"] == "ConfigMap" and "config.yaml" in d["data"]):
+        assert "@" not in yaml.safe_load(cm["data"]["config.yaml"]).get("metadata_store", "")
 
 
 @pytest.mark.parametrize("kind,component,port", [
@@ -229,30 +229,43 @@ def test_schema_hook_job(default_docs):
 
 # ---- config.yaml ------------------------------------------------------------------------------
 
-def test_configmap_names_the_external_services(external_docs, tmp_path, monkeypatch):
-    cm = next(d for d in external_docs if d["kind"] == "ConfigMap"
-              and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
-    cfg = yaml.safe_load(cm["data"]["config.yaml"])
-    assert cfg["nats_url"] == EXTERNAL["nats"]["url"]
-    assert cfg["metadata_store"] == \
-        "cassandra://cass-a.example.net,cass-b.example.net:9042/sd_prod?consistency=LOCAL_QUORUM&replication=3"
-    assert cfg["robots_cache"] == "memcached://robots-cache.example.net:11211"
-    assert cfg["content_store"] == "hdfs://hdfs-nn.example.net:9870/crawl/warc?user=crawler"
-    assert cfg["fetcher"]["listen"] == "0.0.0.0:50052"
-    assert cfg["metadata_api"]["listen"] == "0.0.0.0:50051"
-    # The service's own loader accepts the file, with the pod's environment on top.
-    path = tmp_path / "config.yaml"
-    path.write_text(cm["data"]["config.yaml"])
+def test_each_role_config_names_the_external_services_it_uses(external_docs, tmp_path):
+    """One ConfigMap per role, holding only what that role reaches: the fetchers know NATS and
+    memcached, not the stores; the schedulers the two stores; the metadata API its store."""
+    fetcher, scheduler, api, schema = (role_config(external_docs, role) for role in
+                                       ("fetcher", "scheduler", "metadata-api", "schema"))
+    store = "cassandra://cass-a.example.net,cass-b.example.net:9042/sd_prod?consistency=LOCAL_QUORUM&replication=3"
+    content = "hdfs://hdfs-nn.example.net:9870/crawl/warc?user=crawler"
+    for cfg in (fetcher, scheduler, api):
+        assert cfg["nats_url"] == EXTERNAL["nats"]["url"] and cfg["nats_replicas"] == 3
+    assert fetcher["robots_cache"] == "memcached://robots-cache.example.net:11211"
+    assert fetcher["fetcher"] == {"listen": "0.0.0.0:50052"}
+    assert not {"metadata_store", "content_store", "metadata_api", "web"} & set(fetcher)
+    assert (scheduler["metadata_store"], scheduler["content_store"]) == (store, content)
+    assert not {"robots_cache", "metadata_api", "web", "fetcher"} & set(scheduler)
+    assert api["metadata_store"] == store and api["metadata_api"] == {"listen": "0.0.0.0:50051"}
+    assert not {"robots_cache", "content_store", "fetcher"} & set(api)
+    assert schema == {"data_dir": "/var/lib/spiderduck", "metadata_store": store}
+    # Each pod mounts its own role's ConfigMap, and its checksum rolls it.
+    for kind, role in (("StatefulSet", "fetcher"), ("Deployment", "scheduler"),
+                       ("Deployment", "metadata-api"), ("Job", "schema")):
+        volumes = {v["name"]: v for v in one(external_docs, kind, role)["spec"]["template"]["spec"]["volumes"]}
+        assert volumes["config"]["configMap"]["name"] == f"sd-spiderduck-{role}-config"
+    # The service's own loader accepts each file, with the pod's environment on top.
+    for role, cfg in (("fetcher", fetcher), ("scheduler", scheduler), ("metadata-api", api), ("schema", schema)):
+        path = tmp_path / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        sd_config.load(str(path), env={"SPIDERDUCK_DATA_DIR": "/var/lib/spiderduck"})
+    path = tmp_path / "fetcher.yaml"
     settings = sd_config.load(str(path), env={
         "SPIDERDUCK_FETCHER__ADVERTISE": "sd-spiderduck-fetcher-0.sd-spiderduck-fetcher.crawl.svc:50052",
         "SPIDERDUCK_FETCHER__ID": "sd-spiderduck-fetcher-0",
         "SPIDERDUCK_DATA_DIR": "/var/lib/spiderduck",
     })
-    assert settings.nats_url == EXTERNAL["nats"]["url"]
-    assert settings.nats_replicas == 3 and cfg["nats_replicas"] == 3
-    assert settings.metadata_store_url.startswith("cassandra://")
+    assert settings.nats_url == EXTERNAL["nats"]["url"] and settings.nats_replicas == 3
     assert settings.fetcher.advertise.endswith(".svc:50052")
     assert settings.fetcher.id == "sd-spiderduck-fetcher-0"
+    assert sd_config.load(str(tmp_path / "scheduler.yaml"), env={}).metadata_store_url.startswith("cassandra://")
 
 
 def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
@@ -263,9 +276,7 @@ def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
     values = {**EXTERNAL,
               "cassandra": {**EXTERNAL["cassandra"], "dc": "eu-west", "replication": 5},
               "hdfs": {**EXTERNAL["hdfs"], "rollBytes": 1073741824, "rollSeconds": 600}}
-    cm = next(d for d in render(values) if d["kind"] == "ConfigMap"
-              and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
-    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    cfg = role_config(render(values), "scheduler")
     options = CassandraOptions.from_url(cfg["metadata_store"])
     assert (options.dc, options.replication, options.consistency) == ("eu-west", 5, "LOCAL_QUORUM")
     location = HdfsLocation.parse(cfg["content_store"])
@@ -275,20 +286,25 @@ def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
 
 def test_config_values_merge_over_the_rendered_keys(tmp_path):
     docs = render({"config": {"log_level": "DEBUG", "fetcher": {"default_rate": 2}}})
-    cm = next(d for d in docs if d["kind"] == "ConfigMap")
-    cfg = yaml.safe_load(cm["data"]["config.yaml"])
+    cfg = role_config(docs, "fetcher")
     assert cfg["log_level"] == "DEBUG"
     assert cfg["fetcher"] == {"listen": "0.0.0.0:50052", "default_rate": 2}
     path = tmp_path / "config.yaml"
-    path.write_text(cm["data"]["config.yaml"])
+    path.write_text(yaml.safe_dump(cfg))
     assert sd_config.load(str(path), env={}).fetcher.default_rate == 2.0
+    # config reaches every role, the schema Job too.
+    for role in ("scheduler", "metadata-api", "schema"):
+        assert role_config(docs, role)["fetcher"]["default_rate"] == 2, role
 
 
-def test_config_change_rolls_the_pods():
-    def checksum(docs):
-        return one(docs, "StatefulSet", "fetcher")["spec"]["template"]["metadata"][
-            "annotations"]["checksum/config"]
+def test_config_change_rolls_the_pods_that_read_it():
+    def checksum(docs, kind="StatefulSet", role="fetcher"):
+        return one(docs, kind, role)["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
     assert checksum(render()) != checksum(render({"config": {"log_level": "DEBUG"}}))
+    # A change to the schedulers' config alone leaves the fetchers running.
+    hdfs = render({"hdfs": {"user": "other"}})
+    assert checksum(render()) == checksum(hdfs)
+    assert checksum(render(), "Deployment", "scheduler") != checksum(hdfs, "Deployment", "scheduler")
 
 
 # ---- network policies -------------------------------------------------------------------------
@@ -300,11 +316,12 @@ def _networks(rule: dict, key: str) -> list:
 def test_fetcher_dmz_policy(external_docs):
     policy = one(external_docs, "NetworkPolicy", "fetcher")["spec"]
     assert sorted(policy["policyTypes"]) == ["Egress", "Ingress"]
-    # In: only schedulers, only on the gRPC port.
+    # In: only schedulers and the metadata API (its web UI's admin client), only on the gRPC port.
     (ingress,) = policy["ingress"]
-    (peer,) = ingress["from"]
-    assert peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "scheduler"
-    assert "namespaceSelector" not in peer and "ipBlock" not in peer
+    assert [peer["podSelector"]["matchLabels"]["app.kubernetes.io/component"]
+            for peer in ingress["from"]] == ["scheduler", "metadata-api"]
+    for peer in ingress["from"]:
+        assert "namespaceSelector" not in peer and "ipBlock" not in peer
     assert ingress["ports"] == [{"protocol": "TCP", "port": 50052}]
     # Out: every rule names its destinations (no rule is open to all addresses).
     assert all(rule.get("to") for rule in policy["egress"])
@@ -348,7 +365,7 @@ def test_scheduler_and_api_policies(default_docs):
     assert to_fetchers[0]["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == \
         "fetcher"
     api = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
-    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042}
+    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042, 50052}
     # The metadata API and its web UI, to the same clients.
     assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051},
                                           {"protocol": "TCP", "port": 8080}]

@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 
-from support.chart import CHART, helm, manifests, one, render
+from support.chart import CHART, helm, manifests, one, render, role_config
 
 from common import config as sd_config
 
@@ -36,9 +36,8 @@ def notes(values: dict | None = None, **kw) -> str:
 
 
 def config_yaml(docs: list[dict]) -> dict:
-    cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"].endswith("-config")
-              and "helm.sh/hook" not in d["metadata"].get("annotations", {}))
-    return yaml.safe_load(cm["data"]["config.yaml"])
+    """The metadata API's config.yaml (the role serving the web UI)."""
+    return role_config(docs, "metadata-api")
 
 
 # ---- the schema, the values and the README stay in sync --------------------------------------

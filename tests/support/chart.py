@@ -36,3 +36,9 @@ def one(docs: list[dict], kind: str, component: str) -> dict:
              and d["metadata"]["labels"].get("app.kubernetes.io/component") == component]
     assert len(found) == 1, f"expected one {kind} for {component}, found {len(found)}"
     return found[0]
+
+
+def role_config(docs: list[dict], role: str) -> dict:
+    """The config.yaml one role's pods read (ConfigMap "<fullname>-<role>-config"), parsed."""
+    cm = one([d for d in docs if d["metadata"]["name"].endswith("-config")], "ConfigMap", role)
+    return yaml.safe_load(cm["data"]["config.yaml"])

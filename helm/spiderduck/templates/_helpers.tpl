@@ -68,9 +68,31 @@ app.kubernetes.io/component: {{ .role }}
 {{- end }}
 {{- end }}
 
-{{/* The config.yaml every role reads: external services from values, then .Values.config. */}}
-{{- define "spiderduck.config" -}}
-{{- $v := .Values }}
+{{/* The roles the chart runs, each with its own config.yaml (ConfigMap "<role name>-config"):
+     the long-running roles and the schema hook Job. */}}
+{{- define "spiderduck.roles" -}}
+fetcher scheduler metadata-api
+{{- end }}
+
+{{/* Files from Secrets and ConfigMaps that one role's process reads: (dict "ctx" $ "role" R).
+     YAML {mounts: [{name, secret or configMap, dir, items: [{key, path}]}], paths: {handle: file}}.
+     It is the one list behind a role's volumes, its volumeMounts and the file paths in its
+     config.yaml, so a role mounts exactly the files its config names, and a Secret reaches no
+     role that does not use it. */}}
+{{- define "spiderduck.files" -}}
+{{- $mounts := list }}
+{{- $paths := dict }}
+{{- toYaml (dict "mounts" $mounts "paths" $paths) }}
+{{- end }}
+
+{{/* Where the chart mounts a Secret or ConfigMap of files: a folder of its own per volume. */}}
+{{- define "spiderduck.filesDir" -}}
+/var/run/secrets/spiderduck/{{ . }}
+{{- end }}
+
+{{/* The metadata store URL (cassandra://...), for the roles that open it. */}}
+{{- define "spiderduck.metadataStore" -}}
+{{- $v := .ctx.Values }}
 {{- $store := printf "cassandra://%s:%v/%s" (join "," $v.cassandra.contactPoints) $v.cassandra.port $v.cassandra.keyspace }}
 {{- $options := list }}
 {{- range $key, $name := dict "consistency" "consistency" "dc" "dc" "replication" "replication" }}
@@ -81,6 +103,12 @@ app.kubernetes.io/component: {{ .role }}
 {{- if $options }}
 {{- $store = printf "%s?%s" $store (join "&" $options) }}
 {{- end }}
+{{- $store }}
+{{- end }}
+
+{{/* The content store URL (hdfs://...), for the schedulers. */}}
+{{- define "spiderduck.contentStore" -}}
+{{- $v := .ctx.Values }}
 {{- $content := printf "hdfs://%s/%s?user=%s" $v.hdfs.namenode (trimPrefix "/" $v.hdfs.path) $v.hdfs.user }}
 {{- with $v.hdfs.rollBytes }}
 {{- $content = printf "%s&roll_bytes=%v" $content (int64 .) }}
@@ -88,21 +116,57 @@ app.kubernetes.io/component: {{ .role }}
 {{- with $v.hdfs.rollSeconds }}
 {{- $content = printf "%s&roll_seconds=%v" $content . }}
 {{- end }}
-{{- $robots := "" }}
-{{- if $v.memcached.host }}
-{{- $robots = printf "memcached://%s:%v" $v.memcached.host $v.memcached.port }}
+{{- $content }}
 {{- end }}
-{{- $cfg := dict
-  "data_dir" $v.dataDir
-  "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url)
-  "nats_replicas" (int (default 1 $v.nats.replicas))
-  "metadata_store" $store
-  "content_store" $content
-  "robots_cache" $robots
-  "metadata_api" (dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port))
-  "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port))
-  "web" (dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled))
-}}
+
+{{/* The robots.txt cache URL (memcached://...), for the fetchers; empty without memcached.host. */}}
+{{- define "spiderduck.robotsCache" -}}
+{{- $v := .ctx.Values }}
+{{- if $v.memcached.host }}
+{{- printf "memcached://%s:%v" $v.memcached.host $v.memcached.port }}
+{{- end }}
+{{- end }}
+
+{{/* Every fetcher pod's stable address, <pod>.<headless service>.<namespace>.svc:<port>, up to
+     fetcher.replicas (the names the fetchers advertise in their shard leases). */}}
+{{- define "spiderduck.fetcherAddresses" -}}
+{{- $name := include "spiderduck.roleName" (dict "ctx" . "role" "fetcher") }}
+{{- $out := list }}
+{{- range $i := until (int .Values.fetcher.replicas) }}
+{{- $out = append $out (printf "%s-%d.%s.%s.svc:%v" $name $i $name $.Release.Namespace $.Values.fetcher.port) }}
+{{- end }}
+{{- toYaml $out }}
+{{- end }}
+
+{{/* The config.yaml of one role, (dict "ctx" $ "role" R): only the keys that role uses (the
+     external services it reaches, its listen address, the files mounted in its pods), then
+     .Values.config merged over it. */}}
+{{- define "spiderduck.config" -}}
+{{- $v := .ctx.Values }}
+{{- $role := .role }}
+{{- $cfg := dict "data_dir" $v.dataDir }}
+{{- if ne $role "schema" }}
+{{- $_ := set $cfg "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url) }}
+{{- $_ := set $cfg "nats_replicas" (int (default 1 $v.nats.replicas)) }}
+{{- end }}
+{{- if has $role (list "scheduler" "metadata-api" "schema") }}
+{{- $_ := set $cfg "metadata_store" (include "spiderduck.metadataStore" .) }}
+{{- end }}
+{{- if eq $role "scheduler" }}
+{{- $_ := set $cfg "content_store" (include "spiderduck.contentStore" .) }}
+{{- end }}
+{{- if eq $role "fetcher" }}
+{{- $_ := set $cfg "robots_cache" (include "spiderduck.robotsCache" .) }}
+{{- $_ := set $cfg "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port)) }}
+{{- end }}
+{{- if eq $role "metadata-api" }}
+{{- $_ := set $cfg "metadata_api" (dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port)) }}
+{{- $_ := set $cfg "web" (dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled)) }}
+{{- if $v.web.enabled }}
+{{- /* The web UI's admin client asks every fetcher (each domain has one owner): their pods' names. */}}
+{{- $_ := set $cfg "scheduler" (dict "fetchers" (include "spiderduck.fetcherAddresses" .ctx | fromYamlArray)) }}
+{{- end }}
+{{- end }}
 {{- if and (kindIs "map" $v.config.web) (hasKey (default dict $v.config.web) "admin_token") }}
 {{- fail "config.web.admin_token would put the web UI's admin token in a ConfigMap: create a Secret and set web.adminToken.existingSecret (and web.adminToken.key) instead" }}
 {{- end }}
@@ -125,21 +189,45 @@ securityContext:
   {{- toYaml .Values.podSecurityContext | nindent 2 }}
 {{- end }}
 
-{{/* Volumes of every pod: the config, /tmp and the data dir. */}}
+{{/* Volumes of a role's pods, (dict "ctx" $ "role" R): its config, /tmp, the data dir and the
+     files of spiderduck.files. */}}
 {{- define "spiderduck.volumes" -}}
 - name: config
   configMap:
-    name: {{ include "spiderduck.fullname" . }}-config
+    name: {{ include "spiderduck.roleName" . }}-config
 - name: tmp
   emptyDir:
-    {{- with .Values.volumes.tmpSizeLimit }}
+    {{- with .ctx.Values.volumes.tmpSizeLimit }}
     sizeLimit: {{ . }}
     {{- end }}
 - name: data
   emptyDir:
-    {{- with .Values.volumes.dataSizeLimit }}
+    {{- with .ctx.Values.volumes.dataSizeLimit }}
     sizeLimit: {{ . }}
     {{- end }}
+{{- range (include "spiderduck.files" . | fromYaml).mounts }}
+- name: {{ .name }}
+  {{- if .secret }}
+  secret:
+    secretName: {{ .secret }}
+  {{- else }}
+  configMap:
+    name: {{ .configMap }}
+  {{- end }}
+    defaultMode: {{ include "spiderduck.fileMode" $.ctx }}
+    items:
+      {{- toYaml .items | nindent 6 }}
+{{- end }}
+{{- end }}
+
+{{/* Mode of the files mounted from Secrets and ConfigMaps: 0440 (288), readable by the pods'
+     fsGroup, which the kubelet makes their group; the processes run as a non-root user, so
+     without fsGroup they could not read a file mounted owner-only. */}}
+{{- define "spiderduck.fileMode" -}}
+{{- if not .Values.podSecurityContext.fsGroup }}
+{{- fail "podSecurityContext.fsGroup is needed: the chart mounts Secret files with mode 0440 for that group (the pods run as a non-root user)" }}
+{{- end }}
+{{- 288 }}
 {{- end }}
 
 {{- define "spiderduck.volumeMounts" -}}
@@ -149,7 +237,12 @@ securityContext:
 - name: tmp
   mountPath: /tmp
 - name: data
-  mountPath: {{ .Values.dataDir }}
+  mountPath: {{ .ctx.Values.dataDir }}
+{{- range (include "spiderduck.files" . | fromYaml).mounts }}
+- name: {{ .name }}
+  mountPath: {{ .dir }}
+  readOnly: true
+{{- end }}
 {{- end }}
 
 {{/* Container settings shared by every role: (dict "ctx" $ "role" "fetcher" "port" 50052). */}}
@@ -164,7 +257,7 @@ args:
 securityContext:
   {{- toYaml $ctx.Values.securityContext | nindent 2 }}
 volumeMounts:
-  {{- include "spiderduck.volumeMounts" $ctx | nindent 2 }}
+  {{- include "spiderduck.volumeMounts" . | nindent 2 }}
 {{- with $ctx.Values.extraEnvFrom }}
 envFrom:
   {{- toYaml . | nindent 2 }}
