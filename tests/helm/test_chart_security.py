@@ -10,9 +10,55 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from support.chart import helm, one, render, role_config
+from support.chart import helm, manifests, one, render, role_config
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
+WORKLOADS = {"fetcher": "StatefulSet", "scheduler": "Deployment", "metadata-api": "Deployment",
+             "schema": "Job"}
+RUNNING = ("fetcher", "scheduler", "metadata-api")
+PORTS = {"fetcher": 50052, "scheduler": 50053, "metadata-api": 50051}
+TLS = {"tls": {"existingSecret": "sd-grpc-tls"}}
+
+
+def pod_spec(docs: list[dict], role: str) -> dict:
+    return one(docs, WORKLOADS[role], role)["spec"]["template"]["spec"]
+
+
+def mounted_files(docs: list[dict], role: str) -> dict[str, tuple[str, str, str]]:
+    """Every file a role's container has from a Secret or ConfigMap item: path -> ("secret" or
+    "configMap", the object's name, its key). Checks each such mount is read-only, mode 0440
+    and no subPath (a subPath mount never sees a renewed Secret)."""
+    spec = pod_spec(docs, role)
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    files = {}
+    for container in spec["containers"]:
+        for mount in container["volumeMounts"]:
+            volume = volumes[mount["name"]]
+            for kind in ("secret", "configMap"):
+                source = volume.get(kind)
+                if not source or "items" not in source:
+                    continue
+                assert mount["readOnly"] is True and "subPath" not in mount, (role, mount)
+                assert source["defaultMode"] == 0o440, (role, mount)
+                for item in source["items"]:
+                    files[f"{mount['mountPath']}/{item['path']}"] = (
+                        kind, source.get("secretName") or source.get("name"), item["key"])
+    return files
+
+
+def env_names(docs: list[dict], role: str) -> set[str]:
+    return {e["name"] for c in pod_spec(docs, role)["containers"] for e in c.get("env", [])}
+
+
+def secrets_used(docs: list[dict], role: str) -> set[str]:
+    """Every Secret a role's pods reference: volumes, env and envFrom."""
+    spec = pod_spec(docs, role)
+    names = {v["secret"]["secretName"] for v in spec["volumes"] if "secret" in v}
+    for c in spec["containers"]:
+        names |= {e["valueFrom"]["secretKeyRef"]["name"] for e in c.get("env", [])
+                  if "secretKeyRef" in e.get("valueFrom", {})}
+        names |= {e["secretRef"]["name"] for e in c.get("envFrom", []) if "secretRef" in e}
+    return names
 
 
 # ---- image.digest -----------------------------------------------------------------------------
@@ -79,3 +125,104 @@ def test_network_policies_let_the_metadata_api_reach_the_fetchers_port_only():
     assert [_component(p) for p in ingress["from"]] == ["scheduler"]
     assert not [r for r in one(off, "NetworkPolicy", "metadata-api")["spec"]["egress"]
                 if any(_component(p) == "fetcher" for p in r.get("to", []))]
+
+
+# ---- TLS for every gRPC server ---------------------------------------------------------------
+
+def test_tls_secret_is_mounted_in_every_role_and_named_in_its_config(tmp_path):
+    from common import config as sd_config
+    docs = render(TLS)
+    for role in RUNNING:
+        files = mounted_files(docs, role)
+        cfg = role_config(docs, role)
+        assert files[cfg["tls"]["cert"]] == ("secret", "sd-grpc-tls", "tls.crt"), role
+        assert files[cfg["tls"]["key"]] == ("secret", "sd-grpc-tls", "tls.key"), role
+        assert files[cfg["tls"]["ca"]] == ("secret", "sd-grpc-tls", "ca.crt"), role
+        assert set(cfg["tls"]) == {"cert", "key", "ca"}, role
+        assert pod_spec(docs, role)["securityContext"]["fsGroup"] == 10001
+        path = tmp_path / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        tls = sd_config.load(str(path), env={}).tls
+        assert tls.server_on and tls.client_on and tls.require_client_cert, role
+    # The schema Job speaks no gRPC: no certificate there.
+    assert "sd-grpc-tls" not in secrets_used(docs, "schema")
+    assert "tls" not in role_config(docs, "schema")
+    # Off by default.
+    plain = render()
+    for role in RUNNING:
+        assert "tls" not in role_config(plain, role) and not mounted_files(plain, role)
+
+
+def test_client_auth_and_server_name_pass_through(tmp_path):
+    from common import config as sd_config
+    docs = render({"tls": {"existingSecret": "sd-grpc-tls", "clientAuth": "none",
+                           "serverName": "spiderduck.crawl.svc"}})
+    for role in RUNNING:
+        cfg = role_config(docs, role)
+        assert cfg["tls"]["client_auth"] == "none" and cfg["tls"]["server_name"] == "spiderduck.crawl.svc"
+        path = tmp_path / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        tls = sd_config.load(str(path), env={}).tls
+        assert not tls.require_client_cert and tls.server_name == "spiderduck.crawl.svc"
+    with pytest.raises(helm.HelmError, match="/tls/clientAuth"):
+        render({"tls": {"existingSecret": "x", "clientAuth": "optional"}})
+
+
+@pytest.mark.parametrize("role", RUNNING)
+def test_with_tls_the_probes_run_spiderduck_health_with_the_roles_config(role):
+    """The kubelet's gRPC probe cannot present a client certificate: `spiderduck health` dials
+    the role's port with the role's own TLS settings and verifies the server as the name its
+    certificate carries, the role's Service name unless tls.serverName is set."""
+    port = PORTS[role]
+    service = {"fetcher": "sd-spiderduck-fetcher.crawl.svc", "scheduler": "sd-spiderduck-scheduler.crawl.svc",
+               "metadata-api": "sd-spiderduck-metadata-api.crawl.svc"}[role]
+    for values, name in ((TLS, service),
+                         ({"tls": {**TLS["tls"], "serverName": "grpc.spiderduck.internal"}},
+                          "grpc.spiderduck.internal")):
+        (container,) = pod_spec(render(values), role)["containers"]
+        for probe in ("livenessProbe", "readinessProbe"):
+            assert "grpc" not in container[probe], probe
+            assert container[probe]["exec"]["command"] == [
+                "spiderduck", "health", "--address", f"127.0.0.1:{port}",
+                "--config", "/etc/spiderduck/config.yaml", "--set", f"tls.server_name={name}"]
+            assert container[probe]["timeoutSeconds"] >= 1
+    # The config the probe reads is the one the container runs with.
+    assert container["args"][-2:] == ["--config", "/etc/spiderduck/config.yaml"]
+    # Plaintext: the native gRPC probe, as before.
+    (plain,) = pod_spec(render(), role)["containers"]
+    assert plain["livenessProbe"]["grpc"] == {"port": port} and "exec" not in plain["livenessProbe"]
+
+
+def test_the_default_probe_name_is_the_services_own():
+    docs = render(TLS)
+    api = one(docs, "Service", "metadata-api")["metadata"]["name"]
+    fetchers = one(docs, "Service", "fetcher")["metadata"]["name"]
+    names = {role: pod_spec(docs, role)["containers"][0]["readinessProbe"]["exec"]["command"][-1]
+             for role in ("metadata-api", "fetcher")}
+    assert names == {"metadata-api": f"tls.server_name={api}.crawl.svc",
+                     "fetcher": f"tls.server_name={fetchers}.crawl.svc"}
+
+
+def test_secret_files_need_an_fs_group():
+    with pytest.raises(helm.HelmError, match="podSecurityContext.fsGroup"):
+        render({**TLS, "podSecurityContext": {"runAsNonRoot": True, "runAsUser": 10001, "fsGroup": None}})
+    # Without mounted files, no fsGroup is needed.
+    render({"podSecurityContext": {"runAsNonRoot": True, "runAsUser": 10001, "fsGroup": None}})
+
+
+def notes(values: dict | None = None) -> str:
+    (text,) = [s for p, s in manifests(values).items() if p.endswith("NOTES.txt")]
+    return text
+
+
+def test_notes_say_whether_tls_is_on():
+    off = notes()
+    assert "TLS is OFF" in off and "grpcurl -plaintext" in off
+    assert "tls.existingSecret is not set" in off.split("WARNINGS:", 1)[1]
+    on = notes(TLS)
+    assert "TLS is ON (Secret sd-grpc-tls)" in on and "refuses clients without a" in on
+    assert "-plaintext" not in on and "tls.existingSecret is not set" not in on
+    assert "-servername sd-spiderduck-metadata-api.crawl.svc" in on
+    assert "*.sd-spiderduck-fetcher.crawl.svc" in on
+    one_name = notes({"tls": {"existingSecret": "x", "serverName": "grpc.internal", "clientAuth": "none"}})
+    assert "must name grpc.internal." in one_name and "refuses clients" not in one_name

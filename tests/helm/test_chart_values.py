@@ -307,7 +307,7 @@ def test_notes_tell_how_to_reach_the_service_and_warn():
 
 def test_notes_follow_the_values():
     text = notes({"web": {"adminToken": {"existingSecret": "spiderduck-web"}},
-                  "nats": {"replicas": 3},
+                  "nats": {"replicas": 3}, "tls": {"existingSecret": "spiderduck-grpc-tls"},
                   "serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True},
                   "grafanaDashboard": {"enabled": True}})
     assert "WARNINGS:" not in text

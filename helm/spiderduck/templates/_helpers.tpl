@@ -80,9 +80,34 @@ fetcher scheduler metadata-api
      config.yaml, so a role mounts exactly the files its config names, and a Secret reaches no
      role that does not use it. */}}
 {{- define "spiderduck.files" -}}
-{{- $mounts := list }}
-{{- $paths := dict }}
-{{- toYaml (dict "mounts" $mounts "paths" $paths) }}
+{{- $v := .ctx.Values }}
+{{- $role := .role }}
+{{- $f := dict "mounts" list "paths" dict }}
+{{- if and (has $role (list "fetcher" "scheduler" "metadata-api")) $v.tls.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls" "secret" $v.tls.existingSecret "items" (list
+    (dict "key" "tls.crt" "handle" "tls.cert") (dict "key" "tls.key" "handle" "tls.key") (dict "key" "ca.crt" "handle" "tls.ca"))) }}
+{{- end }}
+{{- toYaml $f }}
+{{- end }}
+
+{{/* Adds one volume to spiderduck.files' lists: (dict "f" $f "name" N "secret" S or "configMap" C
+     "items" (list (dict "key" K "handle" H ["path" P]))). Each key is mounted as file P (default
+     K) in N's own folder, and paths[H] is that file. */}}
+{{- define "spiderduck.addMount" -}}
+{{- $dir := include "spiderduck.filesDir" .name }}
+{{- $items := list }}
+{{- range .items }}
+{{- $path := default .key .path }}
+{{- $items = append $items (dict "key" .key "path" $path) }}
+{{- $_ := set $.f.paths .handle (printf "%s/%s" $dir $path) }}
+{{- end }}
+{{- $mount := dict "name" .name "dir" $dir "items" $items }}
+{{- if .secret }}
+{{- $_ := set $mount "secret" .secret }}
+{{- else }}
+{{- $_ := set $mount "configMap" .configMap }}
+{{- end }}
+{{- $_ := set .f "mounts" (append .f.mounts $mount) }}
 {{- end }}
 
 {{/* Where the chart mounts a Secret or ConfigMap of files: a folder of its own per volume. */}}
@@ -145,9 +170,16 @@ fetcher scheduler metadata-api
 {{- $v := .ctx.Values }}
 {{- $role := .role }}
 {{- $cfg := dict "data_dir" $v.dataDir }}
+{{- $paths := (include "spiderduck.files" . | fromYaml).paths }}
 {{- if ne $role "schema" }}
 {{- $_ := set $cfg "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url) }}
 {{- $_ := set $cfg "nats_replicas" (int (default 1 $v.nats.replicas)) }}
+{{- end }}
+{{- if hasKey $paths "tls.cert" }}
+{{- $tls := dict "cert" (index $paths "tls.cert") "key" (index $paths "tls.key") "ca" (index $paths "tls.ca") }}
+{{- with $v.tls.clientAuth }}{{ $_ := set $tls "client_auth" . }}{{ end }}
+{{- with $v.tls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end }}
+{{- $_ := set $cfg "tls" $tls }}
 {{- end }}
 {{- if has $role (list "scheduler" "metadata-api" "schema") }}
 {{- $_ := set $cfg "metadata_store" (include "spiderduck.metadataStore" .) }}
@@ -287,8 +319,8 @@ envFrom:
 {{- end }}
 {{- end }}
 
-{{/* Ports and gRPC probes of a role: (dict "ctx" $ "port" 50052), with "web" true for the role
-     serving the web UI (the metadata API). */}}
+{{/* Ports and probes of a role: (dict "ctx" $ "role" R "port" 50052), with "web" true for the
+     role serving the web UI (the metadata API). */}}
 {{- define "spiderduck.portsAndProbes" -}}
 {{- $p := .ctx.Values.probes -}}
 ports:
@@ -306,19 +338,47 @@ ports:
     protocol: TCP
   {{- end }}
 livenessProbe:
-  grpc:
-    port: {{ .port }}
+  {{- include "spiderduck.probeCheck" . | trim | nindent 2 }}
   initialDelaySeconds: {{ $p.liveness.initialDelaySeconds }}
   periodSeconds: {{ $p.liveness.periodSeconds }}
   timeoutSeconds: {{ $p.liveness.timeoutSeconds }}
   failureThreshold: {{ $p.liveness.failureThreshold }}
 readinessProbe:
-  grpc:
-    port: {{ .port }}
+  {{- include "spiderduck.probeCheck" . | trim | nindent 2 }}
   initialDelaySeconds: {{ $p.readiness.initialDelaySeconds }}
   periodSeconds: {{ $p.readiness.periodSeconds }}
   timeoutSeconds: {{ $p.readiness.timeoutSeconds }}
   failureThreshold: {{ $p.readiness.failureThreshold }}
+{{- end }}
+
+{{/* The check of a role's probes, (dict "ctx" $ "role" R "port" P): Kubernetes' native gRPC
+     probe (grpc.health.v1) on plaintext; with TLS on (tls.existingSecret) the kubelet cannot
+     speak it, so `spiderduck health` dials the port with the role's own tls settings (its
+     certificate as the client's, tls.ca) and verifies the server as the name the certificate
+     carries. */}}
+{{- define "spiderduck.probeCheck" -}}
+{{- if .ctx.Values.tls.existingSecret }}
+exec:
+  command:
+    - spiderduck
+    - health
+    - --address
+    - 127.0.0.1:{{ .port }}
+    - --config
+    - /etc/spiderduck/config.yaml
+    - --set
+    - tls.server_name={{ include "spiderduck.tlsServerName" . }}
+{{- else }}
+grpc:
+  port: {{ .port }}
+{{- end }}
+{{- end }}
+
+{{/* The name a role's certificate is verified as by its probes: tls.serverName, else the
+     role's Service name <fullname>-<role>.<namespace>.svc (the schedulers have no Service of
+     their own; the name is only what their certificate must carry). */}}
+{{- define "spiderduck.tlsServerName" -}}
+{{- .ctx.Values.tls.serverName | default (printf "%s.%s.svc" (include "spiderduck.roleName" .) .ctx.Release.Namespace) }}
 {{- end }}
 
 {{/* Scheduling constraints of a role: the role's values. */}}
