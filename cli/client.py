@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import sys
 import time
 from typing import Iterator
@@ -25,12 +26,16 @@ class ServiceClient(sdclient.AsyncClient):
     limits; NATS reached as the roles reach it (bus.connect), and SpiderDuck's streams made
     (as configured) before a first submission, so `submit` works before the service starts."""
 
-    def __init__(self, settings: Settings, *, nats: bool = False, name: str = "spiderduck-cli"):
+    def __init__(self, settings: Settings, *, nats: bool = False, name: str = "spiderduck-cli",
+                 token: str | None = None):
+        tls = settings.tls
         super().__init__(settings.metadata_api.listen, bus.nats_url(settings) if nats else None,
                          max_urls=settings.metadata_api.max_urls,
                          resolve_timeout=settings.metadata_api.resolve_timeout + 5,
                          connect_timeout=settings.nats_connect_timeout,
-                         queued_ttl=settings.streams.queued_ttl, source="cli", name=name)
+                         queued_ttl=settings.streams.queued_ttl, source="cli", name=name,
+                         token=token, tls_ca=tls.ca, tls_cert=tls.cert, tls_key=tls.key,
+                         tls_server_name=tls.server_name)
         self.settings = settings
 
     async def _connect_nats(self):
@@ -40,6 +45,33 @@ class ServiceClient(sdclient.AsyncClient):
         s = self.settings
         await bus.ensure_streams(js, s.streams, replicas=s.nats_replicas)
         return await queued_bucket(js, s.streams.queued_ttl, replicas=s.nats_replicas)
+
+
+TOKEN_ENV = "SPIDERDUCK_TOKEN"
+
+
+def api_token(args) -> str | None:
+    """The metadata-api's bearer token for this command: the first line of --token-file F,
+    else the environment's SPIDERDUCK_TOKEN, else none. Never an argument of its own (it would
+    show in `ps`)."""
+    path = getattr(args, "token_file", None)
+    if path:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                token = fh.readline().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise SpiderDuckError(f"--token-file: cannot read {path}: {reason}") from None
+        if not token:
+            raise SpiderDuckError(f"--token-file: {path} is empty")
+        return token
+    return os.environ.get(TOKEN_ENV, "").strip() or None
+
+
+def add_token_option(parser) -> None:
+    parser.add_argument("--token-file", metavar="F",
+                        help=f"a file holding the metadata-api's bearer token (metadata_api.tokens_file); "
+                             f"else ${TOKEN_ENV}")
 
 
 def progress_bar(total: int, what: str, enabled: bool = True):
@@ -121,11 +153,11 @@ def json_line(row: dict) -> str:
     return json.dumps(row, ensure_ascii=False).translate(_JSON_CONTROLS)
 
 
-async def _get(settings: Settings, urls: list[str], progress: bool) -> int:
+async def _get(settings: Settings, urls: list[str], progress: bool, token: str | None) -> int:
     """Print each URL's row as its call is answered; how many were not found."""
     missing = 0
     with progress_bar(len(urls), "url", progress) as bar:
-        async with ServiceClient(settings) as client:
+        async with ServiceClient(settings, token=token) as client:
             async for lookup in client.lookups(urls):
                 out_line(json_line(lookup.to_dict()), bar)
                 missing += not lookup.found
@@ -141,26 +173,27 @@ def cmd_get(settings: Settings, args) -> int:
     if not urls:
         raise SpiderDuckError("nothing to get: give URLs or --file F")
     with _as_command_errors(settings):
-        missing = asyncio.run(_get(settings, urls, progress=bool(args.file)))
+        missing = asyncio.run(_get(settings, urls, progress=bool(args.file), token=api_token(args)))
     return 1 if missing else 0
 
 
 # --- resolve (without --trace) --------------------------------------------------------------------
 
 async def _resolve(settings: Settings, url: str, refresh: bool,
-                   timeout: float | None) -> sdclient.Resolution:
-    async with ServiceClient(settings) as client:
+                   timeout: float | None, token: str | None) -> sdclient.Resolution:
+    async with ServiceClient(settings, token=token) as client:
         return await client.resolve(url, timeout if timeout else None, refresh=refresh)
 
 
-def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: float | None) -> int:
+def cmd_resolve_remote(settings: Settings, url: str, *, refresh: bool, timeout: float | None,
+                       token: str | None = None) -> int:
     """`resolve URL` without --trace: MetadataService.ResolveUrl on the running service. Prints
     the record as `get` does, and the resolution on stderr; exit 0 with an outcome, 2 for a URL
     it refuses, 1 when it could not answer (down, or still resolving past the deadline)."""
     address = settings.metadata_api.listen
     started = time.monotonic()
     try:
-        answer = asyncio.run(_resolve(settings, url, refresh, timeout))
+        answer = asyncio.run(_resolve(settings, url, refresh, timeout, token))
     except sdclient.InvalidUrl as exc:
         raise ConfigError(exc.details or str(exc)) from None
     except sdclient.StillResolving:
@@ -214,6 +247,7 @@ def add_commands(sub, common) -> None:
     p.add_argument("--file", metavar="F",
                    help="also the URLs of F, one per line ('-' for stdin; blank lines and #comments "
                         "skipped); exit 1 if any has no record")
+    add_token_option(p)
     p.set_defaults(run=cmd_get)
     p = sub.add_parser("watch", parents=[common], help="print UrlProcessed events as JSON lines")
     p.add_argument("--count", type=int, metavar="N", help="stop after N events (exit 1 if fewer came)")

@@ -71,7 +71,7 @@ def _print(infos: list[pb.DomainInfo], as_json: bool) -> None:
 
 def cmd_list(settings: Settings, args) -> int:
     answers = asyncio.run(admin_client.list_domains(settings.fetcher_addresses,
-                                                    getattr(args, "domains", None) or []))
+                                                    getattr(args, "domains", None) or [], settings.tls))
     if answers.infos or not answers.failed:
         _print(answers.infos, args.json)
     if answers.failed:
@@ -80,7 +80,7 @@ def cmd_list(settings: Settings, args) -> int:
 
 
 def _change(settings: Settings, args, call) -> int:
-    answers = asyncio.run(admin_client.answers(settings.fetcher_addresses, call))
+    answers = asyncio.run(admin_client.answers(settings.fetcher_addresses, call, settings.tls))
     if not answers.infos:
         raise SpiderDuckError("; ".join(answers.reasons()) or "no fetcher to ask")
     _print(answers.infos, args.json)

@@ -24,9 +24,10 @@ import grpc
 
 from cli.text import printable
 from common import urls
-from common.config import Settings, parse_duration
+from common.config import Settings, TlsSettings, parse_duration
 from common.errors import ConfigError, SpiderDuckError
 from common.grpc_server import MAX_MESSAGE_BYTES
+from common.grpc_tls import open_channel
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 BODY_LIMIT = 64 * 1024
@@ -60,9 +61,9 @@ def _timeout(settings: Settings, args) -> float:
     return seconds
 
 
-async def _fetch(address: str, url: str, timeout: float) -> pb.FetchResponse:
+async def _fetch(address: str, url: str, timeout: float, tls: TlsSettings) -> pb.FetchResponse:
     options = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)]
-    async with grpc.aio.insecure_channel(address, options=options) as channel:
+    async with open_channel(address, tls, options=options) as channel:
         stub = fetcher_pb2_grpc.FetcherServiceStub(channel)
         return await stub.Fetch(pb.FetchRequest(url=url, deadline_seconds=timeout), timeout=timeout)
 
@@ -98,7 +99,7 @@ def cmd_fetch(settings: Settings, args) -> int:
         raise SpiderDuckError(f"--body-limit must be 0 or more, got {args.body_limit}")
     started = time.monotonic()
     try:
-        response = asyncio.run(_fetch(address, url, timeout))
+        response = asyncio.run(_fetch(address, url, timeout, settings.tls))
     except grpc.aio.AioRpcError as exc:
         code = exc.code()
         if code is grpc.StatusCode.INVALID_ARGUMENT:

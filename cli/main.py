@@ -19,14 +19,14 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    from cli import client, domains, fetch, offline, resolve, roles, schema
+    from cli import client, domains, fetch, health, offline, resolve, roles, schema
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="F", help="YAML config file")
     common.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
                         help="override one config key, e.g. --set fetcher.default_rate=5")
     top = argparse.ArgumentParser(prog="spiderduck", description="Real-time URL resolution service.")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (roles, client, fetch, resolve, domains, offline, schema):
+    for module in (roles, client, fetch, resolve, domains, offline, schema, health):
         module.add_commands(sub, common)
     return top
 

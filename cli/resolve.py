@@ -35,7 +35,7 @@ import sys
 import time
 from typing import Callable
 
-from cli.client import cmd_resolve_remote, json_line
+from cli.client import add_token_option, api_token, cmd_resolve_remote, json_line
 from cli.trace_view import render
 from common import bus, record_proto
 from common.config import Settings
@@ -90,7 +90,8 @@ def cmd_resolve(settings: Settings, args) -> int:
     if args.timeout is not None and not args.timeout > 0:
         raise ConfigError(f"--timeout {args.timeout:g}: give a number of seconds above 0")
     if not args.trace:
-        return cmd_resolve_remote(settings, args.url, refresh=args.refresh, timeout=args.timeout)
+        return cmd_resolve_remote(settings, args.url, refresh=args.refresh, timeout=args.timeout,
+                                  token=api_token(args))
     missing = _nats_found(settings)
     if missing:
         print(f"spiderduck resolve: {missing}", file=sys.stderr)
@@ -145,4 +146,5 @@ def add_commands(sub, common) -> None:
     p.add_argument("--trace", action="store_true",
                    help="run the service's pipeline in this process and print each stage's "
                         "decision (next or answer, changes, hops, time) before the record")
+    add_token_option(p)
     p.set_defaults(run=cmd_resolve)

@@ -132,7 +132,7 @@ async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
     hands over in-process (LocalTransport), and the metadata API. On stop the fetcher outlives
     the scheduler's drain: the URLs in flight finish their fetches rather than fail them."""
     fetcher = asyncio.get_running_loop().create_future()
-    transport = LocalTransport(settings.fetcher.listen, fetcher, GrpcTransport())
+    transport = LocalTransport(settings.fetcher.listen, fetcher, GrpcTransport(settings.tls))
     drained = asyncio.Event()
 
     async def scheduler(settings: Settings, stop: asyncio.Event) -> None:

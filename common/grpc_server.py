@@ -1,11 +1,17 @@
-"""gRPC servers: one asyncio server with health checking and reflection on."""
+"""gRPC servers: one asyncio server with health checking and reflection on, plaintext or TLS
+(config `tls`, common.grpc_tls), with the guards of its services (common.grpc_guard)."""
 from __future__ import annotations
+
+from typing import Mapping
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from common import grpc_tls
+from common.config import TlsSettings
 from common.errors import ConfigError
+from common.grpc_guard import Guard, GuardInterceptor
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -13,12 +19,20 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 class GrpcServer:
     """`async with GrpcServer(listen) as s: s.add(register_fn, servicer, service_name)`."""
 
-    def __init__(self, listen: str, max_concurrent_rpcs: int | None = None, *, stop_grace: float = 2.0):
+    def __init__(self, listen: str, max_concurrent_rpcs: int | None = None, *, stop_grace: float = 2.0,
+                 tls: TlsSettings | None = None, guards: Mapping[str, Guard | None] | None = None):
         """`max_concurrent_rpcs`: calls beyond it are refused at once with RESOURCE_EXHAUSTED.
-        `stop_grace`: seconds calls in flight at a stop may take before they are cancelled."""
+        `stop_grace`: seconds calls in flight at a stop may take before they are cancelled.
+        `tls`: with tls.cert set the server serves TLS only (its credentials are read here, so
+        a bad file fails at start). `guards`: service name -> who may call it (None: anyone
+        who reaches it; with TLS and client_auth require, anyone with a valid certificate)."""
         self.listen = listen
         self.stop_grace = stop_grace
-        self.server = grpc.aio.server(maximum_concurrent_rpcs=max_concurrent_rpcs, options=[
+        self._credentials = grpc_tls.server_credentials(tls) if tls is not None else None
+        active = {name: guard for name, guard in (guards or {}).items() if guard is not None}
+        self.server = grpc.aio.server(
+            maximum_concurrent_rpcs=max_concurrent_rpcs,
+            interceptors=[GuardInterceptor(active)] if active else None, options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
@@ -37,7 +51,10 @@ class GrpcServer:
         leases). start() binds if this was not called; calling it again is a no-op."""
         if not self.port:
             try:
-                self.port = self.server.add_insecure_port(self.listen)
+                if self._credentials is None:
+                    self.port = self.server.add_insecure_port(self.listen)
+                else:
+                    self.port = self.server.add_secure_port(self.listen, self._credentials)
             except RuntimeError as exc:
                 raise ConfigError(f"cannot listen on {self.listen}: {exc}") from exc
         return self.address

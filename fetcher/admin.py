@@ -3,7 +3,7 @@
 A thin adapter over DomainControls (each change kept in NATS KV, then applied) and Politeness
 (what is listed); errors map to gRPC codes here only: INVALID_ARGUMENT for a bad domain
 (urls.domain_named: not a registrable domain, nor a host name or URL under one), rate or
-duration; FAILED_PRECONDITION when this fetcher does not own the domain (the caller asks the
+duration, or a rate above fetcher.max_rate; FAILED_PRECONDITION when this fetcher does not own the domain (the caller asks the
 owner instead); UNAVAILABLE when NATS could not keep the change (then it was not applied).
 """
 from __future__ import annotations
@@ -30,12 +30,13 @@ class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
     leases move), its id and the default pause."""
 
     def __init__(self, politeness: Politeness, controls: DomainControls, *, owner: str,
-                 owns: Callable[[str], bool], pause_for: float, wall=time.time):
+                 owns: Callable[[str], bool], pause_for: float, max_rate: float, wall=time.time):
         self._politeness = politeness
         self._controls = controls
         self._owner = owner
         self._owns = owns
         self._pause_for = pause_for
+        self._max_rate = max_rate
         self._wall = wall
 
     async def ListDomains(self, request, context):
@@ -58,6 +59,9 @@ class FetcherAdminServicer(fetcher_pb2_grpc.FetcherAdminServicer):
         return self._info(domain)
 
     async def SetDomainRate(self, request, context):
+        if request.rate > self._max_rate:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                                f"rate {request.rate:g}/s is above fetcher.max_rate ({self._max_rate:g}/s)")
         domain = await self._domain(request.domain, context)
         await self._apply(context, self._controls.set_rate, domain, request.rate)
         return self._info(domain)
@@ -91,4 +95,5 @@ def register(server, fetcher: Fetcher, controls: DomainControls) -> None:
     server.add(fetcher_pb2_grpc.add_FetcherAdminServicer_to_server,
                FetcherAdminServicer(fetcher.politeness, controls, owner=fetcher.id,
                                     owns=lambda domain: fetcher.ownership.owns(domain),
-                                    pause_for=fetcher.settings.pause_for), SERVICE_NAME)
+                                    pause_for=fetcher.settings.pause_for,
+                                    max_rate=fetcher.settings.max_rate), SERVICE_NAME)

@@ -1,6 +1,7 @@
 """Asking every fetcher's FetcherAdmin at once: what `spiderduck domains` and the web UI's
 /domains page do. A list is every answer's domains; a change is sent to each fetcher, and the
-owner of the domain applies it (the others answer FAILED_PRECONDITION)."""
+owner of the domain applies it (the others answer FAILED_PRECONDITION). `tls` (config `tls`)
+makes the calls over TLS, with this process's certificate as the caller's identity."""
 from __future__ import annotations
 
 import asyncio
@@ -9,6 +10,8 @@ from typing import Awaitable, Callable
 
 import grpc
 
+from common.config import TlsSettings
+from common.grpc_tls import open_channel
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 CALL_TIMEOUT = 10.0
@@ -16,10 +19,10 @@ CALL_TIMEOUT = 10.0
 Call = Callable[[fetcher_pb2_grpc.FetcherAdminStub], Awaitable[object]]
 
 
-async def ask_all(addresses: list[str], call: Call) -> list[tuple[str, object]]:
+async def ask_all(addresses: list[str], call: Call, tls: TlsSettings | None = None) -> list[tuple[str, object]]:
     """(address, response or grpc.aio.AioRpcError) for each fetcher, asked at once."""
     async def one(address: str):
-        async with grpc.aio.insecure_channel(address) as channel:
+        async with open_channel(address, tls) as channel:
             try:
                 return address, await call(fetcher_pb2_grpc.FetcherAdminStub(channel))
             except grpc.aio.AioRpcError as exc:
@@ -42,9 +45,9 @@ class Answers:
                 if not (skip_not_owner and exc.code() is grpc.StatusCode.FAILED_PRECONDITION)]
 
 
-async def answers(addresses: list[str], call: Call) -> Answers:
+async def answers(addresses: list[str], call: Call, tls: TlsSettings | None = None) -> Answers:
     out = Answers()
-    for address, answer in await ask_all(addresses, call):
+    for address, answer in await ask_all(addresses, call, tls):
         if isinstance(answer, grpc.aio.AioRpcError):
             out.failed.append((address, answer))
         elif isinstance(answer, pb.ListDomainsResponse):
@@ -54,10 +57,11 @@ async def answers(addresses: list[str], call: Call) -> Answers:
     return out
 
 
-async def list_domains(addresses: list[str], domains: list[str] | tuple = ()) -> Answers:
+async def list_domains(addresses: list[str], domains: list[str] | tuple = (),
+                       tls: TlsSettings | None = None) -> Answers:
     """Every fetcher's domain queues (only `domains`, when given), sorted by domain."""
     request = pb.ListDomainsRequest(domains=list(domains))
-    out = await answers(addresses, lambda stub: stub.ListDomains(request, timeout=CALL_TIMEOUT))
+    out = await answers(addresses, lambda stub: stub.ListDomains(request, timeout=CALL_TIMEOUT), tls)
     out.infos.sort(key=lambda i: (i.domain, i.owner))
     return out
 

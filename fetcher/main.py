@@ -18,6 +18,7 @@ from typing import Callable
 
 from common import bus
 from common.config import Settings
+from common.grpc_guard import callers_guard
 from common.grpc_server import GrpcServer
 from fetcher import admin, domain_controls, server
 from fetcher.domain_controls import ControlStore, DomainControls
@@ -51,7 +52,9 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
         async with DomainControls(politeness, store, writer=member) as controls:
             kv = None if hold_all_shards else await bus.lease_bucket(
                 js, s.lease_ttl, replicas=settings.nats_replicas)
-            grpc_server = GrpcServer(s.listen, stop_grace=settings.drain_seconds)
+            grpc_server = GrpcServer(s.listen, stop_grace=settings.drain_seconds, tls=settings.tls, guards={
+                server.SERVICE_NAME: callers_guard(s.allowed_callers, "FetcherService"),
+                admin.SERVICE_NAME: callers_guard(s.admin_callers, "FetcherAdmin")})
             address = grpc_server.bind()
             keeper = None if kv is None else LeaseKeeper(
                 kv, member_id=member, address=s.advertise or address, shards=s.shards,

@@ -13,6 +13,7 @@ from metadata_api.resolver import Resolver
 from common.grpc_server import GrpcServer
 from common.stores.open import open_metadata_store
 from metadata_api import server
+from metadata_api.auth import metadata_guard
 
 log = logging.getLogger("spiderduck.metadata_api")
 
@@ -41,7 +42,8 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
             log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
         api = settings.metadata_api
         grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
-                                 stop_grace=settings.drain_seconds)
+                                 stop_grace=settings.drain_seconds, tls=settings.tls,
+                                 guards={server.SERVICE_NAME: metadata_guard(api, settings.tls)})
         server.register(grpc_server, store, api, pending, resolver)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
@@ -64,5 +66,5 @@ async def _web(settings: Settings, store, pending, js, queued):
         except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
             log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
-                     actions=Actions(js, queued, settings.fetcher_addresses))
+                     actions=Actions(js, queued, settings.fetcher_addresses, settings.tls))
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

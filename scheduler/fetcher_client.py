@@ -27,7 +27,9 @@ from common import fetch_proto, urls
 from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
 from common.fetch import FetchResult
 from common.freshness import Validators
+from common.config import TlsSettings
 from common.grpc_server import MAX_MESSAGE_BYTES
+from common.grpc_tls import open_channel
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -66,14 +68,15 @@ class KeyedLimit:
 class GrpcTransport:
     """FetcherService over gRPC: one channel per fetcher address; gRPC codes become our errors."""
 
-    def __init__(self):
+    def __init__(self, tls: TlsSettings | None = None):
+        self._tls = tls                 # config `tls`: TLS to the fetchers, this process's certificate
         self._stubs: dict[str, fetcher_pb2_grpc.FetcherServiceStub] = {}
         self._channels: list[grpc.aio.Channel] = []
 
     def _stub(self, address: str) -> fetcher_pb2_grpc.FetcherServiceStub:
         stub = self._stubs.get(address)
         if stub is None:
-            channel = grpc.aio.insecure_channel(address, options=[
+            channel = open_channel(address, self._tls, options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
             self._channels.append(channel)
             stub = self._stubs[address] = fetcher_pb2_grpc.FetcherServiceStub(channel)

@@ -22,7 +22,7 @@ from scheduler.consumer import Consumer
 from scheduler.events import event_publisher
 from scheduler.extraction.pool import ExtractionPool
 from scheduler.extraction.signals import robots_token
-from scheduler.fetcher_client import FetcherClient
+from scheduler.fetcher_client import FetcherClient, GrpcTransport
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
 from scheduler.stages.chain import Pipeline
@@ -90,7 +90,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         stack.push_async_callback(router.close)
         client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
                                max_hops_per_domain=settings.scheduler.max_hops_per_domain,
-                               transport=transport)
+                               transport=transport or GrpcTransport(settings.tls))
         stack.push_async_callback(client.close)
         p = settings.process
         pool = await stack.enter_async_context(ExtractionPool(
@@ -117,7 +117,7 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         parts = await stack.enter_async_context(
             scheduler_parts(settings, static_routing=static_routing, transport=transport))
         if settings.scheduler.listen:      # health checking for probes (no service of its own)
-            await stack.enter_async_context(GrpcServer(settings.scheduler.listen))
+            await stack.enter_async_context(GrpcServer(settings.scheduler.listen, tls=settings.tls))
         log.info("scheduler pipeline: %r; routing: %s; %r", parts.pipeline,
                  type(parts.router).__name__, parts.pool)
         await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(

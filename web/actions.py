@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from common import bus, urls
-from common.config import parse_duration
+from common.config import TlsSettings, parse_duration
 from common.errors import ConfigError
 from common.pending import mark_queued
 from fetcher import admin_client
@@ -22,10 +22,11 @@ class ActionFailed(Exception):
 
 
 class Actions:
-    def __init__(self, js, queued, fetcher_addresses: list[str]):
+    def __init__(self, js, queued, fetcher_addresses: list[str], tls: TlsSettings | None = None):
         self._js = js                      # None: no NATS, so no submit
         self._queued = queued
         self._fetchers = fetcher_addresses
+        self._tls = tls
 
     @property
     def can_submit(self) -> bool:
@@ -56,7 +57,7 @@ class Actions:
             call = admin_client.set_rate(domain, _positive(value, "rate", float))
         else:
             raise ActionFailed(404, f"no action {action!r}")
-        answers = await admin_client.answers(self._fetchers, call)
+        answers = await admin_client.answers(self._fetchers, call, self._tls)
         if not answers.infos:
             invalid = [exc.details() for _, exc in answers.failed
                        if exc.code().name == "INVALID_ARGUMENT"]

@@ -130,7 +130,7 @@ async def _pending(ctx: WebContext, url: str) -> bool | None:
 @bounded
 async def domains_page(request: web.Request) -> web.Response:
     ctx = request.app[CONTEXT]
-    answers = await admin_client.list_domains(ctx.settings.fetcher_addresses)
+    answers = await admin_client.list_domains(ctx.settings.fetcher_addresses, tls=ctx.settings.tls)
     return _render(request, "domains.html", infos=answers.infos, failures=answers.reasons())
 
 
