@@ -10,10 +10,15 @@ which setting is wrong; `redact_url` keeps everything of them but the secret:
 
 The userinfo runs to the *last* `@` before the host's end (`/`, `?`, `#` or a blank), as
 urllib's own split reads it, so a password with an unescaped `@` in it is hidden whole.
+
+`read_secret_file` reads a password kept in a file of its own (a mounted Kubernetes secret)
+rather than in the URL, so that neither the config file nor the environment holds it.
 """
 from __future__ import annotations
 
 import re
+
+from common.errors import ConfigError
 
 REDACTED = "<set>"
 
@@ -31,3 +36,22 @@ def _hide(match: re.Match) -> str:
 def redact_url(text: str) -> str:
     """`text` with the password (or token) of every `scheme://userinfo@` in it as `<set>`."""
     return _USERINFO.sub(_hide, text) if "@" in text else text
+
+
+def read_secret_file(setting: str, option: str, path: str) -> str:
+    """The secret in the file at `path`: its text without the line end that ends it. A missing,
+    unreadable or empty file is a ConfigError naming `setting`, `option` and the path (never
+    the contents)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            secret = file.read().rstrip("\r\n")
+    except FileNotFoundError:
+        raise ConfigError(f"{setting}: {option}={path}: no such file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{setting}: {option}={path}: not UTF-8 text") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"{setting}: {option}={path}: cannot be read ({reason})") from None
+    if not secret:
+        raise ConfigError(f"{setting}: {option}={path}: the file is empty")
+    return secret

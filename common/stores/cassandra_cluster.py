@@ -16,6 +16,26 @@ Options (query parameters of the store URL):
     reconnect_max       10             seconds, at most, between tries to reach a node that went
                                        away (from 0.5 s, doubling); the driver's own default is
                                        600, which leaves a restarted node unused for minutes
+    ssl                 false          TLS to every node (client_encryption_options on the nodes)
+    ca                  (system CAs)   PEM bundle the nodes' certificates must chain to
+    check_hostname      true           each node's certificate must name the address it is
+                                       dialed on (see below); false: the chain to `ca` only
+    cert, key           ""             PEM client certificate and its unencrypted key, for nodes
+                                       with require_client_auth (both or neither)
+    password_file       ""             a file holding the password (one line), instead of the
+                                       URL's `user:password@`; read at open, never logged
+
+TLS (`ssl=true`): a node whose certificate does not chain to `ca` is refused in the handshake,
+and so, with `check_hostname` (the default), is one whose certificate does not name the address
+the driver dialed. The driver dials the contact points as the URL names them (resolved to IPs)
+and every other node at the IP it gossips (`rpc_address`), so each node's certificate needs its
+IP address (and the names used as contact points) in subjectAltName. Clusters whose certificates
+do not name their nodes' addresses (one certificate for the whole cluster) set
+`check_hostname=false`: then any certificate from `ca` is accepted for any node, so `ca` must
+be a CA that issues to that cluster's nodes only. `ca`, `cert` and `key` need `ssl=true`.
+
+Secrets: the password (from the URL or password_file) is kept out of every repr, error message
+and log line; a URL quoted in an error shows it as `<set>` (common.secrets.redact_url).
 
 Routing is token-aware over DC-aware round robin, so each single-partition request goes to a
 replica of its key in the local datacenter.
@@ -31,7 +51,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from common.errors import ConfigError, SpiderDuckError, StoreError
-from common.stores import cassandra_schema
+from common.secrets import read_secret_file, redact_url
+from common.stores import cassandra_schema, tls
 
 DEFAULT_PORT = 9042
 RECONNECT_BASE = 0.5            # seconds before the first try to reach a node that went away
@@ -54,18 +75,25 @@ class CassandraOptions:
     retries: int = 2
     concurrency: int = 128
     reconnect_max: float = 10.0
+    ssl: bool = False
+    ca: str = ""
+    check_hostname: bool = True
+    cert: str = ""
+    key: str = ""
+    password_file: str = ""
 
     @classmethod
     def from_url(cls, url: str) -> "CassandraOptions":
+        shown = redact_url(url)                     # what an error may quote
         parts = urlsplit(url)
         if parts.scheme != "cassandra":
-            raise ConfigError(f"not a cassandra URL: {url!r}")
+            raise ConfigError(f"not a cassandra URL: {shown!r}")
         userinfo, _, hostlist = parts.netloc.rpartition("@")
         username, _, password = userinfo.partition(":")
-        hosts, port = _parse_hosts(hostlist, url)
+        hosts, port = _parse_hosts(hostlist, shown)
         keyspace = parts.path.strip("/")
         if not keyspace:
-            raise ConfigError(f"metadata_store {url!r}: name a keyspace, "
+            raise ConfigError(f"metadata_store {shown!r}: name a keyspace, "
                               "e.g. cassandra://h1,h2:9042/spiderduck")
         cassandra_schema.check_keyspace(keyspace)
         values: dict[str, Any] = {}
@@ -74,11 +102,29 @@ class CassandraOptions:
                 raise ConfigError(f"metadata_store: unknown cassandra option {name!r} "
                                   f"(known: {', '.join(sorted(_OPTION_TYPES))})")
             values[name] = _convert(name, value)
+        password = unquote(password)
+        if values.get("password_file"):
+            if password:
+                raise ConfigError(f"metadata_store {shown!r}: give the password in the URL or "
+                                  "in password_file, not both")
+            if not username:
+                raise ConfigError(f"metadata_store {shown!r}: password_file needs a user name "
+                                  "(cassandra://USER@h1,h2/keyspace?password_file=PATH)")
+            password = read_secret_file("metadata_store", "password_file", values["password_file"])
+        if not values.get("ssl") and {"ca", "cert", "key"} & values.keys():
+            raise ConfigError(f"metadata_store {shown!r}: ca, cert and key need ssl=true")
         return cls(hosts=hosts, keyspace=keyspace, port=port, username=unquote(username),
-                   password=unquote(password), **values)
+                   password=password, **values)
+
+    def ssl_context(self):
+        """The SSLContext for the driver (None without ssl=true); ConfigError for a bad file."""
+        if not self.ssl:
+            return None
+        return tls.client_context("metadata_store", ca=self.ca, cert=self.cert, key=self.key,
+                                  check_hostname=self.check_hostname)
 
 
-def _parse_hosts(hostlist: str, url: str) -> tuple[tuple[str, ...], int]:
+def _parse_hosts(hostlist: str, shown: str) -> tuple[tuple[str, ...], int]:
     """`h1,h2:9042` or `h1:9042,h2:9042`: one port for all (the driver takes one)."""
     hosts, ports = [], set()
     for item in hostlist.split(","):
@@ -90,14 +136,14 @@ def _parse_hosts(hostlist: str, url: str) -> tuple[tuple[str, ...], int]:
         elif item.count(":") == 1:
             host, port = item.split(":")
         if not host:
-            raise ConfigError(f"metadata_store {url!r}: empty host")
+            raise ConfigError(f"metadata_store {shown!r}: empty host")
         if port is not None:
             if not port.isdigit() or not 0 < int(port) < 65536:
-                raise ConfigError(f"metadata_store {url!r}: bad port {port!r}")
+                raise ConfigError(f"metadata_store {shown!r}: bad port {port!r}")
             ports.add(int(port))
         hosts.append(host)
     if len(ports) > 1:
-        raise ConfigError(f"metadata_store {url!r}: all hosts must use one port")
+        raise ConfigError(f"metadata_store {shown!r}: all hosts must use one port")
     return tuple(hosts), ports.pop() if ports else DEFAULT_PORT
 
 
@@ -110,10 +156,18 @@ def _consistency_name(value: str) -> str:
     return name
 
 
+def _flag(value: str) -> bool:
+    if value.strip().lower() not in _FLAGS:
+        raise ValueError(value)
+    return _FLAGS[value.strip().lower()]
+
+
+_FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 _OPTION_TYPES = {"consistency": _consistency_name, "serial_consistency": _consistency_name,
                  "dc": str, "replication": int, "connect_timeout": float,
                  "request_timeout": float, "retries": int, "concurrency": int,
-                 "reconnect_max": float}
+                 "reconnect_max": float, "ssl": _flag, "ca": str, "check_hostname": _flag,
+                 "cert": str, "key": str, "password_file": str}
 
 
 def _convert(name: str, value: str) -> Any:
@@ -197,6 +251,7 @@ def build_cluster(options: CassandraOptions):
     return Cluster(contact_points=list(options.hosts), port=options.port,
                    execution_profiles={EXEC_PROFILE_DEFAULT: profile},
                    auth_provider=auth, connect_timeout=options.connect_timeout,
+                   ssl_context=options.ssl_context(),
                    # max_attempts=None: never give up (the driver's default stops after 64
                    # tries, ~10 minutes at 10 s, and the node is never used again).
                    reconnection_policy=ExponentialReconnectionPolicy(

@@ -4,6 +4,7 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from common.errors import ConfigError
+from common.secrets import redact_url
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
 
@@ -17,9 +18,9 @@ async def open_metadata_store(url: str) -> MetadataStore:
         return await SqliteMetadataStore.open(path or ":memory:")
     if scheme == "cassandra":
         from common.stores.cassandra_metadata import CassandraMetadataStore
-        # cassandra://[user:password@]h1,h2[:9042]/keyspace[?consistency=LOCAL_QUORUM&dc=dc1]
+        # cassandra://[user[:password]@]h1,h2[:9042]/keyspace[?consistency=LOCAL_QUORUM&ssl=true]
         return await CassandraMetadataStore.open(url)
-    raise ConfigError(f"metadata_store: unsupported {url!r} "
+    raise ConfigError(f"metadata_store: unsupported {redact_url(url)!r} "
                       "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
 
 
@@ -31,5 +32,5 @@ async def open_content_store(url: str) -> ContentStore:
     if scheme == "hdfs":
         from common.stores.hdfs_content import HdfsContentStore
         return HdfsContentStore.from_url(url)
-    raise ConfigError(f"content_store: unsupported {url!r} "
-                      f"(use file://PATH or hdfs://NAMENODE:9870/PATH?user=U)")
+    raise ConfigError(f"content_store: unsupported {redact_url(url)!r} "
+                      "(use file://PATH or hdfs://NAMENODE:9870/PATH?user=U)")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from common.secrets import redact_url
+from common.errors import ConfigError
+from common.secrets import read_secret_file, redact_url
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -39,3 +40,24 @@ def test_any_text_every_url():
 
 def test_repr_quoting_does_not_shield_the_password():
     assert redact_url(repr("cassandra://u:it's@h/ks")) == '"cassandra://u:<set>@h/ks"'
+
+
+def test_a_secret_file_is_read_without_its_line_end(tmp_path):
+    path = tmp_path / "pw"
+    path.write_text("correct horse battery\r\n")
+    assert read_secret_file("metadata_store", "password_file", str(path)) == "correct horse battery"
+
+
+@pytest.mark.parametrize("content, reason", [
+    (None, "no such file"), ("\n", "the file is empty"), (b"\xff\xfe", "not UTF-8 text"),
+    ("dir", "cannot be read")])
+def test_a_bad_secret_file_is_named_never_shown(tmp_path, content, reason):
+    path = tmp_path / "pw"
+    if content == "dir":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(ConfigError, match=f"metadata_store: password_file={path}: {reason}"):
+        read_secret_file("metadata_store", "password_file", str(path))

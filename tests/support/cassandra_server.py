@@ -8,6 +8,9 @@
                        `start()` waits until CQL answers, `stop()` ends it and removes the folder.
                        A node restarts on the same ports and data: `restart()`, or
                        `stop(keep=True, graceful=S)` then `start()` again (a kept folder is reused)
+    NodeTls            client_encryption_options from PEM files (PEMBasedSslContextFactory), for
+                       `CassandraServer(lib, tls=NodeTls(...), password=True)`: a node that speaks
+                       TLS only, asks clients for certificates, and checks passwords
 
 Needs `java` (17) and, on first use, `mvn` with access to Maven Central; without them
 `BackendUnavailable` says how to get them. `python tests/support/cassandra_server.py` resolves
@@ -21,6 +24,7 @@ import string
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 
 from common.nats_server import free_port, kill_with_parent, port_open
 from support.maven_backend import (BackendUnavailable, JvmServer, log_tail, pom_property,
@@ -59,6 +63,36 @@ TEST_PROPERTIES = [
 ]
 
 
+SUPERUSER = ("cassandra", "cassandra")        # the role PasswordAuthenticator's node starts with
+
+
+@dataclass(frozen=True)
+class NodeTls:
+    """The node's side of TLS: its certificate and key (PEM), the CA clients' certificates must
+    chain to, and whether it asks clients for one (require_client_auth)."""
+    cert: str
+    key: str
+    ca: str
+    require_client_auth: bool = True
+
+    def yaml(self, folder: pathlib.Path) -> str:
+        """client_encryption_options for a node whose files are in `folder`. Cassandra 5's
+        PEMBasedSslContextFactory takes the key and its certificate in one PEM file, and the
+        CA's PEM as the truststore: no JKS, no keytool."""
+        keystore = folder / "node-keystore.pem"
+        keystore.write_text("".join(pathlib.Path(p).read_text() for p in (self.key, self.cert)))
+        keystore.chmod(0o600)
+        return "\n".join([
+            "client_encryption_options:",
+            "  enabled: true",
+            "  optional: false",                       # TLS only: plaintext clients are refused
+            "  ssl_context_factory:",
+            "    class_name: org.apache.cassandra.security.PEMBasedSslContextFactory",
+            f"  keystore: {keystore}",
+            f"  truststore: {self.ca}",
+            f"  require_client_auth: {str(self.require_client_auth).lower()}"])
+
+
 def version() -> str:
     """The cassandra-all version the pom names."""
     return pom_property("cassandra", "cassandra.version")
@@ -72,9 +106,12 @@ def resolve() -> pathlib.Path:
 class CassandraServer(JvmServer):
     """One Cassandra node of our own: `.target` is "127.0.0.1:PORT" (native protocol)."""
 
-    def __init__(self, lib: pathlib.Path, *, heap: str = "512m"):
+    def __init__(self, lib: pathlib.Path, *, heap: str = "512m", tls: NodeTls | None = None,
+                 password: bool = False):
         self.lib = lib
         self.heap = heap
+        self.tls = tls
+        self.password = password           # PasswordAuthenticator, the SUPERUSER role to log in
         self.port = free_port(HOST)
         self.dir: pathlib.Path | None = None
         self.proc: subprocess.Popen | None = None
@@ -94,8 +131,24 @@ class CassandraServer(JvmServer):
         config = self.dir / "cassandra.yaml"
         config.write_text(template.substitute(
             dir=self.dir, native_transport_port=self.port, storage_port=free_port(HOST),
-            ssl_storage_port=free_port(HOST)), "utf-8")
+            ssl_storage_port=free_port(HOST),
+            authenticator="PasswordAuthenticator" if self.password else "AllowAllAuthenticator",
+            extra=self.tls.yaml(self.dir) if self.tls else ""), "utf-8")
         return config
+
+    def _client_options(self) -> dict:
+        """What a driver Cluster needs to get in (TLS with the node's own certificate as the
+        client's, the superuser's password), for the readiness check."""
+        options: dict = {}
+        if self.tls:
+            import ssl
+            context = ssl.create_default_context(cafile=self.tls.ca)
+            context.load_cert_chain(self.tls.cert, self.tls.key)
+            options["ssl_context"] = context
+        if self.password:
+            from cassandra.auth import PlainTextAuthProvider
+            options["auth_provider"] = PlainTextAuthProvider(*SUPERUSER)
+        return options
 
     def start(self, timeout: float = 180.0) -> "CassandraServer":
         java = shutil.which("java")
@@ -145,7 +198,8 @@ class CassandraServer(JvmServer):
             if time.monotonic() > deadline:
                 raise self._failure(f"did not answer CQL on {self.target} in time")
             if port_open(HOST, self.port):
-                cluster = Cluster([HOST], port=self.port, connect_timeout=5)
+                cluster = Cluster([HOST], port=self.port, connect_timeout=5,
+                                  **self._client_options())
                 try:
                     row = cluster.connect().execute("SELECT release_version FROM system.local").one()
                     self.release_version = row[0]

@@ -6,6 +6,7 @@ against a real node (one the tests start, or the cluster SPIDERDUCK_TEST_CASSAND
 from __future__ import annotations
 
 import re
+import ssl
 
 import pytest
 
@@ -142,3 +143,85 @@ def test_keyspace_replication():
         cassandra_schema.keyspace_statement("ks; DROP KEYSPACE x")
     with pytest.raises(ConfigError):
         cassandra_schema.keyspace_statement("ks", dc="x'y")
+
+
+# --- TLS and secrets (the node side runs in test_cassandra_tls.py) --------------------------------
+
+def test_tls_options(tmp_path):
+    from support.certs import TestCA
+    ca = TestCA(tmp_path)
+    client = ca.issue("spiderduck")
+    o = CassandraOptions.from_url(f"cassandra://127.0.0.1/ks?ssl=true&ca={ca.ca}"
+                                  f"&cert={client.cert}&key={client.key}")
+    assert (o.ssl, o.ca, o.cert, o.key) == (True, ca.ca, client.cert, client.key)
+    assert o.check_hostname
+    context = o.ssl_context()
+    assert context.verify_mode is ssl.CERT_REQUIRED and context.check_hostname
+    assert build_cluster(o).ssl_context.verify_mode is ssl.CERT_REQUIRED
+    relaxed = CassandraOptions.from_url(f"cassandra://h1/ks?ssl=1&ca={ca.ca}&check_hostname=false")
+    assert relaxed.ssl_context().verify_mode is ssl.CERT_REQUIRED
+    assert not relaxed.ssl_context().check_hostname
+    assert CassandraOptions.from_url("cassandra://h1/ks").ssl_context() is None
+    assert build_cluster(CassandraOptions.from_url("cassandra://127.0.0.1/ks")).ssl_context is None
+
+
+def test_password_file_is_read_and_given_to_the_driver(tmp_path):
+    from cassandra.auth import PlainTextAuthProvider
+    secret = tmp_path / "cassandra-password"
+    secret.write_text("s3cret pass\n")
+    o = CassandraOptions.from_url(f"cassandra://app@127.0.0.1/ks?password_file={secret}")
+    assert (o.username, o.password, o.password_file) == ("app", "s3cret pass", str(secret))
+    assert "s3cret" not in repr(o)
+    auth = build_cluster(o).auth_provider
+    assert isinstance(auth, PlainTextAuthProvider)
+    assert (auth.username, auth.password) == ("app", "s3cret pass")
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("ssl=maybe", "ssl='maybe' is not a valid value"),
+    ("ca=/etc/ca.pem", "need ssl=true"),
+    ("ssl=false&cert=/c.pem&key=/k.pem", "need ssl=true"),
+    ("password_file=/run/secrets/pw", "needs a user name"),
+])
+def test_bad_tls_and_secret_options(query, reason):
+    with pytest.raises(ConfigError, match=reason):
+        CassandraOptions.from_url(f"cassandra://h1/ks?{query}")
+
+
+@pytest.mark.parametrize("option", ["ca", "cert", "key", "password_file"])
+def test_a_missing_file_names_its_option_and_path(tmp_path, option):
+    from support.certs import TestCA
+    ca = TestCA(tmp_path)
+    client = ca.issue("spiderduck")
+    files = {"ca": ca.ca, "cert": client.cert, "key": client.key}
+    missing = str(tmp_path / "nowhere.pem")
+    query = "&".join(f"{name}={missing if name == option else path}"
+                     for name, path in files.items())
+    url = f"cassandra://app@h1/ks?ssl=true&{query}"
+    if option == "password_file":
+        url += f"&password_file={missing}"
+    with pytest.raises(ConfigError) as raised:
+        CassandraOptions.from_url(url).ssl_context()
+    assert f"{option}={missing}: no such file" in str(raised.value)
+
+
+def test_the_password_never_shows_in_an_error():
+    """Every ConfigError that quotes the URL shows the password as <set>."""
+    for url in ("cassandra://app:hunter2@h1/",                      # no keyspace
+                "cassandra://app:hunter2@h1:port/ks",               # bad port
+                "cassandra://app:hunter2@,h2/ks",                   # empty host
+                "cassandra://app:hunter2@h1/ks?password_file=/pw",  # both
+                "cassandra://app:hunter2@h1/ks?ca=/ca.pem",         # ca without ssl
+                "cassandra://app:hunter2@h1:1,h2:2/ks"):            # two ports
+        with pytest.raises(ConfigError) as raised:
+            CassandraOptions.from_url(url)
+        assert "hunter2" not in str(raised.value) and "app:<set>@" in str(raised.value), url
+
+
+async def test_the_password_never_shows_when_opening_fails():
+    with pytest.raises(ConfigError) as raised:
+        await open_metadata_store("cassandra://app:hunter2@h1/")
+    assert "hunter2" not in str(raised.value)
+    with pytest.raises(ConfigError) as raised:
+        await open_metadata_store("mysql://app:hunter2@h1/db")
+    assert "hunter2" not in str(raised.value) and "app:<set>@h1" in str(raised.value)
