@@ -226,3 +226,60 @@ def test_notes_say_whether_tls_is_on():
     assert "*.sd-spiderduck-fetcher.crawl.svc" in on
     one_name = notes({"tls": {"existingSecret": "x", "serverName": "grpc.internal", "clientAuth": "none"}})
     assert "must name grpc.internal." in one_name and "refuses clients" not in one_name
+
+
+# ---- NATS credentials and TLS ----------------------------------------------------------------
+
+@pytest.mark.parametrize("kind,key,config_key,file", [
+    ("creds", "", "nats_creds", "nats.creds"),
+    ("nkey", "seed", "nats_nkey_seed", "nkey.seed"),
+    ("token", "", "nats_token_file", "token"),
+    ("password", "pw", "nats_password_file", "password"),
+])
+def test_nats_credentials_come_from_a_secret_one_kind_at_a_time(tmp_path, kind, key, config_key, file):
+    from common import config as sd_config
+    auth = {"type": kind, "existingSecret": "sd-nats", "key": key}
+    if kind == "password":
+        auth["user"] = "spiderduck"
+    docs = render({"nats": {"auth": auth}})
+    others = {"nats_creds", "nats_nkey_seed", "nats_token_file", "nats_password_file", "nats_user"} - {config_key}
+    for role in RUNNING:
+        cfg = role_config(docs, role)
+        assert mounted_files(docs, role)[cfg[config_key]] == ("secret", "sd-nats", key or file), role
+        assert cfg[config_key].endswith("/" + file)
+        assert not (others - {"nats_user"}) & set(cfg), role
+        assert cfg.get("nats_user") == auth.get("user"), role
+        path = tmp_path / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        assert getattr(sd_config.load(str(path), env={}), config_key) == cfg[config_key]
+    assert "sd-nats" not in secrets_used(docs, "schema")
+    assert not any(k.startswith("nats") for k in role_config(docs, "schema"))
+
+
+@pytest.mark.parametrize("auth,message", [
+    ({"type": "token"}, "nats.auth: set both"),
+    ({"existingSecret": "sd-nats"}, "nats.auth: set both"),
+    ({"type": "password", "existingSecret": "sd-nats"}, "nats.auth.user"),
+    ({"type": "token", "existingSecret": "sd-nats", "user": "me"}, "nats.auth.user"),
+])
+def test_nats_credentials_half_set_are_refused(auth, message):
+    with pytest.raises(helm.HelmError, match=message):
+        render({"nats": {"auth": auth}})
+
+
+def test_nats_tls_ca_from_a_configmap_or_a_secret_and_a_client_certificate():
+    docs = render({"nats": {"tls": {"ca": {"configMap": "nats-ca", "key": "bundle.pem"},
+                                    "clientSecret": "sd-nats-client"}}})
+    for role in RUNNING:
+        cfg, files = role_config(docs, role), mounted_files(docs, role)
+        assert files[cfg["nats_tls_ca"]] == ("configMap", "nats-ca", "bundle.pem")
+        assert files[cfg["nats_tls_cert"]] == ("secret", "sd-nats-client", "tls.crt")
+        assert files[cfg["nats_tls_key"]] == ("secret", "sd-nats-client", "tls.key")
+    secret = render({"nats": {"tls": {"ca": {"secret": "nats-ca"}}}})
+    cfg = role_config(secret, "fetcher")
+    assert mounted_files(secret, "fetcher")[cfg["nats_tls_ca"]] == ("secret", "nats-ca", "ca.crt")
+    assert "nats_tls_cert" not in cfg
+    with pytest.raises(helm.HelmError, match="nats.tls.ca: set secret or configMap, not both"):
+        render({"nats": {"tls": {"ca": {"secret": "a", "configMap": "b"}}}})
+    with pytest.raises(helm.HelmError, match="/nats/tls/ca"):
+        render({"nats": {"tls": {"ca": {"secretName": "a"}}}})

@@ -87,7 +87,51 @@ fetcher scheduler metadata-api
 {{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls" "secret" $v.tls.existingSecret "items" (list
     (dict "key" "tls.crt" "handle" "tls.cert") (dict "key" "tls.key" "handle" "tls.key") (dict "key" "ca.crt" "handle" "tls.ca"))) }}
 {{- end }}
+{{- if has $role (list "fetcher" "scheduler" "metadata-api") }}
+{{- $auth := $v.nats.auth }}
+{{- if or $auth.type $auth.existingSecret }}
+{{- if not (and $auth.type $auth.existingSecret) }}
+{{- fail "nats.auth: set both type (creds, nkey, token or password) and existingSecret, or neither" }}
+{{- end }}
+{{- if ne (eq $auth.type "password") (not (empty $auth.user)) }}
+{{- fail "nats.auth.user: set it with type password (the user whose password the Secret holds), and only then" }}
+{{- end }}
+{{- $file := get (include "spiderduck.natsAuthFiles" . | fromYaml) $auth.type }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "nats-auth" "secret" $auth.existingSecret "items" (list
+    (dict "key" (default $file $auth.key) "path" $file "handle" "nats.auth"))) }}
+{{- end }}
+{{- $_ := include "spiderduck.addSource" (dict "f" $f "name" "nats-ca" "source" $v.nats.tls.ca "what" "nats.tls.ca" "path" "ca.crt" "handle" "nats.ca") }}
+{{- with $v.nats.tls.clientSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "nats-client" "secret" . "items" (list
+    (dict "key" "tls.crt" "handle" "nats.cert") (dict "key" "tls.key" "handle" "nats.key"))) }}
+{{- end }}
+{{- end }}
 {{- toYaml $f }}
+{{- end }}
+
+{{/* nats.auth.type -> the file its Secret key is mounted as (and the key read when
+     nats.auth.key is empty). */}}
+{{- define "spiderduck.natsAuthFiles" -}}
+{creds: nats.creds, nkey: nkey.seed, token: token, password: password}
+{{- end }}
+
+{{/* nats.auth.type -> the config key naming that file. */}}
+{{- define "spiderduck.natsAuthKeys" -}}
+{creds: nats_creds, nkey: nats_nkey_seed, token: nats_token_file, password: nats_password_file}
+{{- end }}
+
+{{/* Adds the file of a {secret, configMap, key} value (one of the two objects, or none) to
+     spiderduck.files' lists: (dict "f" $f "name" N "source" S "what" "value.path" "path" FILE
+     "handle" H). */}}
+{{- define "spiderduck.addSource" -}}
+{{- $s := .source }}
+{{- if and $s.secret $s.configMap }}
+{{- fail (printf "%s: set secret or configMap, not both" .what) }}
+{{- end }}
+{{- if or $s.secret $s.configMap }}
+{{- $_ := include "spiderduck.addMount" (dict "f" .f "name" .name "secret" $s.secret "configMap" $s.configMap "items" (list
+    (dict "key" $s.key "path" .path "handle" .handle))) }}
+{{- end }}
 {{- end }}
 
 {{/* Adds one volume to spiderduck.files' lists: (dict "f" $f "name" N "secret" S or "configMap" C
@@ -174,6 +218,13 @@ fetcher scheduler metadata-api
 {{- if ne $role "schema" }}
 {{- $_ := set $cfg "nats_url" (required "nats.url is required: SpiderDuck uses an external NATS with JetStream" $v.nats.url) }}
 {{- $_ := set $cfg "nats_replicas" (int (default 1 $v.nats.replicas)) }}
+{{- end }}
+{{- with index $paths "nats.auth" }}
+{{- $_ := set $cfg (get (include "spiderduck.natsAuthKeys" $ | fromYaml) $v.nats.auth.type) . }}
+{{- with $v.nats.auth.user }}{{ $_ := set $cfg "nats_user" . }}{{ end }}
+{{- end }}
+{{- range $handle, $key := dict "nats.ca" "nats_tls_ca" "nats.cert" "nats_tls_cert" "nats.key" "nats_tls_key" }}
+{{- with index $paths $handle }}{{ $_ := set $cfg $key . }}{{ end }}
 {{- end }}
 {{- if hasKey $paths "tls.cert" }}
 {{- $tls := dict "cert" (index $paths "tls.cert") "key" (index $paths "tls.key") "ca" (index $paths "tls.ca") }}
