@@ -198,7 +198,10 @@ async def admin(request: web.Request) -> web.Response:
 
 
 def make_app(ctx: WebContext) -> web.Application:
-    app = web.Application(middlewares=[security.security_headers], client_max_size=MAX_FORM_BYTES)
+    web_settings = ctx.settings.web
+    hosts = security.host_check(web_settings.listen.rpartition(":")[0], web_settings.allowed_hosts)
+    app = web.Application(middlewares=[security.security_headers, *([hosts] if hosts else [])],
+                          client_max_size=MAX_FORM_BYTES)
     app[CONTEXT] = ctx
     app[TEMPLATES] = _environment()
     app[PAGES] = asyncio.Semaphore(ctx.settings.web.max_concurrent_pages)

@@ -7,10 +7,16 @@ nothing else. No referrer leaves for those origins, and no page of ours may be f
 
 Admin actions need `Authorization: Bearer <web.admin_token>`; with no token configured they
 are off (403). A bearer header is never sent by a browser on its own, so another site cannot
-make an operator's browser act (no cross-site request forgery)."""
+make an operator's browser act (no cross-site request forgery).
+
+DNS rebinding: a page of another site whose name is made to resolve to 127.0.0.1 would reach a
+UI listening on loopback as the same origin, and could read it. So a request whose Host is
+neither the listen address, `localhost`, nor a name in web.allowed_hosts gets 421 when
+web.listen is a loopback address, and on any address once web.allowed_hosts is set."""
 from __future__ import annotations
 
 import hmac
+import ipaddress
 
 from aiohttp import web
 
@@ -57,6 +63,41 @@ async def security_headers(request: web.Request, handler):
     if isinstance(response, web.HTTPException):
         raise response
     return response
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def host_name(header: str) -> str:
+    """The name of a Host header, without its port: "[::1]:8080" -> "::1"."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def host_check(listen_host: str, allowed_hosts: list[str]):
+    """The middleware answering 421 for a Host this UI does not serve (see the module's text);
+    None when no check applies (a non-loopback listen and no allowed_hosts)."""
+    listen_host = listen_host.strip("[]").lower()
+    if not (_is_loopback(listen_host) or allowed_hosts):
+        return None
+    names = {listen_host, "localhost", *(h.strip().lower().rstrip(".") for h in allowed_hosts)}
+
+    @web.middleware
+    async def check(request: web.Request, handler):
+        name = host_name(request.headers.get("Host", "")).rstrip(".")
+        if name not in names:
+            raise web.HTTPMisdirectedRequest(
+                text=f"421: this server does not answer for the host {name[:100]!r} (web.allowed_hosts)\n")
+        return await handler(request)
+    return check
 
 
 class AdminRefused(Exception):

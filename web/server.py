@@ -2,13 +2,29 @@
 from __future__ import annotations
 
 import logging
+import ssl
 
 from aiohttp import web
 
+from common.config import WebSettings
 from common.errors import ConfigError
 from web.app import WebContext, make_app
 
 log = logging.getLogger("spiderduck.web")
+
+
+def https_context(settings: WebSettings) -> ssl.SSLContext | None:
+    """The web UI's TLS (web.tls_cert, web.tls_key), or None: plain HTTP."""
+    if not settings.tls_cert:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(settings.tls_cert, settings.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not a PEM certificate and its key"
+        raise ConfigError(f"web.tls_cert / web.tls_key ({settings.tls_cert}, {settings.tls_key}): "
+                          f"{reason}") from None
+    return context
 
 
 class WebServer:
@@ -25,10 +41,12 @@ class WebServer:
             port_number = int(port)
         except ValueError:
             raise ConfigError(f"web.listen {self._listen!r}: expected host:port") from None
+        https = https_context(self._ctx.settings.web)
         self._runner = web.AppRunner(make_app(self._ctx), access_log=None, shutdown_timeout=self._grace)
         await self._runner.setup()
         host = host.strip("[]")                # [::1]:8080, as gRPC addresses are written
-        site = web.TCPSite(self._runner, host or "0.0.0.0", port_number)
+        site = web.TCPSite(self._runner, host or "0.0.0.0", port_number,
+                           ssl_context=https)
         try:
             await site.start()
         except OSError as exc:
@@ -36,7 +54,7 @@ class WebServer:
             raise ConfigError(f"web.listen {self._listen!r}: {exc.strerror or exc}") from exc
         bound = site._server.sockets[0].getsockname()
         self.address = f"[{host}]:{bound[1]}" if ":" in host else f"{host or '0.0.0.0'}:{bound[1]}"
-        log.info("web UI on http://%s/", self.address)
+        log.info("web UI on %s://%s/", "https" if self._ctx.settings.web.tls_cert else "http", self.address)
         return self
 
     async def __aexit__(self, *exc) -> None:

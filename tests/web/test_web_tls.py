@@ -1,0 +1,117 @@
+"""The web UI's trust on the wire: HTTPS (web.tls_cert, web.tls_key), DNS rebinding refused
+with 421 (a Host that is not ours), and the admin client reaching FetcherAdmin over mutual TLS."""
+from __future__ import annotations
+
+import ssl
+
+import aiohttp
+import pytest
+
+from common.errors import ConfigError
+from common.nats_server import free_port
+from metadata_api.main import run_metadata_api
+from support.certs import TestCA
+from support.service import RunningService, service_settings, wait_port
+from web.security import host_name
+
+TOKEN = "w3b-admin"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    ca = TestCA(tmp_path_factory.mktemp("pki"))
+    local = {"dns": ["localhost"], "ips": ["127.0.0.1"]}
+    return {"ca": ca.ca, "web": ca.issue("web", **local),
+            "service": ca.issue("service", dns=["spiderduck", "localhost"], ips=["127.0.0.1"]),
+            "ops": ca.issue("ops", dns=["ops"], ips=["127.0.0.1"])}
+
+
+async def status_for(url: str, host: str | None = None, **options) -> int:
+    headers = {"Host": host} if host is not None else {}
+    async with aiohttp.ClientSession() as http, http.get(url, headers=headers, **options) as response:
+        return response.status
+
+
+async def test_the_web_ui_serves_https_only_with_its_certificate(tmp_path, pki):
+    listen = f"127.0.0.1:{free_port()}"
+    settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.tls_cert": pki["web"].cert,
+                                                 "web.tls_key": pki["web"].key})
+    verified = ssl.create_default_context(cafile=pki["ca"])
+    async with RunningService(settings, roles=(run_metadata_api,)):
+        await wait_port(listen)
+        assert await status_for(f"https://{listen}/healthz", ssl=verified) == 200
+        with pytest.raises(aiohttp.ClientError):          # plain HTTP to the TLS port
+            await status_for(f"http://{listen}/healthz")
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):   # not our CA: refused by the client
+            await status_for(f"https://{listen}/healthz", ssl=ssl.create_default_context())
+
+
+async def test_a_bad_web_certificate_fails_the_role_naming_the_keys(tmp_path, pki):
+    settings = service_settings(tmp_path, "", **{"web.listen": f"127.0.0.1:{free_port()}",
+                                                 "web.tls_cert": pki["web"].cert, "web.tls_key": pki["ops"].key})
+    with pytest.raises(ConfigError, match="web.tls_cert / web.tls_key"):
+        async with RunningService(settings, roles=(run_metadata_api,)):
+            pass
+
+
+async def test_dns_rebinding_gets_421_on_a_loopback_listen(tmp_path):
+    port = free_port()
+    listen = f"127.0.0.1:{port}"
+    settings = service_settings(tmp_path, "", **{"web.listen": listen,
+                                                 "web.allowed_hosts": ["spiderduck.internal"]})
+    async with RunningService(settings, roles=(run_metadata_api,)):
+        await wait_port(listen)
+        base = f"http://{listen}/healthz"
+        assert await status_for(base) == 200                                     # 127.0.0.1:port
+        assert await status_for(base, host=f"localhost:{port}") == 200
+        assert await status_for(base, host="spiderduck.internal") == 200
+        assert await status_for(base, host="SpiderDuck.Internal.:8080") == 200
+        assert await status_for(base, host=f"evil.example:{port}") == 421           # rebinding
+        assert await status_for(f"http://{listen}/url?u=http://a.test/", host="evil.example") == 421
+        assert await status_for(base, host="") == 421
+
+
+async def test_a_wildcard_listen_checks_hosts_only_once_allowed_hosts_is_set(tmp_path):
+    port = free_port()
+    open_settings = service_settings(tmp_path, "", **{"web.listen": f"0.0.0.0:{port}"})
+    async with RunningService(open_settings, roles=(run_metadata_api,)):
+        await wait_port(f"127.0.0.1:{port}")
+        assert await status_for(f"http://127.0.0.1:{port}/healthz", host="anything.example") == 200
+    port = free_port()
+    checked = service_settings(tmp_path, "", **{"web.listen": f"0.0.0.0:{port}",
+                                                "web.allowed_hosts": ["ui.example"]})
+    async with RunningService(checked, roles=(run_metadata_api,)):
+        await wait_port(f"127.0.0.1:{port}")
+        assert await status_for(f"http://127.0.0.1:{port}/healthz", host="ui.example") == 200
+        assert await status_for(f"http://127.0.0.1:{port}/healthz", host="anything.example") == 421
+
+
+@pytest.mark.parametrize("header, name", [("127.0.0.1:8080", "127.0.0.1"), ("[::1]:8080", "::1"),
+                                          ("Example.COM", "example.com"), ("::1", "::1"), ("", "")])
+def test_host_names_are_read_without_their_port(header, name):
+    assert host_name(header) == name
+
+
+async def test_the_domain_table_reaches_the_fetchers_over_mutual_tls(tmp_path, nats_server, pki):
+    """The web UI's admin client dials each fetcher with this process's certificate; a fetcher
+    whose admin_callers leave it out answers PERMISSION_DENIED, and the page says so."""
+    from fetcher.main import run_fetcher
+    listen = f"127.0.0.1:{free_port()}"
+    tls = {"tls.cert": pki["service"].cert, "tls.key": pki["service"].key, "tls.ca": pki["ca"]}
+    settings = service_settings(tmp_path, nats_server.url, **{"web.listen": listen, "web.admin_token": TOKEN,
+                                                              "fetcher.shards": 4, **tls})
+    async with RunningService(settings, roles=(run_fetcher, run_metadata_api)):
+        await wait_port(listen)
+        async with aiohttp.ClientSession() as http:
+            async with http.post(f"http://{listen}/admin/set-rate", data={"domain": "example.org", "rate": "3"},
+                                 headers={"Authorization": f"Bearer {TOKEN}"}) as response:
+                assert response.status == 200, await response.text()
+            async with http.get(f"http://{listen}/domains") as response:
+                page = await response.text()
+                assert response.status == 200 and "example.org" in page and "UNAVAILABLE" not in page
+    fenced = service_settings(tmp_path, nats_server.url, **{"web.listen": listen, "fetcher.shards": 4,
+                                                            "fetcher.admin_callers": ["ops"], **tls})
+    async with RunningService(fenced, roles=(run_fetcher, run_metadata_api)):
+        await wait_port(listen)
+        async with aiohttp.ClientSession() as http, http.get(f"http://{listen}/domains") as response:
+            assert "PERMISSION_DENIED" in await response.text()
