@@ -283,3 +283,108 @@ def test_nats_tls_ca_from_a_configmap_or_a_secret_and_a_client_certificate():
         render({"nats": {"tls": {"ca": {"secret": "a", "configMap": "b"}}}})
     with pytest.raises(helm.HelmError, match="/nats/tls/ca"):
         render({"nats": {"tls": {"ca": {"secretName": "a"}}}})
+
+
+# ---- store credentials only where the store is used -----------------------------------------
+
+STORES = {
+    "cassandra": {"contactPoints": ["cass-a.internal", "cass-b.internal"], "keyspace": "sd",
+                  "auth": {"username": "spiderduck", "existingSecret": "sd-cassandra", "key": "pw"},
+                  "tls": {"enabled": True, "ca": {"configMap": "cassandra-ca"},
+                          "clientSecret": "sd-cassandra-client"}},
+    "hdfs": {"namenode": "nn.internal:9871", "path": "/warc", "user": "crawler",
+             "tls": {"enabled": True, "ca": {"secret": "hdfs-ca", "key": "root.pem"}}},
+    "memcached": {"host": "robots.internal", "tls": {"enabled": True, "ca": {"secret": "mc-ca"}}},
+}
+STORE_OBJECTS = {"sd-cassandra", "cassandra-ca", "sd-cassandra-client", "hdfs-ca", "mc-ca"}
+
+
+def objects_used(docs: list[dict], role: str) -> set[str]:
+    spec = pod_spec(docs, role)
+    names = secrets_used(docs, role)
+    names |= {v["configMap"]["name"] for v in spec["volumes"] if "configMap" in v}
+    return names
+
+
+@pytest.fixture(scope="module")
+def store_docs() -> list[dict]:
+    return render(STORES)
+
+
+def test_the_cassandra_password_reaches_only_the_roles_that_open_the_metadata_store(store_docs):
+    for role in ("scheduler", "metadata-api", "schema"):
+        cfg, files = role_config(store_docs, role), mounted_files(store_docs, role)
+        url = cfg["metadata_store"]
+        head, _, query = url.partition("?")
+        assert head == "cassandra://spiderduck@cass-a.internal,cass-b.internal:9042/sd", role
+        options = dict(kv.split("=", 1) for kv in query.split("&"))
+        assert options["ssl"] == "true" and options["consistency"] == "LOCAL_QUORUM"
+        assert files[options["password_file"]] == ("secret", "sd-cassandra", "pw"), role
+        assert files[options["ca"]] == ("configMap", "cassandra-ca", "ca.crt"), role
+        assert files[options["cert"]] == ("secret", "sd-cassandra-client", "tls.crt"), role
+        assert files[options["key"]] == ("secret", "sd-cassandra-client", "tls.key"), role
+    # Never the password itself, anywhere: only the file's path.
+    for d in store_docs:
+        if d["kind"] == "ConfigMap":
+            assert "password=" not in str(d["data"]) and ":pw@" not in str(d["data"])
+
+
+def test_the_fetcher_pod_has_no_volume_or_env_from_a_store_secret_but_memcached(store_docs):
+    """The fetchers read pages strangers choose: they mount the memcached CA they use, and no
+    Cassandra password, Cassandra or HDFS certificate; their config names no store."""
+    spec = pod_spec(store_docs, "fetcher")
+    used = objects_used(store_docs, "fetcher")
+    assert used & STORE_OBJECTS == {"mc-ca"}
+    for container in spec["containers"]:
+        for env in container.get("env", []):
+            ref = env.get("valueFrom", {}).get("secretKeyRef", {}).get("name")
+            assert ref not in STORE_OBJECTS, env
+        assert not container.get("envFrom"), container.get("envFrom")
+    assert not {v["name"] for v in spec["volumes"]} & {"cassandra-auth", "cassandra-ca", "cassandra-client", "hdfs-ca"}
+    cfg = role_config(store_docs, "fetcher")
+    assert not {"metadata_store", "content_store"} & set(cfg)
+    ca = mounted_files(store_docs, "fetcher")
+    (ca_path,) = [p for p, src in ca.items() if src[1] == "mc-ca"]
+    assert cfg["robots_cache"] == f"memcacheds://robots.internal:11211?ca={ca_path}"
+
+
+def test_hdfs_tls_only_in_the_schedulers_and_memcached_only_in_the_fetchers(store_docs):
+    cfg, files = role_config(store_docs, "scheduler"), mounted_files(store_docs, "scheduler")
+    head, _, query = cfg["content_store"].partition("?")
+    assert head == "hdfs+https://nn.internal:9871/warc"
+    options = dict(kv.split("=", 1) for kv in query.split("&"))
+    assert options["user"] == "crawler" and files[options["ca"]] == ("secret", "hdfs-ca", "root.pem")
+    assert objects_used(store_docs, "scheduler") & STORE_OBJECTS == STORE_OBJECTS - {"mc-ca"}
+    assert objects_used(store_docs, "metadata-api") & STORE_OBJECTS == \
+        {"sd-cassandra", "cassandra-ca", "sd-cassandra-client"}
+    assert objects_used(store_docs, "schema") & STORE_OBJECTS == \
+        {"sd-cassandra", "cassandra-ca", "sd-cassandra-client"}
+    assert "robots_cache" not in cfg
+
+
+def test_store_tls_defaults_keep_the_plain_urls():
+    docs = render()
+    assert role_config(docs, "scheduler")["content_store"].startswith("hdfs://")
+    assert role_config(docs, "fetcher")["robots_cache"] == "memcached://memcached.memcached.svc:11211"
+    assert "@" not in role_config(docs, "scheduler")["metadata_store"]
+    assert "ssl" not in role_config(docs, "metadata-api")["metadata_store"]
+    # TLS with the system CAs: no file, only the scheme or flag.
+    sys_ca = render({"cassandra": {"tls": {"enabled": True}}, "hdfs": {"tls": {"enabled": True}},
+                     "memcached": {"tls": {"enabled": True}}})
+    assert role_config(sys_ca, "scheduler")["metadata_store"].endswith("&replication=3&ssl=true")
+    assert "ca=" not in role_config(sys_ca, "scheduler")["content_store"]
+    assert role_config(sys_ca, "fetcher")["robots_cache"] == "memcacheds://memcached.memcached.svc:11211"
+
+
+@pytest.mark.parametrize("values,message", [
+    ({"cassandra": {"auth": {"username": "sd"}}}, "cassandra.auth: set both"),
+    ({"cassandra": {"auth": {"existingSecret": "sd-cassandra"}}}, "cassandra.auth: set both"),
+    ({"cassandra": {"tls": {"ca": {"secret": "ca"}}}}, "cassandra.tls: ca or clientSecret is set"),
+    ({"hdfs": {"tls": {"ca": {"configMap": "ca"}}}}, "hdfs.tls: ca or clientSecret is set"),
+    ({"memcached": {"tls": {"ca": {"secret": "ca"}}}}, "memcached.tls: ca or clientSecret is set"),
+    ({"cassandra": {"auth": {"username": "a@b", "existingSecret": "x"}}}, "/cassandra/auth/username"),
+    ({"hdfs": {"tls": {"clientSecret": "x"}}}, "clientSecret"),
+])
+def test_half_set_store_credentials_are_refused(values, message):
+    with pytest.raises(helm.HelmError, match=message):
+        render(values)

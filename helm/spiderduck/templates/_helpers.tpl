@@ -106,7 +106,53 @@ fetcher scheduler metadata-api
     (dict "key" "tls.crt" "handle" "nats.cert") (dict "key" "tls.key" "handle" "nats.key"))) }}
 {{- end }}
 {{- end }}
+{{- if has $role (list "scheduler" "metadata-api" "schema") }}
+{{- $c := $v.cassandra }}
+{{- if ne (empty $c.auth.username) (empty $c.auth.existingSecret) }}
+{{- fail "cassandra.auth: set both username and existingSecret (the Secret holding its password), or neither" }}
+{{- end }}
+{{- with $c.auth.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "cassandra-auth" "secret" . "items" (list
+    (dict "key" $c.auth.key "path" "password" "handle" "cassandra.password"))) }}
+{{- end }}
+{{- include "spiderduck.addStoreTls" (dict "f" $f "name" "cassandra" "tls" $c.tls) }}
+{{- end }}
+{{- if eq $role "scheduler" }}
+{{- include "spiderduck.addStoreTls" (dict "f" $f "name" "hdfs" "tls" $v.hdfs.tls) }}
+{{- end }}
+{{- if and (eq $role "fetcher") $v.memcached.host }}
+{{- include "spiderduck.addStoreTls" (dict "f" $f "name" "memcached" "tls" $v.memcached.tls) }}
+{{- end }}
 {{- toYaml $f }}
+{{- end }}
+
+{{/* Adds a store's TLS files, (dict "f" $f "name" STORE "tls" .Values.STORE.tls): its CA
+     ("STORE.ca") and, where the store takes one, its client certificate ("STORE.cert",
+     "STORE.key"); refused while STORE.tls.enabled is off. */}}
+{{- define "spiderduck.addStoreTls" -}}
+{{- $t := .tls }}
+{{- if and (not $t.enabled) (or $t.ca.secret $t.ca.configMap $t.clientSecret) }}
+{{- fail (printf "%s.tls: ca or clientSecret is set but %s.tls.enabled is false" .name .name) }}
+{{- end }}
+{{- if $t.enabled }}
+{{- $_ := include "spiderduck.addSource" (dict "f" .f "name" (printf "%s-ca" .name) "source" $t.ca "what" (printf "%s.tls.ca" .name) "path" "ca.crt" "handle" (printf "%s.ca" .name)) }}
+{{- with $t.clientSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $.f "name" (printf "%s-client" $.name) "secret" . "items" (list
+    (dict "key" "tls.crt" "handle" (printf "%s.cert" $.name)) (dict "key" "tls.key" "handle" (printf "%s.key" $.name)))) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* A store URL's file options, (dict "paths" $paths "options" (list (list OPTION HANDLE) ...)):
+     "OPTION=FILE" joined by "&", for each handle spiderduck.files mounted in this role. */}}
+{{- define "spiderduck.fileOptions" -}}
+{{- $out := list }}
+{{- range $o := .options }}
+{{- with index $.paths (index $o 1) }}
+{{- $out = append $out (printf "%s=%s" (index $o 0) .) }}
+{{- end }}
+{{- end }}
+{{- join "&" $out }}
 {{- end }}
 
 {{/* nats.auth.type -> the file its Secret key is mounted as (and the key read when
@@ -159,15 +205,26 @@ fetcher scheduler metadata-api
 /var/run/secrets/spiderduck/{{ . }}
 {{- end }}
 
-{{/* The metadata store URL (cassandra://...), for the roles that open it. */}}
+{{/* The metadata store URL, for the roles that open it: (dict "ctx" $ "role" R).
+     cassandra://[USER@]h1,h2:PORT/KEYSPACE?consistency=&dc=&replication=[&ssl=true][&ca=&cert=&key=][&password_file=],
+     the files being the ones mounted in that role's pods. */}}
 {{- define "spiderduck.metadataStore" -}}
-{{- $v := .ctx.Values }}
-{{- $store := printf "cassandra://%s:%v/%s" (join "," $v.cassandra.contactPoints) $v.cassandra.port $v.cassandra.keyspace }}
+{{- $c := .ctx.Values.cassandra }}
+{{- $paths := (include "spiderduck.files" . | fromYaml).paths }}
+{{- $user := "" }}
+{{- with $c.auth.username }}{{ $user = printf "%s@" . }}{{ end }}
+{{- $store := printf "cassandra://%s%s:%v/%s" $user (join "," $c.contactPoints) $c.port $c.keyspace }}
 {{- $options := list }}
-{{- range $key, $name := dict "consistency" "consistency" "dc" "dc" "replication" "replication" }}
-{{- with index $v.cassandra $key }}
-{{- $options = append $options (printf "%s=%v" $name .) }}
+{{- range $key := list "consistency" "dc" "replication" }}
+{{- with index $c $key }}
+{{- $options = append $options (printf "%s=%v" $key .) }}
 {{- end }}
+{{- end }}
+{{- if $c.tls.enabled }}
+{{- $options = append $options "ssl=true" }}
+{{- end }}
+{{- with include "spiderduck.fileOptions" (dict "paths" $paths "options" (list (list "ca" "cassandra.ca") (list "cert" "cassandra.cert") (list "key" "cassandra.key") (list "password_file" "cassandra.password"))) }}
+{{- $options = append $options . }}
 {{- end }}
 {{- if $options }}
 {{- $store = printf "%s?%s" $store (join "&" $options) }}
@@ -175,24 +232,36 @@ fetcher scheduler metadata-api
 {{- $store }}
 {{- end }}
 
-{{/* The content store URL (hdfs://...), for the schedulers. */}}
+{{/* The content store URL, for the schedulers: (dict "ctx" $ "role" "scheduler").
+     hdfs://NAMENODE/PATH?user=U[&roll_bytes=&roll_seconds=], hdfs+https://... with hdfs.tls
+     (and &ca= its CA file). */}}
 {{- define "spiderduck.contentStore" -}}
 {{- $v := .ctx.Values }}
-{{- $content := printf "hdfs://%s/%s?user=%s" $v.hdfs.namenode (trimPrefix "/" $v.hdfs.path) $v.hdfs.user }}
+{{- $paths := (include "spiderduck.files" . | fromYaml).paths }}
+{{- $content := printf "%s://%s/%s?user=%s" (ternary "hdfs+https" "hdfs" $v.hdfs.tls.enabled) $v.hdfs.namenode (trimPrefix "/" $v.hdfs.path) $v.hdfs.user }}
 {{- with $v.hdfs.rollBytes }}
 {{- $content = printf "%s&roll_bytes=%v" $content (int64 .) }}
 {{- end }}
 {{- with $v.hdfs.rollSeconds }}
 {{- $content = printf "%s&roll_seconds=%v" $content . }}
 {{- end }}
+{{- with include "spiderduck.fileOptions" (dict "paths" $paths "options" (list (list "ca" "hdfs.ca"))) }}
+{{- $content = printf "%s&%s" $content . }}
+{{- end }}
 {{- $content }}
 {{- end }}
 
-{{/* The robots.txt cache URL (memcached://...), for the fetchers; empty without memcached.host. */}}
+{{/* The robots.txt cache URL, for the fetchers: (dict "ctx" $ "role" "fetcher"). Empty without
+     memcached.host; memcached://HOST:PORT, or memcacheds://HOST:PORT[?ca=FILE] with memcached.tls. */}}
 {{- define "spiderduck.robotsCache" -}}
 {{- $v := .ctx.Values }}
 {{- if $v.memcached.host }}
-{{- printf "memcached://%s:%v" $v.memcached.host $v.memcached.port }}
+{{- $paths := (include "spiderduck.files" . | fromYaml).paths }}
+{{- $url := printf "%s://%s:%v" (ternary "memcacheds" "memcached" $v.memcached.tls.enabled) $v.memcached.host $v.memcached.port }}
+{{- with include "spiderduck.fileOptions" (dict "paths" $paths "options" (list (list "ca" "memcached.ca"))) }}
+{{- $url = printf "%s?%s" $url . }}
+{{- end }}
+{{- $url }}
 {{- end }}
 {{- end }}
 
