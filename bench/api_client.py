@@ -5,6 +5,8 @@
 
 closed: `concurrency` calls always in flight, as fast as the server answers.
 rate: calls started at a fixed rate whatever the answers (an open loop), for latency.
+--tls DIR: over mutual TLS, with DIR's ca.crt, client.crt and client.key (bench/api --tls);
+--token T: each call carries `authorization: Bearer T`.
 Prints one JSON line: calls, urls, seconds, errors, p50_ms, p99_ms.
 """
 from __future__ import annotations
@@ -13,6 +15,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import os
 import time
 
 import grpc
@@ -35,11 +38,20 @@ async def run(args) -> dict:
     latencies: list[float] = []
     errors = 0
     calls = 0
-    async with grpc.aio.insecure_channel(args.address, options=[
-            ("grpc.max_receive_message_length", 64 << 20)]) as channel:
+    options = [("grpc.max_receive_message_length", 64 << 20)]
+    metadata = (("authorization", f"Bearer {args.token}"),) if args.token else None
+    if args.tls:
+        def read(name: str) -> bytes:
+            with open(os.path.join(args.tls, name), "rb") as fh:
+                return fh.read()
+        credentials = grpc.ssl_channel_credentials(read("ca.crt"), read("client.key"), read("client.crt"))
+        channel = grpc.aio.secure_channel(args.address, credentials, options=options)
+    else:
+        channel = grpc.aio.insecure_channel(args.address, options=options)
+    async with channel:
         stub = metadata_pb2_grpc.MetadataServiceStub(channel)
         for request in requests[:20]:                          # warm up the connection
-            await stub.GetUrlMetadata(request, timeout=10)
+            await stub.GetUrlMetadata(request, timeout=10, metadata=metadata)
         pick = itertools.cycle(requests)
         started = time.perf_counter()
         end = started + args.seconds
@@ -48,7 +60,7 @@ async def run(args) -> dict:
             nonlocal errors, calls
             t0 = time.perf_counter()
             try:
-                response = await stub.GetUrlMetadata(request, timeout=10)
+                response = await stub.GetUrlMetadata(request, timeout=10, metadata=metadata)
                 if len(response.results) != args.batch or not response.results[0].found:
                     errors += 1
             except grpc.aio.AioRpcError:
@@ -87,6 +99,8 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--rate", type=float, default=1000.0)
     ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--tls", metavar="DIR", help="mutual TLS with DIR/ca.crt, client.crt, client.key")
+    ap.add_argument("--token", metavar="T", help="bearer token sent with each call")
     args = ap.parse_args()
     print(json.dumps(uvloop.run(run(args))), flush=True)
 
