@@ -114,8 +114,10 @@ def _as_command_errors(settings: Settings) -> Iterator[None]:
 
 
 def _api_failed(address: str, exc: sdclient.Error) -> str:
-    hint = ("; start it (spiderduck up) or point at it with metadata_api.listen"
-            if exc.code == "UNAVAILABLE" else "")
+    hint = ("; start it (spiderduck up) or point at it with metadata_api.listen (a server with TLS "
+            "on needs tls.ca, and tls.cert and tls.key unless its tls.client_auth is none)"
+            if exc.code == "UNAVAILABLE" else
+            "; give the token with --token-file F or SPIDERDUCK_TOKEN" if exc.code == "UNAUTHENTICATED" else "")
     return f"metadata-api at {address}: {exc.code}: {exc.details}{hint}"
 
 
