@@ -388,3 +388,44 @@ def test_store_tls_defaults_keep_the_plain_urls():
 def test_half_set_store_credentials_are_refused(values, message):
     with pytest.raises(helm.HelmError, match=message):
         render(values)
+
+
+# ---- the metadata API's bearer tokens and the web UI's HTTPS ---------------------------------
+
+def test_metadata_api_tokens_come_from_a_secret_mounted_there_only(tmp_path):
+    from common import config as sd_config
+    docs = render({"metadataApi": {"tokens": {"existingSecret": "sd-api-tokens", "key": "callers"}}})
+    cfg = role_config(docs, "metadata-api")
+    assert mounted_files(docs, "metadata-api")[cfg["metadata_api"]["tokens_file"]] == \
+        ("secret", "sd-api-tokens", "callers")
+    path = tmp_path / "api.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert sd_config.load(str(path), env={}).metadata_api.tokens_file == cfg["metadata_api"]["tokens_file"]
+    for role in ("fetcher", "scheduler", "schema"):
+        assert "sd-api-tokens" not in secrets_used(docs, role), role
+    assert "tokens_file" not in role_config(render(), "metadata-api")["metadata_api"]
+    assert "Bearer <token>`, a token of Secret sd-api-tokens (key tokens)" in notes(
+        {"metadataApi": {"tokens": {"existingSecret": "sd-api-tokens"}}})
+
+
+def test_web_ui_https_and_allowed_hosts(tmp_path):
+    from common import config as sd_config
+    docs = render({"web": {"tls": {"existingSecret": "sd-web-tls"},
+                           "allowedHosts": ["spiderduck.example.com"]}})
+    cfg = role_config(docs, "metadata-api")
+    files = mounted_files(docs, "metadata-api")
+    assert files[cfg["web"]["tls_cert"]] == ("secret", "sd-web-tls", "tls.crt")
+    assert files[cfg["web"]["tls_key"]] == ("secret", "sd-web-tls", "tls.key")
+    assert cfg["web"]["allowed_hosts"] == ["spiderduck.example.com"]
+    path = tmp_path / "api.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    web = sd_config.load(str(path), env={}).web
+    assert web.tls_cert and web.tls_key and web.allowed_hosts == ["spiderduck.example.com"]
+    (port,) = [p for p in one(docs, "Service", "metadata-api")["spec"]["ports"] if p["name"] == "web"]
+    assert port["appProtocol"] == "https"
+    assert "sd-web-tls" not in secrets_used(docs, "fetcher") | secrets_used(docs, "scheduler")
+    assert "open https://127.0.0.1:8080/" in notes({"web": {"tls": {"existingSecret": "sd-web-tls"}}})
+    # The UI off: nothing of it is mounted.
+    off = render({"web": {"enabled": False, "tls": {"existingSecret": "sd-web-tls"}}})
+    assert "sd-web-tls" not in secrets_used(off, "metadata-api")
+    assert role_config(off, "metadata-api")["web"] == {"listen": ""}

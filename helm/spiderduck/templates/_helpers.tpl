@@ -106,6 +106,16 @@ fetcher scheduler metadata-api
     (dict "key" "tls.crt" "handle" "nats.cert") (dict "key" "tls.key" "handle" "nats.key"))) }}
 {{- end }}
 {{- end }}
+{{- if eq $role "metadata-api" }}
+{{- with $v.metadataApi.tokens.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "api-tokens" "secret" . "items" (list
+    (dict "key" $v.metadataApi.tokens.key "path" "tokens" "handle" "api.tokens"))) }}
+{{- end }}
+{{- if and $v.web.enabled $v.web.tls.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "web-tls" "secret" $v.web.tls.existingSecret "items" (list
+    (dict "key" "tls.crt" "handle" "web.cert") (dict "key" "tls.key" "handle" "web.key"))) }}
+{{- end }}
+{{- end }}
 {{- if has $role (list "scheduler" "metadata-api" "schema") }}
 {{- $c := $v.cassandra }}
 {{- if ne (empty $c.auth.username) (empty $c.auth.existingSecret) }}
@@ -312,8 +322,14 @@ fetcher scheduler metadata-api
 {{- $_ := set $cfg "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port)) }}
 {{- end }}
 {{- if eq $role "metadata-api" }}
-{{- $_ := set $cfg "metadata_api" (dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port)) }}
-{{- $_ := set $cfg "web" (dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled)) }}
+{{- $api := dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port) }}
+{{- with index $paths "api.tokens" }}{{ $_ := set $api "tokens_file" . }}{{ end }}
+{{- $_ := set $cfg "metadata_api" $api }}
+{{- $web := dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled) }}
+{{- with index $paths "web.cert" }}{{ $_ := set $web "tls_cert" . }}{{ end }}
+{{- with index $paths "web.key" }}{{ $_ := set $web "tls_key" . }}{{ end }}
+{{- if and $v.web.enabled $v.web.allowedHosts }}{{ $_ := set $web "allowed_hosts" $v.web.allowedHosts }}{{ end }}
+{{- $_ := set $cfg "web" $web }}
 {{- if $v.web.enabled }}
 {{- /* The web UI's admin client asks every fetcher (each domain has one owner): their pods' names. */}}
 {{- $_ := set $cfg "scheduler" (dict "fetchers" (include "spiderduck.fetcherAddresses" .ctx | fromYamlArray)) }}
