@@ -44,7 +44,8 @@ class MetadataApiSettings:
                                       # needs gRPC metadata `authorization: Bearer <token>`
                                       # (else UNAUTHENTICATED); empty = no token asked
     resolve_rate: float = 50.0        # ResolveUrl calls per second per caller (a token's name, else
-                                      # a client certificate's identity); over it RESOURCE_EXHAUSTED
+                                      # a client certificate's identity); over it RESOURCE_EXHAUSTED;
+                                      # 0 = no bound
 
 
 @dataclass(frozen=True)
@@ -113,6 +114,8 @@ class FetcherSettings:
                                       # (SetDomainRate above it is INVALID_ARGUMENT)
 
     def __post_init__(self) -> None:
+        if not self.max_rate > 0:
+            raise ConfigError(f"fetcher.max_rate: {self.max_rate:g} must be positive (requests per second)")
         for network in self.allowed_networks:
             try:   # host bits are accepted (10.0.0.1/8 is 10.0.0.0/8), as fetcher/guard.py reads them
                 ipaddress.ip_network(network, strict=False)

@@ -9,7 +9,7 @@ logged or echoed: a refusal names only the caller's token *name* once known.
 
 ResolveUrl starts crawls, so each caller (the token's name; without tokens, the identity of a
 verified client certificate) may call it at most `metadata_api.resolve_rate` times a second,
-with a burst of as many: past that, RESOURCE_EXHAUSTED. A caller known by neither (plaintext
+with a burst of as many: past that, RESOURCE_EXHAUSTED (0: no bound). A caller known by neither (plaintext
 `up` on loopback) is not bounded here; max_concurrent_resolves still is.
 """
 from __future__ import annotations
@@ -146,7 +146,7 @@ def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings) -> Guard | N
     by_certificate = tls.require_client_cert
     if tokens is None and not by_certificate:
         return None
-    limit = RateLimit(settings.resolve_rate)
+    limit = RateLimit(settings.resolve_rate) if settings.resolve_rate > 0 else None
 
     async def guard(method: str, context: grpc.aio.ServicerContext) -> None:
         who = caller(context) if by_certificate else None
@@ -158,7 +158,7 @@ def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings) -> Guard | N
             who = tokens.name_of(token) if token else None
             if who is None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the bearer token is not known")
-        if method == "ResolveUrl" and who is not None and not limit.allow(who):
+        if method == "ResolveUrl" and who is not None and limit is not None and not limit.allow(who):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"caller {who!r} is over metadata_api.resolve_rate "
                                 f"({settings.resolve_rate:g} ResolveUrl calls a second)")
