@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from support.chart import helm, manifests, one, render, role_config
+from support.chart import CHART, helm, manifests, one, render, role_config
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 WORKLOADS = {"fetcher": "StatefulSet", "scheduler": "Deployment", "metadata-api": "Deployment",
@@ -329,6 +329,24 @@ def test_the_cassandra_password_reaches_only_the_roles_that_open_the_metadata_st
             assert "password=" not in str(d["data"]) and ":pw@" not in str(d["data"])
 
 
+def test_the_cassandra_store_reads_the_rendered_url_with_the_mounted_files(store_docs, tmp_path):
+    """The store's own parser takes the URL, reading the password from the file the pod mounts
+    (laid out here under tmp_path as the kubelet lays out the Secret)."""
+    from common.stores.cassandra_cluster import CassandraOptions
+    url = role_config(store_docs, "metadata-api")["metadata_store"]
+    for path in mounted_files(store_docs, "metadata-api"):
+        local = tmp_path / path.lstrip("/")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        local.write_text("s3cret\n" if path.endswith("/password") else "PEM\n")
+    options = CassandraOptions.from_url(url.replace("=/var/run/", f"={tmp_path}/var/run/"))
+    assert (options.username, options.password, options.ssl) == ("spiderduck", "s3cret", True)
+    assert options.hosts == ("cass-a.internal", "cass-b.internal") and options.check_hostname
+    assert options.ca.endswith("/cassandra-ca/ca.crt") and options.cert.endswith("/tls.crt")
+    one_cert = render({"cassandra": {"tls": {"enabled": True, "checkHostname": False}}})
+    relaxed = CassandraOptions.from_url(role_config(one_cert, "scheduler")["metadata_store"])
+    assert relaxed.ssl and not relaxed.check_hostname
+
+
 def test_the_fetcher_pod_has_no_volume_or_env_from_a_store_secret_but_memcached(store_docs):
     """The fetchers read pages strangers choose: they mount the memcached CA they use, and no
     Cassandra password, Cassandra or HDFS certificate; their config names no store."""
@@ -360,6 +378,13 @@ def test_hdfs_tls_only_in_the_schedulers_and_memcached_only_in_the_fetchers(stor
     assert objects_used(store_docs, "schema") & STORE_OBJECTS == \
         {"sd-cassandra", "cassandra-ca", "sd-cassandra-client"}
     assert "robots_cache" not in cfg
+
+
+def test_notes_warn_when_hdfs_https_meets_the_http_ports_of_the_policy():
+    assert "hdfs.tls.enabled while networkPolicy.hdfs.ports" in notes({"hdfs": {"tls": {"enabled": True}}})
+    assert "hdfs.tls.enabled while" not in notes({"hdfs": {"tls": {"enabled": True}},
+                                                  "networkPolicy": {"hdfs": {"ports": [9871, 9865]}}})
+    assert "hdfs.tls.enabled while" not in notes()
 
 
 def test_store_tls_defaults_keep_the_plain_urls():
@@ -429,3 +454,125 @@ def test_web_ui_https_and_allowed_hosts(tmp_path):
     off = render({"web": {"enabled": False, "tls": {"existingSecret": "sd-web-tls"}}})
     assert "sd-web-tls" not in secrets_used(off, "metadata-api")
     assert role_config(off, "metadata-api")["web"] == {"listen": ""}
+
+
+# ---- the TLS probe against a real TLS server -------------------------------------------------
+
+README_NAMES = ["sd-spiderduck-metadata-api.crawl.svc", "sd-spiderduck-metadata-api.crawl.svc.cluster.local",
+                "sd-spiderduck-fetcher.crawl.svc", "*.sd-spiderduck-fetcher.crawl.svc",
+                "sd-spiderduck-scheduler.crawl.svc"]
+
+
+def _lay_out_secret(tmp_path, docs, role, issued, ca) -> dict:
+    """The role's config with its tls files laid out under tmp_path, as the kubelet mounts the
+    Secret: the config's paths, rooted at tmp_path."""
+    import shutil
+    cfg = role_config(docs, role)
+    sources = {"tls.crt": issued.cert, "tls.key": issued.key, "ca.crt": ca}
+    for path, (_, _, key) in mounted_files(docs, role).items():
+        local = tmp_path / path.lstrip("/")
+        local.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(sources[key], local)
+    cfg["tls"] = {k: f"{tmp_path}{v}" if k in ("cert", "key", "ca") else v for k, v in cfg["tls"].items()}
+    return cfg
+
+
+def _serve_health(tls_settings):
+    """A gRPC server of health checking only, SERVING, with the role's server credentials."""
+    from concurrent import futures
+
+    import grpc
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    from common.grpc_tls import server_credentials
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    servicer = health.HealthServicer()
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    port = server.add_secure_port("127.0.0.1:0", server_credentials(tls_settings))
+    server.start()
+    return server, port
+
+
+def _run_probe(command: list[str], port: int, config_path) -> int:
+    from cli.main import main
+    argv = list(command[1:])
+    argv[argv.index("--address") + 1] = f"127.0.0.1:{port}"
+    argv[argv.index("--config") + 1] = str(config_path)
+    return main(argv)
+
+
+@pytest.mark.parametrize("role", ["metadata-api", "fetcher"])
+def test_the_tls_probe_passes_against_the_roles_server_with_the_readme_certificate(tmp_path, role):
+    """The probe the chart renders, run as the kubelet runs it (its argv, the role's config
+    and the Secret's files), against a TLS server with client_auth require: it passes with a
+    certificate carrying the names the README lists, and fails with one that lacks them."""
+    from common import config as sd_config
+    from support.certs import TestCA
+    docs = render(TLS)
+    (container,) = pod_spec(docs, role)["containers"]
+    command = container["readinessProbe"]["exec"]["command"]
+    ca = TestCA(tmp_path / "pki")
+    for names, expected in ((README_NAMES, 0), (["somewhere-else.crawl.svc"], 1)):
+        issued = ca.issue(f"spiderduck-{expected}", dns=names)
+        root = tmp_path / f"pod-{expected}"
+        cfg = _lay_out_secret(root, docs, role, issued, ca.ca)
+        config_path = root / "config.yaml"
+        config_path.write_text(yaml.safe_dump(cfg))
+        settings = sd_config.load(str(config_path), env={})
+        assert settings.tls.require_client_cert
+        server, port = _serve_health(settings.tls)
+        try:
+            assert _run_probe(command, port, config_path) == expected, names
+        finally:
+            server.stop(None)
+
+
+# ---- everything on: lint, and each role mounts exactly what its config names ----------------
+
+EVERYTHING = {
+    **STORES,
+    "image": {"digest": DIGEST},
+    "tls": {"existingSecret": "sd-grpc-tls", "clientAuth": "require"},
+    "nats": {"url": "tls://nats.internal:4222", "replicas": 3,
+             "auth": {"type": "password", "existingSecret": "sd-nats", "user": "spiderduck"},
+             "tls": {"ca": {"secret": "nats-ca"}, "clientSecret": "sd-nats-client"}},
+    "metadataApi": {"tokens": {"existingSecret": "sd-api-tokens"}},
+    "web": {"adminToken": {"existingSecret": "sd-web"}, "tls": {"existingSecret": "sd-web-tls"},
+            "allowedHosts": ["spiderduck.example.com"]},
+    "networkPolicy": {"memcached": {"cidrs": ["10.20.1.5/32"], "namespaceSelector": None, "podSelector": None}},
+}
+
+
+def test_everything_on_passes_strict_lint():
+    report = helm.lint(str(CHART), EVERYTHING, strict=True)
+    assert report["errors"] == [], report["errors"]
+    assert [m for m in report["messages"] if m["severity"] >= 2] == []
+
+
+@pytest.mark.parametrize("role", list(WORKLOADS))
+def test_each_role_mounts_exactly_the_files_its_config_names(role, tmp_path):
+    from common import config as sd_config
+    docs = render(EVERYTHING)
+    files = set(mounted_files(docs, role))
+    named = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, str):
+            for part in node.replace("?", "&").split("&"):
+                value = part.split("=", 1)[-1]
+                if value.startswith("/var/run/secrets/"):
+                    named.add(value)
+    cfg = role_config(docs, role)
+    walk(cfg)
+    assert named == files, (role, named ^ files)
+    assert files, role
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    sd_config.load(str(path), env={"SPIDERDUCK_FETCHER__ADVERTISE": "f-0.f.crawl.svc:50052"})

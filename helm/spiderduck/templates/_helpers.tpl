@@ -216,7 +216,7 @@ fetcher scheduler metadata-api
 {{- end }}
 
 {{/* The metadata store URL, for the roles that open it: (dict "ctx" $ "role" R).
-     cassandra://[USER@]h1,h2:PORT/KEYSPACE?consistency=&dc=&replication=[&ssl=true][&ca=&cert=&key=][&password_file=],
+     cassandra://[USER@]h1,h2:PORT/KEYSPACE?consistency=&dc=&replication=[&ssl=true[&check_hostname=false]][&ca=&cert=&key=][&password_file=],
      the files being the ones mounted in that role's pods. */}}
 {{- define "spiderduck.metadataStore" -}}
 {{- $c := .ctx.Values.cassandra }}
@@ -232,6 +232,9 @@ fetcher scheduler metadata-api
 {{- end }}
 {{- if $c.tls.enabled }}
 {{- $options = append $options "ssl=true" }}
+{{- if not $c.tls.checkHostname }}
+{{- $options = append $options "check_hostname=false" }}
+{{- end }}
 {{- end }}
 {{- with include "spiderduck.fileOptions" (dict "paths" $paths "options" (list (list "ca" "cassandra.ca") (list "cert" "cassandra.cert") (list "key" "cassandra.key") (list "password_file" "cassandra.password"))) }}
 {{- $options = append $options . }}
