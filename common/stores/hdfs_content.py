@@ -19,6 +19,13 @@ URL: `hdfs://nn:9870/path?user=U[&roll_bytes=N][&roll_seconds=S][&timeout=S]`; s
 namenodes (HA) as `hdfs://nn1:9870,nn2:9870/path`. WebHDFS over plain HTTP, simple
 (insecure) authentication as `user`.
 
+`hdfs+https://nn:9871/path?user=U[&ca=PATH]`: WebHDFS over HTTPS (a cluster with
+dfs.http.policy HTTPS_ONLY), to the namenodes and to the datanodes their CREATE, APPEND and
+OPEN calls redirect to. Every one of them must show a certificate that chains to `ca` (a PEM
+bundle; without it, requests' own trusted CAs) and names the host dialed: the namenodes as the
+URL names them, the datanodes as the namenode names them in its redirects (their hostnames, or
+their IPs unless dfs.datanode.use.datanode.hostname is set).
+
 `hdfs.HdfsError` and `requests` errors become StoreError here: retryable, except a missing
 file or a ref that does not locate a record.
 """
@@ -31,7 +38,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlsplit
 
+import requests
+from requests.adapters import HTTPAdapter
+
 from common.errors import ConfigError, StoreError
+from common.secrets import redact_url
+from common.stores import tls
 from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
 from common.stores.hdfs_writer import FAILURES, HdfsWriter, WebHdfsClient, store_error, sweep_orphans
@@ -39,6 +51,9 @@ from common.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS
                                         RollPolicy, decode_record, in_progress)
 
 DEFAULT_PORT = 9870                   # the namenode's WebHDFS (HTTP) port since Hadoop 3
+DEFAULT_HTTPS_PORT = 9871             # ... and its HTTPS port (hdfs+https://)
+SCHEMES = ("hdfs", "hdfs+https")
+OPTIONS = {"user", "roll_bytes", "roll_seconds", "timeout", "ca"}
 DEFAULT_TIMEOUT = 30.0                # seconds per WebHDFS request
 TICKS_PER_ROLL = 4                    # age checks per roll_seconds (so a file seals at most
 MAX_TICK = 60.0                       # a quarter of its age, or a minute, late)
@@ -52,41 +67,75 @@ class HdfsLocation:
     user: str
     roll: RollPolicy = RollPolicy()
     timeout: float = DEFAULT_TIMEOUT
+    https: bool = False
+    ca: str = ""                               # PEM bundle the servers must chain to (https)
 
     @property
     def webhdfs_url(self) -> str:
         """The `hdfs` client's URL: namenodes joined by `;`."""
-        return ";".join(f"http://{host}:{port}" for host, port in self.namenodes)
+        scheme = "https" if self.https else "http"
+        return ";".join(f"{scheme}://{host}:{port}" for host, port in self.namenodes)
+
+    def session(self) -> requests.Session:
+        """The HTTP session of one client: over https, verifying against `ca`."""
+        session = requests.Session()
+        if self.ca:
+            session.mount("https://", _VerifyAgainst(self.ca))
+        return session
 
     @classmethod
     def parse(cls, url: str) -> "HdfsLocation":
+        shown = redact_url(url)
         parts = urlsplit(url)
-        if parts.scheme != "hdfs":
-            raise ConfigError(f"content_store: {url!r} is not an hdfs:// URL")
-        namenodes = tuple(_namenode(url, hostport) for hostport in parts.netloc.split(","))
+        if parts.scheme not in SCHEMES:
+            raise ConfigError(f"content_store: {shown!r} is not an hdfs:// or hdfs+https:// URL")
+        https = parts.scheme == "hdfs+https"
+        default_port = DEFAULT_HTTPS_PORT if https else DEFAULT_PORT
+        namenodes = tuple(_namenode(shown, hostport, default_port)
+                          for hostport in parts.netloc.split(","))
         root = posixpath.normpath(parts.path) if parts.path.strip("/") else ""
         if not root or ".." in parts.path.split("/"):
-            raise ConfigError(f"content_store: {url!r} needs a folder, e.g. hdfs://nn:9870/spiderduck/content?user=U")
+            raise ConfigError(f"content_store: {shown!r} needs a folder, "
+                              "e.g. hdfs://nn:9870/spiderduck/content?user=U")
         query = dict(parse_qsl(parts.query, keep_blank_values=True))
-        unknown = set(query) - {"user", "roll_bytes", "roll_seconds", "timeout"}
+        unknown = set(query) - OPTIONS
         if unknown:
-            raise ConfigError(f"content_store: {url!r}: unknown option(s) {', '.join(sorted(unknown))}")
+            raise ConfigError(f"content_store: {shown!r}: unknown option(s) "
+                              f"{', '.join(sorted(unknown))}")
         if not query.get("user"):
-            raise ConfigError(f"content_store: {url!r} needs ?user=U (the HDFS user to write as)")
+            raise ConfigError(f"content_store: {shown!r} needs ?user=U (the HDFS user to write as)")
+        if query.get("ca"):
+            if not https:
+                raise ConfigError(f"content_store: {shown!r}: ca= needs hdfs+https://")
+            tls.client_context("content_store", ca=query["ca"])     # a readable PEM bundle
         try:
             roll = RollPolicy(int(query.get("roll_bytes", DEFAULT_ROLL_BYTES)),
                               float(query.get("roll_seconds", DEFAULT_ROLL_SECONDS)))
             timeout = float(query.get("timeout", DEFAULT_TIMEOUT))
         except ValueError as exc:
-            raise ConfigError(f"content_store: {url!r}: {exc}") from None
-        return cls(namenodes, root, query["user"], roll, timeout)
+            raise ConfigError(f"content_store: {shown!r}: {exc}") from None
+        return cls(namenodes, root, query["user"], roll, timeout, https, query.get("ca", ""))
 
 
-def _namenode(url: str, hostport: str) -> tuple[str, int]:
+class _VerifyAgainst(HTTPAdapter):
+    """HTTPS that verifies against `ca` whatever the environment says: requests lets
+    REQUESTS_CA_BUNDLE or CURL_CA_BUNDLE override a session's `verify`, which would trust the
+    system's CAs instead of the cluster's (and refuse the cluster where it has its own CA)."""
+
+    def __init__(self, ca: str):
+        super().__init__()
+        self._ca = ca
+
+    def send(self, request, **kwargs):
+        kwargs["verify"] = self._ca
+        return super().send(request, **kwargs)
+
+
+def _namenode(shown: str, hostport: str, default_port: int) -> tuple[str, int]:
     host, _, port = hostport.rpartition(":") if ":" in hostport else (hostport, "", "")
     if not host or (port and not port.isdigit()):
-        raise ConfigError(f"content_store: {url!r}: bad namenode {hostport!r}")
-    return host, int(port) if port else DEFAULT_PORT
+        raise ConfigError(f"content_store: {shown!r}: bad namenode {hostport!r}")
+    return host, int(port) if port else default_port
 
 
 class HdfsContentStore(ContentStore):
@@ -106,7 +155,7 @@ class HdfsContentStore(ContentStore):
 
     def _client(self) -> WebHdfsClient:
         return WebHdfsClient(self._loc.webhdfs_url, user=self._loc.user, root=self._loc.root,
-                             timeout=self._loc.timeout)
+                             timeout=self._loc.timeout, session=self._loc.session())
 
     @classmethod
     def from_url(cls, url: str, **kwargs) -> "HdfsContentStore":

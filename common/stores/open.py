@@ -29,8 +29,8 @@ async def open_content_store(url: str) -> ContentStore:
     if scheme == "file":
         from common.stores.warc_files import WarcFileStore
         return WarcFileStore(url[len("file://"):])
-    if scheme == "hdfs":
+    if scheme in ("hdfs", "hdfs+https"):
         from common.stores.hdfs_content import HdfsContentStore
         return HdfsContentStore.from_url(url)
-    raise ConfigError(f"content_store: unsupported {redact_url(url)!r} "
-                      "(use file://PATH or hdfs://NAMENODE:9870/PATH?user=U)")
+    raise ConfigError(f"content_store: unsupported {redact_url(url)!r} (use file://PATH, "
+                      "hdfs://NAMENODE:9870/PATH?user=U or hdfs+https://NAMENODE:9871/PATH?user=U)")

@@ -28,8 +28,8 @@ def client_context(setting: str, *, ca: str = "", cert: str = "", key: str = "",
         context.load_default_certs()
     context.check_hostname = check_hostname
     if cert:
-        check_readable(setting, "cert", cert)
-        check_readable(setting, "key", key)
+        _readable(setting, "cert", cert)
+        _readable(setting, "key", key)
         _load(setting, "cert and key", f"{cert}, {key}",
               lambda _: context.load_cert_chain(cert, key, password=_encrypted(setting, key)))
     return context
@@ -44,9 +44,9 @@ def _encrypted(setting: str, key: str):
     return refuse
 
 
-def check_readable(setting: str, option: str, path: str) -> None:
-    """ConfigError unless `path` is a file this process can read (for a library that opens
-    it later, such as requests' `verify=`)."""
+def _readable(setting: str, option: str, path: str) -> None:
+    """ConfigError unless `path` is a file this process can read (so that an error names the
+    cert or the key, where load_cert_chain's would name neither)."""
     _load(setting, option, path, lambda p: open(p, "rb").close())
 
 

@@ -66,6 +66,16 @@ def resolve(backend: str, version: str, *, expect: str, timeout: float = 1800.0)
     return lib
 
 
+def start_or_skip(name: str, start):
+    """`start()`'s server, or the calling test skipped (saying why) where `name` cannot run
+    here: for a module's own server, with settings the shared one has not (TLS, passwords)."""
+    try:
+        return start()
+    except BackendUnavailable as missing:
+        import pytest
+        pytest.skip(f"{name} unavailable: {missing}")
+
+
 def log_tail(path: pathlib.Path, chars: int = 3000) -> str:
     """The end of a server's log file, for a failure message ("" when there is none)."""
     try:

@@ -19,6 +19,7 @@ from common.stores.cassandra_cluster import CassandraOptions, apply_schema, conn
 from common.stores.open import open_metadata_store
 from support.cassandra_server import SUPERUSER
 from support.certs import Issued, TestCA
+from support.maven_backend import start_or_skip
 from test_metadata_store import record
 
 USER, PASSWORD = SUPERUSER
@@ -49,18 +50,14 @@ class Node:
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     from support.cassandra_server import CassandraServer, NodeTls, resolve
-    from support.maven_backend import BackendUnavailable
     folder = tmp_path_factory.mktemp("cassandra-tls")
     ca = TestCA(folder / "ca")
     certificate = ca.issue("cassandra-node")                    # localhost and 127.0.0.1
     other = TestCA(folder / "other", name="Another CA")
     password_file = folder / "password"
     password_file.write_text(PASSWORD + "\n")
-    try:
-        server = CassandraServer(resolve(), tls=NodeTls(certificate.cert, certificate.key, ca.ca),
-                                 password=True).start()
-    except BackendUnavailable as missing:
-        pytest.skip(f"Cassandra unavailable: {missing}")
+    server = start_or_skip("Cassandra", lambda: CassandraServer(
+        resolve(), tls=NodeTls(certificate.cert, certificate.key, ca.ca), password=True).start())
     try:
         yield Node(server.port, ca, ca.issue("spiderduck"), other, other.issue("stranger"),
                    str(password_file))

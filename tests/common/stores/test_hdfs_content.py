@@ -67,6 +67,39 @@ async def test_open_content_store_opens_hdfs_without_touching_the_cluster():
     await store.close()
 
 
+def test_hdfs_https_verifies_against_ca(tmp_path):
+    from support.certs import TestCA
+    ca = TestCA(tmp_path).ca
+    loc = HdfsLocation.parse(f"hdfs+https://nn1,nn2:50470/c?user=u&ca={ca}")
+    assert loc.namenodes == (("nn1", 9871), ("nn2", 50470))      # 9871: WebHDFS over HTTPS
+    assert loc.webhdfs_url == "https://nn1:9871;https://nn2:50470"
+    assert (loc.https, loc.ca) == (True, ca)
+    adapter = loc.session().get_adapter("https://nn1:9871/webhdfs/v1/")
+    assert adapter._ca == ca            # whatever REQUESTS_CA_BUNDLE says (test_hdfs_https.py)
+    default = HdfsLocation.parse("hdfs+https://nn/c?user=u")          # requests' own CAs
+    assert default.ca == "" and default.webhdfs_url == "https://nn:9871"
+
+
+@pytest.mark.parametrize("query, reason", [
+    ("ca=/nowhere/ca.pem", "ca=/nowhere/ca.pem: no such file"),
+    ("ca=/", "ca=/: is a folder"),
+])
+def test_a_bad_ca_is_a_config_error_naming_it(query, reason):
+    with pytest.raises(ConfigError, match=reason):
+        HdfsLocation.parse(f"hdfs+https://nn/c?user=u&{query}")
+
+
+def test_ca_needs_https(tmp_path):
+    with pytest.raises(ConfigError, match="ca= needs hdfs\\+https://"):
+        HdfsLocation.parse(f"hdfs://nn/c?user=u&ca={tmp_path}/ca.pem")
+
+
+async def test_open_content_store_opens_hdfs_https():
+    store = await open_content_store("hdfs+https://namenode.invalid/spiderduck/content?user=u")
+    assert "https://namenode.invalid:9871/spiderduck/content" in repr(store)
+    await store.close()
+
+
 @pytest.fixture
 def closed_port():
     with socket.socket() as s:
