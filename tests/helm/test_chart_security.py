@@ -347,6 +347,21 @@ def test_the_cassandra_store_reads_the_rendered_url_with_the_mounted_files(store
     assert relaxed.ssl and not relaxed.check_hostname
 
 
+def test_the_hdfs_store_reads_the_rendered_https_url_with_the_mounted_ca(store_docs, tmp_path):
+    import shutil
+
+    from common.stores.hdfs_content import HdfsLocation
+    from support.certs import TestCA
+    url = role_config(store_docs, "scheduler")["content_store"]
+    (ca_path,) = [p for p, src in mounted_files(store_docs, "scheduler").items() if src[1] == "hdfs-ca"]
+    local = tmp_path / ca_path.lstrip("/")
+    local.parent.mkdir(parents=True)
+    shutil.copy(TestCA(tmp_path / "pki").ca, local)
+    location = HdfsLocation.parse(url.replace("=/var/run/", f"={tmp_path}/var/run/"))
+    assert location.https and location.ca == str(local)
+    assert location.namenodes == (("nn.internal", 9871),) and location.user == "crawler"
+
+
 def test_the_fetcher_pod_has_no_volume_or_env_from_a_store_secret_but_memcached(store_docs):
     """The fetchers read pages strangers choose: they mount the memcached CA they use, and no
     Cassandra password, Cassandra or HDFS certificate; their config names no store."""
