@@ -591,3 +591,35 @@ def test_each_role_mounts_exactly_the_files_its_config_names(role, tmp_path):
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(cfg))
     sd_config.load(str(path), env={"SPIDERDUCK_FETCHER__ADVERTISE": "f-0.f.crawl.svc:50052"})
+
+
+# ---- one identity per role -------------------------------------------------------------------
+
+def test_each_role_can_have_its_own_certificate_and_the_fetchers_restrict_their_callers(tmp_path):
+    from common import config as sd_config
+    values = {"tls": {"existingSecret": "sd-grpc-tls", "roleSecrets": {"scheduler": "sd-scheduler-tls",
+                                                                      "metadataApi": "sd-api-tls"}},
+              "config": {"fetcher": {"allowed_callers": ["sd-spiderduck-scheduler.crawl.svc"],
+                                     "admin_callers": ["sd-spiderduck-metadata-api.crawl.svc"]}}}
+    docs = render(values)
+    expected = {"fetcher": "sd-grpc-tls", "scheduler": "sd-scheduler-tls", "metadata-api": "sd-api-tls"}
+    for role, secret in expected.items():
+        cfg = role_config(docs, role)
+        files = mounted_files(docs, role)
+        assert files[cfg["tls"]["cert"]] == ("secret", secret, "tls.crt"), role
+        assert secrets_used(docs, role) & set(expected.values()) == {secret}, role
+        path = tmp_path / f"{role}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        settings = sd_config.load(str(path), env={})
+        assert settings.fetcher.admin_callers == ["sd-spiderduck-metadata-api.crawl.svc"], role
+    text = notes(values)
+    assert "TLS is ON (Secrets sd-grpc-tls, sd-scheduler-tls, sd-api-tls)" in text
+    # All three of their own: no shared Secret needed, TLS still on (exec probes).
+    own = render({"tls": {"roleSecrets": {"fetcher": "f", "scheduler": "s", "metadataApi": "m"}}})
+    assert "exec" in pod_spec(own, "fetcher")["containers"][0]["livenessProbe"]
+    assert {role: role_config(own, role)["tls"]["cert"] != "" for role in RUNNING} == dict.fromkeys(RUNNING, True)
+
+
+def test_a_role_left_without_a_certificate_is_refused():
+    with pytest.raises(helm.HelmError, match="tls.roleSecrets.scheduler"):
+        render({"tls": {"roleSecrets": {"fetcher": "f", "metadataApi": "m"}}})

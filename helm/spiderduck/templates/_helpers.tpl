@@ -83,8 +83,8 @@ fetcher scheduler metadata-api
 {{- $v := .ctx.Values }}
 {{- $role := .role }}
 {{- $f := dict "mounts" list "paths" dict }}
-{{- if and (has $role (list "fetcher" "scheduler" "metadata-api")) $v.tls.existingSecret }}
-{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls" "secret" $v.tls.existingSecret "items" (list
+{{- with include "spiderduck.tlsSecret" . }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls" "secret" . "items" (list
     (dict "key" "tls.crt" "handle" "tls.cert") (dict "key" "tls.key" "handle" "tls.key") (dict "key" "ca.crt" "handle" "tls.ca"))) }}
 {{- end }}
 {{- if has $role (list "fetcher" "scheduler" "metadata-api") }}
@@ -187,6 +187,27 @@ fetcher scheduler metadata-api
 {{- if or $s.secret $s.configMap }}
 {{- $_ := include "spiderduck.addMount" (dict "f" .f "name" .name "secret" $s.secret "configMap" $s.configMap "items" (list
     (dict "key" $s.key "path" .path "handle" .handle))) }}
+{{- end }}
+{{- end }}
+
+{{/* Whether TLS is on for the service's gRPC: "true" or "". On for every role at once. */}}
+{{- define "spiderduck.tlsOn" -}}
+{{- $t := .Values.tls }}
+{{- if or $t.existingSecret $t.roleSecrets.fetcher $t.roleSecrets.scheduler $t.roleSecrets.metadataApi }}true{{ end }}
+{{- end }}
+
+{{/* The kubernetes.io/tls Secret of a long-running role, (dict "ctx" $ "role" R):
+     tls.roleSecrets' own, else tls.existingSecret; empty with TLS off and for the schema Job.
+     With TLS on, a role left with neither is refused (it would speak plaintext to the others). */}}
+{{- define "spiderduck.tlsSecret" -}}
+{{- $key := get (dict "fetcher" "fetcher" "scheduler" "scheduler" "metadata-api" "metadataApi") .role }}
+{{- if and $key (include "spiderduck.tlsOn" .ctx) }}
+{{- $t := .ctx.Values.tls }}
+{{- $name := index $t.roleSecrets $key | default $t.existingSecret }}
+{{- if not $name }}
+{{- fail (printf "tls.roleSecrets.%s: TLS is on for the other roles, so set it or tls.existingSecret (the %s would speak plaintext)" $key .role) }}
+{{- end }}
+{{- $name }}
 {{- end }}
 {{- end }}
 
@@ -491,12 +512,12 @@ readinessProbe:
 {{- end }}
 
 {{/* The check of a role's probes, (dict "ctx" $ "role" R "port" P): Kubernetes' native gRPC
-     probe (grpc.health.v1) on plaintext; with TLS on (tls.existingSecret) the kubelet cannot
+     probe (grpc.health.v1) on plaintext; with TLS on (spiderduck.tlsOn) the kubelet cannot
      speak it, so `spiderduck health` dials the port with the role's own tls settings (its
      certificate as the client's, tls.ca) and verifies the server as the name the certificate
      carries. */}}
 {{- define "spiderduck.probeCheck" -}}
-{{- if .ctx.Values.tls.existingSecret }}
+{{- if include "spiderduck.tlsOn" .ctx }}
 exec:
   command:
     - spiderduck
