@@ -11,6 +11,11 @@ miss at once), so a dead or black-holed memcached costs the fetch path nothing.
 
 Keys follow memcached's rules (at most 250 bytes, no spaces or control
 characters): `spiderduck:robots:v1:` + sha1 of the origin.
+
+`memcacheds://host:port[?ca=PATH]` is memcached over TLS (a memcached 1.6 started with
+`-Z -o ssl_chain_cert=...,ssl_key=...`): the server's certificate must chain to `ca` (a PEM
+bundle; without it, the system's trusted CAs) and name `host`. A server that fails the
+handshake (another CA, no TLS at all) is handled as any other failure: a miss, logged.
 """
 from __future__ import annotations
 
@@ -21,14 +26,17 @@ import logging
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
+from ssl import SSLContext, SSLError
 from typing import Any, Callable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from pymemcache.client.base import PooledClient
 from pymemcache.exceptions import MemcacheError, MemcacheUnexpectedCloseError
 
 from common.config import FetcherSettings
 from common.errors import ConfigError
+from common.secrets import redact_url
+from common.stores import tls
 
 __all__ = ["SharedRobotsStore", "MemcachedRobotsStore", "open_robots_store", "key_for"]
 
@@ -36,6 +44,7 @@ log = logging.getLogger("spiderduck.fetcher.robots")
 
 KEY_PREFIX = "spiderduck:robots:v1:"
 DEFAULT_PORT = 11211
+OPTIONS = {"memcached": set(), "memcacheds": {"ca"}}     # scheme -> its URL options
 _DEFAULTS = FetcherSettings()     # the configured defaults
 MAX_TTL = 30 * 86_400   # memcached reads a larger expiry as an absolute Unix time
 
@@ -63,10 +72,11 @@ class SharedRobotsStore(abc.ABC):
 class MemcachedRobotsStore(SharedRobotsStore):
     def __init__(self, host: str, port: int = DEFAULT_PORT, *, timeout: float = _DEFAULTS.robots_store_timeout,
                  workers: int = 4, retry_after: float = 5.0, log_every: float = 60.0,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic,
+                 tls_context: SSLContext | None = None):
         self.address = f"{host}:{port}"
         self._client = PooledClient((host, port), connect_timeout=timeout, timeout=timeout,
-                                    no_delay=True, max_pool_size=workers)
+                                    no_delay=True, max_pool_size=workers, tls_context=tls_context)
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="robots-memcached")
         self._retry_after = retry_after
         self._log_every = log_every
@@ -104,7 +114,8 @@ class MemcachedRobotsStore(SharedRobotsStore):
             result = await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
         except (OSError, MemcacheUnexpectedCloseError) as exc:   # refused, timeout, reset, closed
             self._down_until = self._clock() + self._retry_after
-            self._failed(exc, f"unreachable; retrying in {self._retry_after:g}s")
+            what = "failed the TLS handshake" if isinstance(exc, SSLError) else "unreachable"
+            self._failed(exc, f"{what}; retrying in {self._retry_after:g}s")
             return None
         except (MemcacheError, RuntimeError, ValueError) as exc:  # error reply, pool or executor closed
             self._failed(exc, "answered with an error")
@@ -129,16 +140,28 @@ class MemcachedRobotsStore(SharedRobotsStore):
 
 
 def open_robots_store(url: str, *, timeout: float = _DEFAULTS.robots_store_timeout) -> SharedRobotsStore | None:
-    """The store for `Settings.robots_cache`: None for "" (in-process only), or memcached://host:port."""
+    """The store for `Settings.robots_cache`: None for "" (in-process only),
+    memcached://host:port, or memcacheds://host:port[?ca=PATH] (TLS)."""
     if not url:
         return None
+    shown = redact_url(url)
     parts = urlsplit(url)
     try:
         port = parts.port or DEFAULT_PORT
     except ValueError as exc:
-        raise ConfigError(f"robots_cache: bad port in {url!r}") from exc
-    if parts.scheme != "memcached" or not parts.hostname or parts.path not in ("", "/"):
-        raise ConfigError(f"robots_cache: expected memcached://host:port or empty, got {url!r}")
-    log.info("robots.txt verdicts shared through memcached %s:%d", parts.hostname, port)
-    return MemcachedRobotsStore(parts.hostname, port, timeout=timeout)
+        raise ConfigError(f"robots_cache: bad port in {shown!r}") from exc
+    if parts.scheme not in OPTIONS or not parts.hostname or parts.path not in ("", "/"):
+        raise ConfigError("robots_cache: expected memcached://host:port, "
+                          f"memcacheds://host:port?ca=PATH or empty, got {shown!r}")
+    options = dict(parse_qsl(parts.query, keep_blank_values=True))
+    unknown = set(options) - OPTIONS[parts.scheme]
+    if unknown:
+        raise ConfigError(f"robots_cache: {shown!r}: unknown option(s) "
+                          f"{', '.join(sorted(unknown))}")
+    context = None
+    if parts.scheme == "memcacheds":
+        context = tls.client_context("robots_cache", ca=options.get("ca", ""))
+    log.info("robots.txt verdicts shared through memcached %s:%d%s", parts.hostname, port,
+             " over TLS" if context else "")
+    return MemcachedRobotsStore(parts.hostname, port, timeout=timeout, tls_context=context)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import ssl
 import time
 
 import pytest
@@ -244,9 +245,26 @@ async def test_open_robots_store():
     store = open_robots_store("memcached://cache.internal")
     assert store.address == "cache.internal:11211"
     await store.close()
-    for bad in ("redis://h:1", "memcached://", "memcached://h:port", "memcached://h:1/x"):
+    for bad in ("redis://h:1", "memcached://", "memcached://h:port", "memcached://h:1/x",
+                "memcached://h:1?ca=/etc/ca.pem", "memcacheds://h:1?colour=red"):
         with pytest.raises(ConfigError):
             open_robots_store(bad)
+
+
+async def test_open_robots_store_over_tls(tmp_path):
+    from support.certs import TestCA
+    ca = TestCA(tmp_path).ca
+    store = open_robots_store(f"memcacheds://cache.internal?ca={ca}")
+    assert store.address == "cache.internal:11211"
+    context = store._client.tls_context
+    assert context.verify_mode is ssl.CERT_REQUIRED and context.check_hostname
+    assert len(context.get_ca_certs()) == 1
+    await store.close()
+    with pytest.raises(ConfigError, match=f"robots_cache: ca={tmp_path}/none.pem: no such file"):
+        open_robots_store(f"memcacheds://cache.internal?ca={tmp_path}/none.pem")
+    with pytest.raises(ConfigError) as raised:
+        open_robots_store("memcacheds://user:hunter2@cache.internal:port")
+    assert "hunter2" not in str(raised.value) and "user:<set>@" in str(raised.value)
 
 
 class DictStore(SharedRobotsStore):
