@@ -27,12 +27,12 @@ Options (query parameters of the store URL):
 
 TLS (`ssl=true`): a node whose certificate does not chain to `ca` is refused in the handshake,
 and so, with `check_hostname` (the default), is one whose certificate does not name the address
-the driver dialed. The driver dials the contact points as the URL names them (resolved to IPs)
-and every other node at the IP it gossips (`rpc_address`), so each node's certificate needs its
-IP address (and the names used as contact points) in subjectAltName. Clusters whose certificates
-do not name their nodes' addresses (one certificate for the whole cluster) set
-`check_hostname=false`: then any certificate from `ca` is accepted for any node, so `ca` must
-be a CA that issues to that cluster's nodes only. `ca`, `cert` and `key` need `ssl=true`.
+the driver dialed. The driver dials every node by IP address, never by name: the contact points
+as their names resolve when the store opens, the other nodes at the IP they gossip
+(`rpc_address`). So each node's certificate needs its IP address in subjectAltName. Clusters
+whose certificates do not name their nodes' addresses (one certificate for the whole cluster)
+set `check_hostname=false`: then any certificate from `ca` is accepted for any node, so `ca`
+must be a CA that issues to that cluster's nodes only. `ca`, `cert` and `key` need `ssl=true`.
 
 Secrets: the password (from the URL or password_file) is kept out of every repr, error message
 and log line; a URL quoted in an error shows it as `<set>` (common.secrets.redact_url).
