@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 
 from common.config import Settings
 from common.errors import ConfigError
+from common.secrets import redact_url
 
 
 def cmd_apply(settings: Settings, args) -> int:
@@ -24,7 +25,7 @@ def cmd_apply(settings: Settings, args) -> int:
               "store opens)")
         return 0
     if scheme != "cassandra":
-        raise ConfigError(f"metadata_store: unsupported {url!r} "
+        raise ConfigError(f"metadata_store: unsupported {redact_url(url)!r} "
                           "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
     from common.stores.cassandra_cluster import CassandraOptions, apply_schema
     options = CassandraOptions.from_url(url)
