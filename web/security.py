@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import re
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -74,12 +76,36 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+_PORT = re.compile(r"(:[0-9]*)?")
+
+
 def host_name(header: str) -> str:
-    """The name of a Host header, without its port: "[::1]:8080" -> "::1"."""
+    """The name of a Host header, without its port: "[::1]:8080" -> "::1". "" for what is not
+    host[:port] (an IPv6 address in brackets; a bare one is taken whole), which no name matches."""
     header = header.strip().lower()
     if header.startswith("["):
-        return header[1:].partition("]")[0]
-    return header.rpartition(":")[0] if header.count(":") == 1 else header
+        name, closed, rest = header[1:].partition("]")
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            return ""
+        return name if closed and _PORT.fullmatch(rest) else ""
+    if header.count(":") != 1:
+        return header
+    name, _, port = header.partition(":")
+    return name if _PORT.fullmatch(":" + port) else ""
+
+
+def _target_host(target: str) -> str | None:
+    """The host of an absolute-form request target (RFC 9112 3.2.2: it, not the Host header, is
+    the request's host, and aiohttp's request.host and request.url say so), "" if it has none
+    we can read; None for an origin-form target ("/path") or "*"."""
+    if target.startswith("/") or target == "*":
+        return None
+    try:
+        return host_name(urlsplit(target).netloc)
+    except ValueError:
+        return ""
 
 
 def host_check(listen_host: str, allowed_hosts: list[str]):
@@ -92,10 +118,12 @@ def host_check(listen_host: str, allowed_hosts: list[str]):
 
     @web.middleware
     async def check(request: web.Request, handler):
-        name = host_name(request.headers.get("Host", "")).rstrip(".")
-        if name not in names:
-            raise web.HTTPMisdirectedRequest(
-                text=f"421: this server does not answer for the host {name[:100]!r} (web.allowed_hosts)\n")
+        header = request.headers.get("Host", "")
+        for given, name in ((header, host_name(header)), (request.raw_path, _target_host(request.raw_path))):
+            if name is not None and name.rstrip(".") not in names:
+                shown = name.rstrip(".") or given      # what was sent, when it is no host[:port]
+                raise web.HTTPMisdirectedRequest(
+                    text=f"421: this server does not answer for the host {shown[:100]!r} (web.allowed_hosts)\n")
         return await handler(request)
     return check
 
