@@ -12,6 +12,7 @@ API's tokens); this module only runs them, and holds the one shared policy:
 """
 from __future__ import annotations
 
+import inspect
 from typing import Awaitable, Callable, Iterable, Mapping
 
 import grpc
@@ -40,34 +41,38 @@ def _guarded(handler: grpc.RpcMethodHandler, guard: Guard, method: str) -> grpc.
     codec = {"request_deserializer": handler.request_deserializer,
              "response_serializer": handler.response_serializer}
     if handler.unary_unary is not None:
-        inner = handler.unary_unary
-
-        async def unary_unary(request, context):
-            await guard(method, context)
-            return await inner(request, context)
-        return grpc.unary_unary_rpc_method_handler(unary_unary, **codec)
+        return grpc.unary_unary_rpc_method_handler(_single_response(handler.unary_unary, guard, method), **codec)
     if handler.unary_stream is not None:
-        inner_us = handler.unary_stream
-
-        async def unary_stream(request, context):
-            await guard(method, context)
-            async for response in inner_us(request, context):
-                yield response
-        return grpc.unary_stream_rpc_method_handler(unary_stream, **codec)
+        return grpc.unary_stream_rpc_method_handler(_streamed_responses(handler.unary_stream, guard, method),
+                                                    **codec)
     if handler.stream_unary is not None:
-        inner_su = handler.stream_unary
+        return grpc.stream_unary_rpc_method_handler(_single_response(handler.stream_unary, guard, method), **codec)
+    return grpc.stream_stream_rpc_method_handler(_streamed_responses(handler.stream_stream, guard, method),
+                                                 **codec)
 
-        async def stream_unary(requests, context):
-            await guard(method, context)
-            return await inner_su(requests, context)
-        return grpc.stream_unary_rpc_method_handler(stream_unary, **codec)
-    inner_ss = handler.stream_stream
 
-    async def stream_stream(requests, context):
+def _single_response(inner, guard: Guard, method: str):
+    async def behaviour(request_or_requests, context):
         await guard(method, context)
-        async for response in inner_ss(requests, context):
+        return await inner(request_or_requests, context)
+    return behaviour
+
+
+def _streamed_responses(inner, guard: Guard, method: str):
+    """`inner` behind `guard`, in inner's own form, as gRPC tells them: a coroutine function
+    writes its answers with `await context.write(...)` (grpc_health's Watch does), anything
+    else is an async generator whose answers gRPC sends."""
+    if inspect.iscoroutinefunction(inner):
+        async def writes(request_or_requests, context):
+            await guard(method, context)
+            await inner(request_or_requests, context)
+        return writes
+
+    async def yields(request_or_requests, context):
+        await guard(method, context)
+        async for response in inner(request_or_requests, context):
             yield response
-    return grpc.stream_stream_rpc_method_handler(stream_stream, **codec)
+    return yields
 
 
 def callers_guard(allowed: Iterable[str], what: str) -> Guard | None:
@@ -80,6 +85,6 @@ def callers_guard(allowed: Iterable[str], what: str) -> Guard | None:
     async def guard(method: str, context: grpc.aio.ServicerContext) -> None:
         identity = caller(context)
         if identity not in names:
-            who = f"caller {identity!r}" if identity else "a caller without a client certificate"
+            who = f"caller {identity!r}" if identity else "a caller without a client certificate naming it"
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, f"{who} may not call {what}")
     return guard

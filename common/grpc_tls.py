@@ -6,7 +6,7 @@
     open_channel(address, tls)  a grpc.aio channel: TLS verifying the server against tls.ca
                               (its certificate as the client's) when tls.cert or tls.ca is set
     caller(context)           who is calling: the client certificate's first DNS
-                              subjectAltName, else its CN; None without one
+                              subjectAltName, else its CN; None without one (or naming nobody)
 
 The PEM files are read and checked when a server or channel is made, so a wrong path, a key
 that is not a key or one that does not match its certificate fails at start with one line
@@ -98,10 +98,11 @@ def open_channel(address: str, tls: TlsSettings | None,
 
 def caller(context: grpc.aio.ServicerContext) -> str | None:
     """The verified client certificate's identity: its first DNS subjectAltName, else its
-    common name. None on a plaintext connection or without a client certificate."""
+    common name. None on a plaintext connection, without a client certificate, or with one
+    naming nobody (gRPC gives such a certificate the common name "", which is no identity)."""
     auth = context.auth_context() or {}
     for key in ("peer_dns", "x509_common_name"):
-        values = auth.get(key)
-        if values:
-            return values[0].decode("utf-8", "replace")
+        for value in auth.get(key) or ():
+            if value:
+                return value.decode("utf-8", "replace")
     return None
