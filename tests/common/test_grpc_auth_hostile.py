@@ -1,10 +1,13 @@
-"""The gRPC guards against a hostile caller, over real sockets: streaming methods under a guard,
-a certificate naming nobody, and which client certificates the handshake admits."""
+"""The gRPC guards against a hostile caller and a hostile tokens file, over real sockets: streaming
+methods under a guard, several or odd authorization headers, a certificate naming nobody, a
+tokens file that is a FIFO, huge, starts with a BOM, or is rotated keeping its size and mtime."""
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 import pathlib
+import threading
 
 import grpc
 import pytest
@@ -14,13 +17,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from common.config import TlsSettings
+from common.config import MetadataApiSettings, TlsSettings
+from common.errors import ConfigError
 from common.grpc_guard import callers_guard
 from common.grpc_server import GrpcServer
 from common.grpc_tls import caller, open_channel
+from metadata_api.auth import RELOAD_EVERY, TokenFile, metadata_guard
 from support.certs import Issued, TestCA
 
 HEALTH = "grpc.health.v1.Health"
+TOKEN = "s3cret-frontend-token"
 
 
 def signed(folder: pathlib.Path, slug: str, issuer_key, issuer: x509.Name, *, cn: str | None = None,
@@ -180,3 +186,153 @@ async def test_which_client_certificates_the_handshake_admits(pki, who, ca, iden
         assert answer[0] is grpc.StatusCode.UNAVAILABLE and seen == []
     else:
         assert answer == "SERVING" and seen == [identity]
+
+
+# -- the bearer token on the wire -------------------------------------------------------------
+
+@pytest.fixture
+async def token_server(tmp_path):
+    tokens = tmp_path / "tokens"
+    tokens.write_text(f"frontend:{TOKEN}\nspaced:tok with spaces\n")
+    guard = metadata_guard(MetadataApiSettings(tokens_file=str(tokens), resolve_rate=0), TlsSettings())
+    async with GrpcServer("127.0.0.1:0", guards={HEALTH: guard}) as server, \
+            grpc.aio.insecure_channel(server.address) as channel:
+        yield channel
+
+
+@pytest.mark.parametrize("metadata", [
+    [("authorization", f"Bearer {TOKEN}"), ("authorization", "Bearer wrong")],
+    [("authorization", "Bearer wrong"), ("authorization", f"Bearer {TOKEN}")],
+    [("authorization", f"Bearer {TOKEN}"), ("authorization", f"Bearer {TOKEN}")],
+], ids=["good-then-bad", "bad-then-good", "twice"])
+async def test_several_authorization_headers_are_refused(token_server, metadata):
+    """Which one a proxy in front checked is anyone's guess: a call carrying several is refused."""
+    answer = await check(token_server, metadata)
+    assert answer != "SERVING", "a call with several authorization headers was let through"
+    code, details = answer
+    assert code is grpc.StatusCode.UNAUTHENTICATED and "several" in details and TOKEN not in details
+
+
+@pytest.mark.parametrize("metadata, admitted", [
+    ([("authorization", f"Bearer {TOKEN}")], True),
+    ([("authorization", f"bEaReR   {TOKEN}  ")], True),             # the scheme is case-blind
+    ([("authorization", "Bearer tok with spaces")], True),
+    ([("authorization-bin", f"Bearer {TOKEN}".encode())], False),  # not the header asked for
+    ([("authorization", TOKEN)], False),
+    ([("authorization", f"Basic {TOKEN}")], False),
+    ([("authorization", "Bearer ")], False),
+    ([("authorization", "Bearer " + "x" * 7000)], False),
+], ids=["plain", "odd-case-and-spaces", "spaces-inside", "bin", "no-scheme", "basic", "empty", "long"])
+async def test_odd_authorization_headers(token_server, metadata, admitted):
+    answer = await check(token_server, metadata)
+    if admitted:
+        assert answer == "SERVING"
+    else:
+        assert answer[0] is grpc.StatusCode.UNAUTHENTICATED and TOKEN not in answer[1]
+
+
+def test_nothing_to_check_installs_no_guard(tmp_path):
+    """Without tokens and without a rate to hold callers to, MetadataService has no guard (so the
+    server no interceptor), with or without client certificates."""
+    mutual = TlsSettings(cert="c.crt", key="c.key", ca="ca.crt")
+    assert metadata_guard(MetadataApiSettings(), TlsSettings()) is None
+    assert metadata_guard(MetadataApiSettings(resolve_rate=0), mutual) is None
+    assert metadata_guard(MetadataApiSettings(resolve_rate=5), mutual) is not None
+
+
+# -- the tokens file --------------------------------------------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def in_thread(fn, timeout: float = 10.0, unblock: pathlib.Path | None = None):
+    """fn() run in a thread: (returned or raised, whether it was still blocked after `timeout`).
+    A FIFO at `unblock` is opened for writing once, so a reader stuck on it ends and the test
+    fails rather than hangs."""
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(fn())
+        except Exception as exc:  # noqa: BLE001 -- handed to the test
+            outcome.append(exc)
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    blocked = thread.is_alive()
+    if blocked and unblock is not None:
+        os.close(os.open(unblock, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(timeout)
+    return (outcome[0] if outcome else None), blocked
+
+
+def test_a_fifo_as_tokens_file_fails_at_start_without_blocking(tmp_path):
+    fifo = tmp_path / "tokens"
+    os.mkfifo(fifo)
+    outcome, blocked = in_thread(lambda: TokenFile(str(fifo)), unblock=fifo)
+    assert not blocked, "reading the tokens file waited for a writer to the FIFO"
+    assert isinstance(outcome, ConfigError) and "not a regular file" in str(outcome)
+
+
+def test_a_tokens_file_turned_fifo_keeps_its_tokens_without_blocking(tmp_path, caplog):
+    path = tmp_path / "tokens"
+    path.write_text(f"frontend:{TOKEN}\n")
+    clock = Clock()
+    tokens = TokenFile(str(path), clock=clock)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    os.replace(fifo, path)
+    clock.now += RELOAD_EVERY
+    outcome, blocked = in_thread(lambda: tokens.name_of(TOKEN), unblock=path)
+    assert not blocked, "the re-read waited for a writer to the FIFO (the event loop would hang)"
+    assert outcome == "frontend"
+    assert "not a regular file" in caplog.text and TOKEN not in caplog.text
+
+
+@pytest.mark.parametrize("special", ["/dev/null", "DIRECTORY"])
+def test_a_device_or_a_directory_is_refused_at_once(tmp_path, special):
+    path = tmp_path if special == "DIRECTORY" else special
+    outcome, blocked = in_thread(lambda: TokenFile(str(path)))
+    assert not blocked and isinstance(outcome, ConfigError)
+    assert str(outcome).startswith("metadata_api.tokens_file:")
+
+
+def test_a_huge_tokens_file_is_refused_unread(tmp_path):
+    path = tmp_path / "tokens"
+    with open(path, "wb") as fh:
+        fh.write(f"frontend:{TOKEN}\n".encode())
+        fh.truncate(64 * 1024 * 1024)          # sparse: costs nothing to make
+    with pytest.raises(ConfigError, match="larger than") as refused:
+        TokenFile(str(path))
+    assert TOKEN not in str(refused.value)
+
+
+def test_a_bom_and_crlf_lines_are_read_as_names(tmp_path):
+    path = tmp_path / "tokens"
+    path.write_bytes(f"\ufefffrontend:{TOKEN}\r\nbatch:tok-b\r\n".encode("utf-8"))
+    tokens = TokenFile(str(path))
+    assert tokens.name_of(TOKEN) == "frontend" and tokens.name_of("tok-b") == "batch"
+
+
+def test_a_rotation_keeping_size_and_mtime_is_still_seen(tmp_path):
+    """A new file moved in place (rsync -t, tar, cp -p then mv) with the old one's size and
+    mtime: the revoked token must stop working all the same."""
+    path = tmp_path / "tokens"
+    path.write_text("frontend:old-token-1\n")
+    before = os.stat(path)
+    clock = Clock()
+    tokens = TokenFile(str(path), clock=clock)
+    assert tokens.name_of("old-token-1") == "frontend"
+    new = tmp_path / "tokens.new"
+    new.write_text("frontend:new-token-2\n")
+    os.utime(new, ns=(before.st_atime_ns, before.st_mtime_ns))
+    os.replace(new, path)
+    assert os.stat(path).st_size == before.st_size and os.stat(path).st_mtime_ns == before.st_mtime_ns
+    clock.now += RELOAD_EVERY
+    assert tokens.name_of("old-token-1") is None
+    assert tokens.name_of("new-token-2") == "frontend"
