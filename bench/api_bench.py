@@ -31,7 +31,7 @@ import nats
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pipeline_bench import RssSampler, corpus_pages, serve, start_service   # noqa: E402
 
-from common import bus                                                    # noqa: E402
+from common import bus, nats_auth                                         # noqa: E402
 from common.nats_server import free_port, port_open                      # noqa: E402
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc                # noqa: E402
 
@@ -110,7 +110,7 @@ async def main() -> None:
             if service.poll() is not None or time.monotonic() > deadline:
                 sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
             await asyncio.sleep(0.1)
-        nc = await nats.connect(open(marker).read().strip())
+        nc = await nats.connect(open(marker).read().strip(), token=nats_auth.up_token(config["data_dir"]))
         js = nc.jetstream()
         await crawl(js, nc, urls, 300)
         await nc.close()

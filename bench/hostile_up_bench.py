@@ -31,7 +31,7 @@ from google.protobuf import json_format
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from common import bus  # noqa: E402
+from common import bus, nats_auth  # noqa: E402
 from common.nats_server import free_port  # noqa: E402
 from spiderduck.v1 import events_pb2  # noqa: E402
 from support.hostile import (bomb_routes, garbage_routes, hostile_pages,  # noqa: E402
@@ -133,7 +133,7 @@ async def main() -> None:
         assert up.poll() is None, pathlib.Path(tmp, "up.log").read_text()[-3000:]
         await asyncio.sleep(0.05)
     sampler.ready_main = rss_kib(up.pid)[0]
-    nc = await nats.connect(marker.read_text().strip())
+    nc = await nats.connect(marker.read_text().strip(), token=nats_auth.up_token(str(marker.parent)))
     js = nc.jetstream()
     events: dict[str, list[str]] = {}
     seen = asyncio.Condition()

@@ -34,7 +34,7 @@ import nats
 import yaml
 from aiohttp import web
 
-from common import bus
+from common import bus, nats_auth
 from common.nats_server import free_port, port_open
 from spiderduck.v1 import events_pb2
 
@@ -265,7 +265,7 @@ async def main() -> None:
             await asyncio.sleep(0.1)
         rss = RssSampler(service.pid)
         nats_url = open(url_file).read().strip()
-        nc = await nats.connect(nats_url)
+        nc = await nats.connect(nats_url, token=nats_auth.up_token(config["data_dir"]))
         js = nc.jetstream()
         await bus.ensure_streams(js)
         events = Events()

@@ -14,7 +14,7 @@ from typing import Iterator
 
 from google.protobuf import json_format
 
-from common import bus
+from common import bus, nats_auth
 from common.config import Settings
 from common.errors import ConfigError, SpiderDuckError
 from common.pending import queued_bucket
@@ -39,7 +39,8 @@ class ServiceClient(sdclient.AsyncClient):
         self.settings = settings
 
     async def _connect_nats(self):
-        return await bus.connect(self.nats_url, name=self.name, timeout=self.connect_timeout)
+        return await bus.connect(self.nats_url, name=self.name, timeout=self.connect_timeout,
+                                 auth=nats_auth.nats_options(self.settings))
 
     async def _queued_bucket(self, js):
         s = self.settings

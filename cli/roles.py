@@ -6,13 +6,14 @@ import contextlib
 import dataclasses
 import logging
 import os
+import secrets
 import signal
 
 import uvloop
 
-from common import bus, logs, metrics
+from common import bus, logs, metrics, nats_auth
 from common.config import Settings
-from common.nats_server import EmbeddedNats, free_port, port_open, reap_orphan
+from common.nats_server import EmbeddedNats, free_port, port_open, reap_orphan, write_private
 from common.up_lock import UpLock
 from fetcher.local import LocalTransport
 from fetcher.main import run_fetcher
@@ -82,8 +83,21 @@ def serve(coro) -> None:
         runner.run(coro)
 
 
+def private_data_dir(settings: Settings) -> None:
+    """Everything this process (and the nats-server and workers it starts) writes is its
+    user's only: files 0600 and folders 0700 (umask 077), data_dir itself 0700."""
+    os.umask(0o077)
+    try:
+        os.chmod(settings.data_dir, 0o700)
+    except FileNotFoundError:
+        pass                   # made when first needed, under that umask
+    except OSError as exc:
+        log.warning("cannot make %s private (0700): %s", settings.data_dir, exc.strerror)
+
+
 def _one_role(name: str):
     def run(settings: Settings, args) -> int:
+        private_data_dir(settings)
         logs.setup(settings.log_level)
         logs.log_settings(settings, name)
         serve(run_roles(settings, [ROLES[name]]))
@@ -95,31 +109,43 @@ def _one_role(name: str):
 def embedded_nats(settings: Settings):
     """Yield settings whose nats_url names a running server, starting one if none is set.
 
-    The caller holds data_dir's lock, so a nats-server still running on this store is an
-    orphan of an `up` that was killed: it is stopped first, never run twice. Ours dies with
-    this process, however it ends."""
+    The server admits only clients with the token made here (data_dir/nats.token, 0600; given
+    to the server in a 0600 config file, not on its command line, where `ps` would show it),
+    and the settings yielded use it. The caller holds data_dir's lock, so a nats-server still
+    running on this store is an orphan of an `up` that was killed: it is stopped first, never
+    run twice. Ours dies with this process, however it ends."""
     if settings.nats_url:
         yield settings
         return
+    ignored = nats_auth.configured_credentials(settings) + [
+        key for key in ("nats_tls_ca", "nats_tls_cert", "nats_tls_key") if getattr(settings, key)]
+    token_path = nats_auth.up_token_path(settings.data_dir)
+    if ignored:
+        log.warning("%s: set, but nats_url is not: `up` starts its own NATS, which takes its own "
+                    "token (%s) and no TLS", ", ".join(ignored), token_path)
     store = os.path.join(settings.data_dir, "nats")
     orphan = reap_orphan(store)
     if orphan is not None:
         log.warning("stopped nats-server pid %d left running on %s by an earlier `up`", orphan, store)
+    token = secrets.token_urlsafe(32)
+    write_private(token_path, token + "\n")
     server = EmbeddedNats(store, port=4222 if not port_open("127.0.0.1", 4222) else free_port(),
-                          die_with_parent=True)
-    server.start()
+                          die_with_parent=True, token=token)
     marker = os.path.join(settings.data_dir, bus.EMBEDDED_URL_FILE)
-    with open(marker, "w", encoding="utf-8") as fh:
-        fh.write(server.url + "\n")
     try:
-        yield dataclasses.replace(settings, nats_url=server.url)
+        server.start()
+        write_private(marker, server.url + "\n")
+        yield dataclasses.replace(settings, nats_url=server.url, **{key: "" for key in ignored},
+                                  nats_token_file=token_path)
     finally:
-        with contextlib.suppress(OSError):
-            os.remove(marker)
+        for path in (marker, token_path):
+            with contextlib.suppress(OSError):
+                os.remove(path)
         server.stop()
 
 
 def cmd_up(settings: Settings, args) -> int:
+    private_data_dir(settings)
     logs.setup(settings.log_level)
     with UpLock(settings.data_dir), embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")

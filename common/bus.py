@@ -13,7 +13,10 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 from common.claims import CLAIM_BUCKET
 from common.config import Settings, StreamSettings
 from common.errors import BusError, ConfigError
+from common.secrets import redact_url
 from common.up_lock import running_up
+from spiderduck.client.errors import NotConfigured
+from spiderduck.client.security import NatsOptions, abandon, nats_refusal
 
 log = logging.getLogger("spiderduck.bus")
 
@@ -65,12 +68,20 @@ def servers(url: str) -> list[str]:
     return found
 
 
-async def connect(url: str, name: str = "spiderduck", *, timeout: float):
-    """Connect to any of the servers in `url`; once connected, reconnect for ever (NATS
-    restarts and cluster failovers are ridden out). The first connection is bounded by
-    `timeout` (config nats_connect_timeout), so a role pointed at a dead address fails at
-    start with one line instead of hanging."""
+async def connect(url: str, name: str = "spiderduck", *, timeout: float,
+                  auth: NatsOptions | None = None):
+    """Connect to any of the servers in `url`, with the credentials and TLS of `auth`
+    (common.nats_auth.nats_options); once connected, reconnect for ever (NATS restarts and
+    cluster failovers are ridden out). The first connection is bounded by `timeout` (config
+    nats_connect_timeout), so a role pointed at a dead address fails at start with one line
+    instead of hanging; a server that refuses the credentials or the TLS handshake fails it at
+    once (ConfigError). No message shows a password or token, not even one in `url`."""
     pool = servers(url)
+    auth = auth or NatsOptions()
+    try:
+        options = auth.connect_kwargs()
+    except NotConfigured as exc:
+        raise ConfigError(str(exc)) from None
     failures: list[Exception] = []
     try:
         async with asyncio.timeout(timeout):
@@ -82,22 +93,30 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float):
                                      max_reconnect_attempts=-1, allow_reconnect=True,
                                      reconnect_time_wait=0.5, error_cb=callbacks.error,
                                      disconnected_cb=callbacks.disconnected,
-                                     reconnected_cb=callbacks.reconnected)
+                                     reconnected_cb=callbacks.reconnected, **options)
                     callbacks.connected = True
                     return nc
+                except _Refused as refused:
+                    abandon(nc)
+                    raise ConfigError(auth.refused(url, str(refused))) from None
                 except (NatsError, OSError) as exc:
                     failures.append(exc)
                     await asyncio.sleep(0.5)
     except TimeoutError:
         last = f"{type(failures[-1]).__name__}: {failures[-1]}" if failures else "no answer"
-        raise BusError(f"cannot connect to NATS at {url} within {timeout:g}s: {last}") from None
+        raise BusError(redact_url(f"cannot connect to NATS at {url} within {timeout:g}s: {last}")) from None
+
+
+class _Refused(Exception):
+    """Raised by the error callback out of nats-py's first connect(), which would otherwise
+    try again for ever: the server refused our credentials or TLS."""
 
 
 class _Callbacks:
     """nats-py's connection events as one log line each (its default logs a traceback at ERROR
     for every server it fails to reach, so a cluster node down filled the log at each
     reconnect). Before the first connection a failure is only noted (and logged at DEBUG):
-    connect() reports the last one if no server answers in time."""
+    connect() reports the last one if no server answers in time, and a refusal ends it."""
 
     def __init__(self, nc, name: str, failures: list[Exception]):
         self._nc = nc
@@ -108,8 +127,11 @@ class _Callbacks:
     async def error(self, exc: Exception) -> None:
         if not self.connected:
             self._failures.append(exc)
+            refused = nats_refusal(exc)
+            if refused:
+                raise _Refused(refused)
         log.log(logging.WARNING if self.connected else logging.DEBUG, "NATS (%s): %s: %s",
-                self._name, type(exc).__name__, exc)
+                self._name, type(exc).__name__, redact_url(str(exc)))
 
     async def disconnected(self) -> None:
         if self.connected and not self._nc.is_closed:
@@ -117,7 +139,8 @@ class _Callbacks:
 
     async def reconnected(self) -> None:
         server = self._nc.connected_url
-        log.info("NATS (%s): reconnected to %s", self._name, server and server.netloc)
+        log.info("NATS (%s): reconnected to %s", self._name,
+                 server and f"{server.hostname}:{server.port}")
 
 
 async def ensure_streams(js, streams: StreamSettings | None = None, *, replicas: int = 1) -> None:

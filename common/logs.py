@@ -1,13 +1,14 @@
 """Logging: one format for every role; the effective config logged at start, its secrets
-left out (the admin token, and a password in any URL: cassandra://USER:PASSWORD@..., NATS)."""
+left out (the admin token, and a password or token in any URL: cassandra://USER:PASSWORD@...,
+nats://TOKEN@...; secret files are named by path, never read)."""
 from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Any
 
 from common.config import Settings, as_dict
+from common.secrets import redact_url
 
 
 def setup(level: str) -> None:
@@ -18,7 +19,6 @@ def setup(level: str) -> None:
 
 
 SECRET_KEYS = {("web", "admin_token")}
-_URL_PASSWORD = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^/@\s:]*:)[^/@\s]*@")
 
 
 def redacted(value: Any, path: tuple[str, ...] = ()) -> Any:
@@ -29,8 +29,8 @@ def redacted(value: Any, path: tuple[str, ...] = ()) -> Any:
         return [redacted(v, path) for v in value]
     if path in SECRET_KEYS:
         return "<set>" if value else value
-    if isinstance(value, str) and "@" in value:
-        return _URL_PASSWORD.sub(r"\g<head><set>@", value)
+    if isinstance(value, str):
+        return redact_url(value)
     return value
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import shutil
 import signal
@@ -86,25 +87,57 @@ def process_gone(pid: int) -> bool:
         return True
 
 
+def write_private(path: str, text: str) -> None:
+    """Write `text` to `path`, readable by this user only (0600, whatever the umask or an
+    earlier file's mode): tokens, and the config that holds them."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        os.fchmod(fh.fileno(), 0o600)
+        fh.write(text)
+
+
+def token_config(token: str) -> str:
+    """nats-server config that admits only clients presenting `token`."""
+    return f"authorization {{ token: {json.dumps(token)} }}\n"
+
+
+CONFIG_FILE = "nats-server.conf"
+
+
 class EmbeddedNats:
+    """A nats-server on `host:port` (a free port by default) with JetStream under `store_dir`.
+
+    `config`: nats-server configuration (authorization, tls, operator and resolver blocks)
+    written 0600 to store_dir/nats-server.conf and given with -c, so no secret in it is on
+    the command line (where `ps` shows it); `token=` is `config` admitting only that token."""
+
     def __init__(self, store_dir: str, *, port: int = 0, host: str = "127.0.0.1",
-                 die_with_parent: bool = False):
+                 die_with_parent: bool = False, config: str = "", token: str | None = None):
         self.store_dir = store_dir
         self.host = host
         self.port = port or free_port(host)
         self.die_with_parent = die_with_parent
+        self.config = config + (token_config(token) if token else "")
         self.proc: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
         return f"nats://{self.host}:{self.port}"
 
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.store_dir, "nats-server.log")
+
     def start(self, timeout: float = 15.0) -> "EmbeddedNats":
         os.makedirs(self.store_dir, exist_ok=True)
-        log_path = os.path.join(self.store_dir, "nats-server.log")
+        args = [server_binary()]
+        if self.config:
+            config_path = os.path.join(self.store_dir, CONFIG_FILE)
+            write_private(config_path, self.config)
+            args += ["-c", config_path]
         self.proc = subprocess.Popen(
-            [server_binary(), "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
-             "-l", log_path, "-P", os.path.join(self.store_dir, PID_FILE)],
+            [*args, "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
+             "-l", self.log_path, "-P", os.path.join(self.store_dir, PID_FILE)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             # Its own session: a terminal's Ctrl-C goes to `up`, which stops this server after
             # draining, rather than to both at once (which would pull NATS from under the drain).
@@ -112,7 +145,7 @@ class EmbeddedNats:
         deadline = time.monotonic() + timeout
         while not port_open(self.host, self.port):
             if self.proc.poll() is not None:
-                raise ConfigError(f"nats-server exited with {self.proc.returncode}; see {log_path}")
+                raise ConfigError(f"nats-server exited with {self.proc.returncode}; see {self.log_path}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise ConfigError(f"nats-server did not listen on {self.url} within {timeout:g}s")
@@ -120,6 +153,7 @@ class EmbeddedNats:
         return self
 
     def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server, and remove its config (it may hold a secret)."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
@@ -130,6 +164,8 @@ class EmbeddedNats:
                 self.proc.kill()
                 self.proc.wait()
         self.proc = None
+        with contextlib.suppress(OSError):
+            os.remove(os.path.join(self.store_dir, CONFIG_FILE))
 
     def __enter__(self) -> "EmbeddedNats":
         return self.start()

@@ -2,11 +2,13 @@
 
 `up` holds an exclusive flock on `data_dir/up.lock` (holding its pid) for as long as it runs.
 A second `up` on the same data_dir fails to take it and names the running pid. The CLI
-asks the same lock whether an `up` runs there before it trusts `data_dir/nats.url`, so a
-file left behind by a `kill -9` never points it at a dead (or someone else's) server.
+asks the same lock whether an `up` runs there before it trusts `data_dir/nats.url` (and
+`nats.token`, the token that NATS requires), so files left behind by a `kill -9` never point
+it at a dead (or someone else's) server, nor give it a stale token.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 
@@ -31,6 +33,8 @@ class UpLock:
             raise ConfigError(f"another `spiderduck up` (pid {pid or 'unknown'}) is running on "
                               f"{os.path.dirname(self.path)}; stop it first, or give this one "
                               "another data_dir") from None
+        with contextlib.suppress(OSError):
+            os.fchmod(fh.fileno(), 0o600)     # one an older version left 0644
         fh.seek(0)
         fh.truncate()
         fh.write(f"{os.getpid()}\n")

@@ -16,7 +16,7 @@ import asyncio
 import logging
 from typing import Callable
 
-from common import bus
+from common import bus, nats_auth
 from common.config import Settings
 from common.grpc_guard import callers_guard
 from common.grpc_server import GrpcServer
@@ -43,7 +43,7 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
     s = settings.fetcher
     member = fetcher_id(s)
     nc = await bus.connect(bus.nats_url(settings), name=f"spiderduck-fetcher-{member}",
-                           timeout=settings.nats_connect_timeout)
+                           timeout=settings.nats_connect_timeout, auth=nats_auth.nats_options(settings))
     try:
         js = nc.jetstream()
         # Operators' controls are in force before the first request is served.

@@ -5,7 +5,7 @@ import asyncio
 import contextlib
 import logging
 
-from common import bus
+from common import bus, nats_auth
 from common.config import Settings
 from common.freshness import Freshness
 from common.pending import PendingLookup, queued_bucket
@@ -27,7 +27,8 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
         pending = resolver = js = queued = None
         if settings.nats_url:
             nc = await bus.connect(settings.nats_url, name="spiderduck-metadata-api",
-                                   timeout=settings.nats_connect_timeout)
+                                   timeout=settings.nats_connect_timeout,
+                                   auth=nats_auth.nats_options(settings))
             stack.push_async_callback(nc.close)
             js = nc.jetstream()
             await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)

@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from nats.errors import Error as NatsError
 
-from common import bus, metrics
+from common import bus, metrics, nats_auth
 from common.claims import Claims
 from common.config import Settings
 from common.errors import BusError
@@ -77,8 +77,8 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
     publisher and the pipeline over them; all closed in reverse on exit. run_scheduler feeds
     the pipeline from the stream; `spiderduck resolve` runs it on one URL."""
     async with contextlib.AsyncExitStack() as stack:
-        nc = await bus.connect(bus.nats_url(settings), name=name,
-                               timeout=settings.nats_connect_timeout)
+        nc = await bus.connect(bus.nats_url(settings), name=name, timeout=settings.nats_connect_timeout,
+                               auth=nats_auth.nats_options(settings))
         stack.push_async_callback(nc.close)
         js = nc.jetstream()
         await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)

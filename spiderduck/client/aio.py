@@ -21,7 +21,7 @@ from spiderduck.client.events import EventStream
 from spiderduck.client.names import (DEFAULT_METADATA, MAX_URLS, PROTOBUF_CONTENT_TYPE, PUBLISH_WINDOW,
                                      QUEUED_TTL, RESOLUTION_KEY, SUBMIT_SUBJECT)
 from spiderduck.client.results import Lookup, Resolution
-from spiderduck.client.security import GrpcOptions, NatsOptions
+from spiderduck.client.security import GrpcOptions, NatsOptions, abandon, nats_refusal, shown_url
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from spiderduck.v1.events_pb2 import UrlSubmission
 
@@ -228,7 +228,8 @@ class AsyncClient:
         if self.nats_url is None:
             raise NotConfigured(
                 "submit() and events() need nats_url, the NATS the service uses (e.g. "
-                "nats_url='nats://127.0.0.1:4222'; `spiderduck up` writes its own's to var/nats.url)")
+                "nats_url='nats://127.0.0.1:4222'; `spiderduck up` writes its own's to var/nats.url, "
+                "and the token it requires to var/nats.token: nats_token_file='var/nats.token')")
         if self._nats_lock is None:
             self._nats_lock = asyncio.Lock()
         async with self._nats_lock:
@@ -245,9 +246,13 @@ class AsyncClient:
         if not servers:
             raise NotConfigured(f"nats_url {self.nats_url!r} names no server")
         failures: list[BaseException] = []
+        url, connected = self.nats_url, False
 
         async def on_error(exc: Exception) -> None:    # nats-py's default logs a traceback
             failures.append(exc)
+            refused = None if connected else nats_refusal(exc)
+            if refused:             # out of nats-py's first connect(), which would try for ever
+                raise NotConfigured(self._nats_auth.refused(url, refused))
 
         options: dict[str, Any] = {     # (nats-py's hints say int for seconds; floats work)
             "name": self.name, "error_cb": on_error, "connect_timeout": min(5.0, self.connect_timeout),
@@ -259,14 +264,18 @@ class AsyncClient:
                     nc = NATS()
                     try:
                         await nc.connect(servers, **options)
+                        connected = True
                         return nc
+                    except NotConfigured:
+                        abandon(nc)
+                        raise
                     except (NatsError, OSError) as exc:
                         failures.append(exc)
                         await asyncio.sleep(0.25)
         except TimeoutError:
             last = f"{type(failures[-1]).__name__}: {failures[-1]}" if failures else "no answer"
-            raise Unavailable(f"cannot connect to NATS at {self.nats_url} within "
-                              f"{self.connect_timeout:g}s: {last}") from None
+            raise Unavailable(shown_url(f"cannot connect to NATS at {self.nats_url} within "
+                                        f"{self.connect_timeout:g}s: {last}")) from None
 
     async def _queued_bucket(self, js: Any) -> Any:
         """The KV bucket of queued markers (common.pending), created if missing. The CLI's
@@ -311,8 +320,8 @@ class AsyncClient:
                     await asyncio.gather(*acks)
                 except (NoRespondersError, NoStreamResponseError) as exc:
                     raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: no stream takes it on "
-                                      f"{self.nats_url}: is that the service's NATS, and has the "
-                                      "service started there?") from exc
+                                      f"{shown_url(self.nats_url or '')}: is that the service's NATS, "
+                                      "and has the service started there?") from exc
                 except (NatsError, asyncio.TimeoutError, OSError) as exc:
                     raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: {exc}") from exc
                 if on_progress is not None:

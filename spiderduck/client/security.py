@@ -3,6 +3,7 @@ NATS credentials and TLS. Files are read when a connection is made, and a file t
 read is a NotConfigured naming the setting and the path, never its contents."""
 from __future__ import annotations
 
+import re
 import ssl
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,6 +90,23 @@ class NatsOptions:
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("nats_tls_cert and nats_tls_key: give both or neither")
 
+    @property
+    def credentials(self) -> str:
+        """Which credentials these are, for a message (never the secret)."""
+        given = [said for said, value in (
+            (f"the nats_creds of {self.creds}", self.creds), (f"the nkey seed of {self.nkey_seed}", self.nkey_seed),
+            (f"nats_user {self.user}", self.user), (f"the token of {self.token_file}", self.token_file),
+            (f"the client certificate {self.tls_cert}", self.tls_cert)) if value]
+        return " with ".join(given) or ("no credentials (nats_creds, nats_nkey_seed, nats_user, "
+                                        "nats_token_file) and no client certificate (nats_tls_cert)")
+
+    def refused(self, url: str, why: str) -> str:
+        """The one line saying the NATS at `url` refused these credentials, and why."""
+        who = self.credentials
+        if who.startswith("no credentials") and "@" in url:
+            who = "the credentials in nats_url"
+        return f"NATS at {shown_url(url)} refused {who}: {why}"
+
     def connect_kwargs(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         if self.creds:
@@ -114,3 +132,40 @@ class NatsOptions:
         except (OSError, ssl.SSLError) as exc:
             raise NotConfigured(f"nats_tls_ca/nats_tls_cert/nats_tls_key: cannot load: {exc}") from None
         return context
+
+
+def nats_refusal(exc: BaseException) -> str | None:
+    """Why a NATS server refused this client, when `exc` says it did: it refused the
+    credentials (Authorization Violation, an expired or revoked user) or the TLS handshake
+    failed (a certificate it or we do not trust). Retrying would not help; None otherwise."""
+    if isinstance(exc, ssl.SSLError):
+        return "TLS: " + re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(exc))
+    text = str(exc).removeprefix("nats: ").strip("'")
+    return text if any(said in text for said in _REFUSALS) else None
+
+
+def abandon(nc: Any) -> None:
+    """Drop the socket of a NATS connection whose first connect() was given up on a refusal,
+    without waiting: nats-py's close() can wait for ever on a failed TLS handshake."""
+    transport = getattr(nc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+# What the server (or nats-py) says when it refuses the credentials; not "Authentication
+# Timeout", which a slow start may meet.
+_REFUSALS = ("Authorization Violation", "Authentication Expired", "Authentication Revoked",
+             "authorization failed")
+
+
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/?#]*)@")
+
+
+def shown_url(text: str) -> str:
+    """`text` with the password or token of every URL's userinfo as <set> (as the service's
+    common.secrets.redact_url, which this package may not import): nats://alice:<set>@h,
+    nats://<set>@h."""
+    def hide(m: re.Match[str]) -> str:
+        user, colon, password = m["userinfo"].partition(":")
+        return f"{m['scheme']}{user}:{password and '<set>'}@" if colon else f"{m['scheme']}{user and '<set>'}@"
+    return _USERINFO.sub(hide, text)

@@ -3,13 +3,16 @@ twice, and a CLI that only ever talks to the NATS it was pointed at."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
+import stat
 
 import nats
 import pytest
 
-from common import bus
+from common import bus, nats_auth
 from common.nats_server import EmbeddedNats, free_port, process_gone
 from support.cli import Proc, run_cli, up_config
 
@@ -130,3 +133,93 @@ async def test_data_dir_is_found_from_any_working_directory(tmp_path, up_config,
     monkeypatch.chdir(other)
     code, out, err = await run_cli("submit", "http://a.test/", "--set", "data_dir=var")
     assert code == 2 and str(other / "var") in err, err
+
+
+def command_lines() -> list[bytes]:
+    """Every live process's command line, as `ps` shows it to any user."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError), open(f"/proc/{entry}/cmdline", "rb") as fh:
+                found.append(fh.read())
+    return found
+
+
+async def test_ups_nats_admits_only_the_token_up_made_which_ps_does_not_show(tmp_path, up_config):
+    data_dir = tmp_path / "var"
+    up = Proc(tmp_path, "up", "--config", up_config)
+    try:
+        await up.wait_log("serving every shard")
+        token_file = data_dir / nats_auth.UP_TOKEN_FILE
+        token = token_file.read_text().strip()
+        assert len(token) >= 32 and stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        url = (data_dir / bus.EMBEDDED_URL_FILE).read_text().strip()
+        for anonymous in ({}, {"token": token[::-1]}):
+            with pytest.raises(nats.errors.Error, match="Authorization Violation"):
+                await nats.connect(url, allow_reconnect=False, error_cb=_quiet, **anonymous)
+        nc = await nats.connect(url, token=token, allow_reconnect=False)
+        await nc.close()
+        assert not [line for line in command_lines() if token.encode() in line]
+        code, out, err = await run_cli("submit", "http://a.test/", "--config", up_config)
+        assert code == 0, err                         # the CLI takes the token of the `up` it finds
+        await up.stop(signal.SIGTERM)
+        assert up.proc.returncode == 0, up.stderr[-3000:]
+        server_log = (data_dir / "nats" / "nats-server.log").read_text()
+        assert "authentication error" in server_log and token not in server_log
+        assert token not in up.stderr
+        assert not token_file.exists()                # gone with its server, as its config
+        assert not (data_dir / "nats" / "nats-server.conf").exists()
+    finally:
+        up.kill()
+
+
+async def _quiet(exc: Exception) -> None:
+    pass
+
+
+def modes_under(root) -> dict[str, int]:
+    """path (relative to root) -> permission bits, of root and everything below it."""
+    found = {".": stat.S_IMODE(os.stat(root).st_mode)}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = os.path.join(folder, name)
+            found[os.path.relpath(path, root)] = stat.S_IMODE(os.lstat(path).st_mode)
+    return found
+
+
+def not_private(modes: dict[str, int], root) -> list[str]:
+    return [f"{path} {mode:o}" for path, mode in sorted(modes.items())
+            if mode != (0o700 if os.path.isdir(os.path.join(root, path)) else 0o600)]
+
+
+async def test_everything_up_writes_under_data_dir_is_its_users_only(tmp_path, up_config, localweb):
+    """Files 0600 and folders 0700, whatever the umask: the SQLite database and its WAL, the
+    WARC files, nats.url, nats.token, up.lock, the nats-server's JetStream store and log. A
+    data_dir (and up.lock) made readable to others before is made private."""
+    data_dir = tmp_path / "var"
+    data_dir.mkdir(mode=0o755)
+    (data_dir / "up.lock").touch(mode=0o644)
+    page = localweb.page("private.test", "/", "<title>Mine</title>")
+    up = Proc(tmp_path, "up", "--config", up_config)
+    try:
+        await up.wait_log("serving every shard")
+        code, out, err = await run_cli("submit", page, "--config", up_config)
+        assert code == 0, err
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:                                    # until the page is stored
+            code, out, err = await run_cli("get", page, "--config", up_config)
+            if code == 0:
+                break
+            assert asyncio.get_running_loop().time() < deadline, err
+        assert json.loads(out)["status"] == "OK"
+        running = modes_under(data_dir)
+        await up.stop(signal.SIGTERM)
+        assert up.proc.returncode == 0, up.stderr[-3000:]
+    finally:
+        up.kill()
+    for seen in ("metadata.db", "metadata.db-wal", "nats.url", "nats.token", "up.lock",
+                 "nats/nats-server.log", "nats/jetstream"):
+        assert seen in running, sorted(running)
+    assert [path for path in running if path.endswith(".warc.gz")], sorted(running)
+    assert not_private(running, data_dir) == []
+    assert not_private(modes_under(data_dir), data_dir) == []
