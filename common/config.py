@@ -136,7 +136,8 @@ class TlsSettings:
     the server against `ca`."""
     cert: str = ""                    # PEM certificate (chain) of this process, as server and as client
     key: str = ""                     # PEM private key of `cert` (unencrypted; keep it mode 0600)
-    ca: str = ""                      # PEM bundle the peers' certificates must chain to
+    ca: str = ""                      # PEM bundle the peers' certificates must chain to (empty: a
+                                      # client verifies servers against the system's CAs)
     client_auth: str = ""             # none | require; empty = require once cert is set: a client
                                       # without a certificate chaining to `ca` is refused in the handshake
     server_name: str = ""             # verify servers' certificates against this name instead of the

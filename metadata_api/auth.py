@@ -51,6 +51,9 @@ def parse_tokens(text: str, path: str) -> dict[str, str]:
             raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: expected name:token")
         if name in tokens:
             raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: name {name!r} again")
+        if not all(" " <= c <= "~" for c in token):     # what a gRPC metadata value can carry
+            raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: the token of {name!r} "
+                              "has characters a gRPC header cannot carry (printable ASCII only)")
         tokens[name] = token
     if not tokens:
         raise ConfigError(f"metadata_api.tokens_file: {path} holds no name:token line")

@@ -29,6 +29,8 @@ def test_tokens_are_read_by_name():
     (":tok-secret\n", "line 1: expected name:token"),
     ("a:tok-1\na:tok-2\n", "line 2: name 'a' again"),
     ("# nothing\n", "holds no name:token line"),
+    ("a:tok-é\n", "line 1: the token of 'a' has characters"),
+    ("a:tok-\x01x\n", "line 1: the token of 'a' has characters"),
 ])
 def test_a_bad_tokens_file_is_refused_without_showing_a_token(text, said):
     with pytest.raises(ConfigError, match=said) as refused:
