@@ -7,7 +7,8 @@
 The first URL is resolved with ResolveUrl (crawled unless a fresh record is stored); the others
 are submitted to NATS, and their UrlProcessed events are printed as they come, one line each:
 RESOLUTION STATUS URL 'title'. The NATS is --nats, else the one of the `spiderduck up` running
-in this directory (var/nats.url). Uses AsyncClient, the asyncio client.
+in this directory (var/nats.url), which admits only the token `up` keeps in var/nats.token
+(--nats-token-file). Uses AsyncClient, the asyncio client.
 """
 from __future__ import annotations
 
@@ -26,9 +27,16 @@ def local_nats(data_dir: str = "var") -> str | None:
     return marker.read_text().strip() if marker.exists() else None
 
 
+def local_token_file(data_dir: str = "var") -> str | None:
+    """The file holding the token of that `up`'s NATS, if any."""
+    token = pathlib.Path(data_dir, "nats.token")
+    return str(token) if token.exists() else None
+
+
 async def run(args: argparse.Namespace) -> int:
     first, others = args.urls[0], args.urls[1:]
-    async with AsyncClient(args.metadata, nats_url=args.nats) as spiderduck:
+    async with AsyncClient(args.metadata, nats_url=args.nats,
+                           nats_token_file=args.nats_token_file) as spiderduck:
         answer = await spiderduck.resolve(first, timeout=args.timeout)
         print(f"{answer.resolution} {answer.status} {first} {answer.record.title!r}", flush=True)
         if not others:
@@ -61,8 +69,13 @@ def main() -> int:
                         help="the metadata-api's address (metadata_api.listen)")
     parser.add_argument("--nats", default=local_nats(),
                         help="the service's NATS (default: ./var/nats.url of a running `up`)")
+    parser.add_argument("--nats-token-file", metavar="F",
+                        help="a file holding the NATS token (default: ./var/nats.token with the "
+                             "default --nats)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each step")
     args = parser.parse_args()
+    if args.nats_token_file is None and args.nats == local_nats():
+        args.nats_token_file = local_token_file()
     if len(args.urls) > 1 and not args.nats:
         parser.error("submitting needs --nats (or a `spiderduck up` running in this directory)")
     try:

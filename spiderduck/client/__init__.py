@@ -32,8 +32,13 @@ What talks to what:
   subject `spiderduck.urls.submit` (header `Content-Type: application/x-protobuf`), after
   marking it queued in the KV bucket `spiderduck_url_queued` (so `get` says `pending` for it at
   once, as for `spiderduck submit`). It needs `nats_url`: the NATS the service uses (`spiderduck
-  up` writes the URL of its embedded one to `var/nats.url`); a comma-separated list names the
-  servers of one cluster.
+  up` writes the URL of its embedded one to `var/nats.url`, and the token that server requires
+  to `var/nats.token`: pass `nats_token_file="var/nats.token"`); a comma-separated list names
+  the servers of one cluster.
+- A deployment's security settings have the service's config names: `token` (the metadata-api's
+  bearer token), `tls_ca`, `tls_cert`, `tls_key`, `tls_server_name` (gRPC TLS), and
+  `nats_creds`, `nats_nkey_seed`, `nats_user` + `nats_password_file`, `nats_token_file`,
+  `nats_tls_ca`, `nats_tls_cert`, `nats_tls_key` (NATS); see AsyncClient.
 - `events()` is a core NATS subscription to `spiderduck.events.processed`: it sees the events
   published while it is subscribed, nothing from before, and at most once each (a publish that
   failed over between NATS nodes may show twice). They are buffered as they come (at most

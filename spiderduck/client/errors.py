@@ -39,7 +39,9 @@ class StillResolving(Error, TimeoutError):
 
 
 class NotConfigured(Error):
-    """The client lacks what the call needs: `submit` and `events` need `nats_url`."""
+    """The client lacks what the call needs (`submit` and `events` need `nats_url`), or what it
+    was given does not work: a credentials or TLS file that cannot be read, or credentials the
+    NATS server refuses. Trying again will not help; the settings must change."""
 
 
 class ServiceError(Error):
