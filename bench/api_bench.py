@@ -10,6 +10,12 @@ bytes ours answered, from a dict, in another process. Phases, ours and bare inte
   rate     1-URL calls offered at RATE per second (an open loop): p50 and p99 latency
 
 and the peak RSS of `up` with all its processes.
+
+--tls: the same with security on, as a deployment runs it: `up` serves mutual TLS (a CA and
+certificates made here, tls.client_auth require) and asks a bearer token of every call
+(metadata_api.tokens_file); the client presents its certificate and the token, and the bare
+server serves mutual TLS with the same certificate. Compare a run with and without --tls for the
+cost of security, and ours against bare within one run for what is ours.
 """
 from __future__ import annotations
 
@@ -56,14 +62,50 @@ async def crawl(js, nc, urls: list[str], timeout: float) -> None:
     await sub.unsubscribe()
 
 
-async def answers_of(address: str, urls: list[str], path: str) -> None:
+BENCH_TOKEN = "bench-token-0"
+
+
+def make_tls(work: str) -> str:
+    """A folder with a CA and the server's and the client's certificates (PEM), as
+    bench/api_client.py and bench/bare_api.py read them; a tokens file beside them."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from support.certs import TestCA
+    folder = os.path.join(work, "tls")
+    ca = TestCA(folder)
+    for role, issued in (("server", ca.issue("server")), ("client", ca.issue("client", dns=["bench"]))):
+        os.replace(issued.cert, os.path.join(folder, f"{role}.crt"))
+        os.replace(issued.key, os.path.join(folder, f"{role}.key"))
+    os.replace(ca.ca, os.path.join(folder, "ca.crt"))
+    with open(os.path.join(folder, "tokens"), "w") as fh:
+        fh.write(f"bench:{BENCH_TOKEN}\n")
+    return folder
+
+
+def tls_settings(folder: str) -> list[str]:
+    """`up`'s --set values for mutual TLS and tokens from make_tls's folder."""
+    return [f"tls.cert={folder}/server.crt", f"tls.key={folder}/server.key", f"tls.ca={folder}/ca.crt",
+            f"metadata_api.tokens_file={folder}/tokens"]
+
+
+def channel_to(address: str, tls: str | None) -> grpc.aio.Channel:
+    if tls is None:
+        return grpc.aio.insecure_channel(address)
+    def read(name: str) -> bytes:
+        with open(os.path.join(tls, name), "rb") as fh:
+            return fh.read()
+    return grpc.aio.secure_channel(address, grpc.ssl_channel_credentials(
+        read("ca.crt"), read("client.key"), read("client.crt")))
+
+
+async def answers_of(address: str, urls: list[str], path: str, tls: str | None) -> None:
     """Ours' serialized result for each URL, for the bare server to send back."""
-    async with grpc.aio.insecure_channel(address) as channel:
+    metadata = (("authorization", f"Bearer {BENCH_TOKEN}"),) if tls else None
+    async with channel_to(address, tls) as channel:
         stub = metadata_pb2_grpc.MetadataServiceStub(channel)
         with open(path, "w", encoding="utf-8") as fh:
             for url in urls:
                 [result] = (await stub.GetUrlMetadata(
-                    metadata_pb2.GetUrlMetadataRequest(urls=[url]), timeout=10)).results
+                    metadata_pb2.GetUrlMetadataRequest(urls=[url]), timeout=10, metadata=metadata)).results
                 if not result.found:
                     sys.exit(f"{url} was crawled but is not found")
                 fh.write(json.dumps({"url": url, "result_hex": result.SerializeToString().hex()}) + "\n")
@@ -87,6 +129,8 @@ async def main() -> None:
     ap.add_argument("--seconds", type=float, default=4.0, help="per phase")
     ap.add_argument("--rounds", type=int, default=3, help="of the single and batch phases")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--tls", action="store_true",
+                    help="mutual TLS and bearer tokens on, for ours and (TLS) the bare server")
     args = ap.parse_args()
 
     pages = corpus_pages()
@@ -96,7 +140,9 @@ async def main() -> None:
     url_file = os.path.join(work, "urls.txt")
     with open(url_file, "w") as fh:
         fh.write("\n".join(urls))
-    service_args = argparse.Namespace(rate=50.0, in_flight=256, related=False, set=args.set)
+    tls = make_tls(work) if args.tls else None
+    service_args = argparse.Namespace(rate=50.0, in_flight=256, related=False,
+                                      set=[*(tls_settings(tls) if tls else []), *args.set])
     service, config = start_service(service_args, free_port(), free_port(), work)
     ours = config["metadata_api"]["listen"]
     bare_port = free_port()
@@ -115,14 +161,16 @@ async def main() -> None:
         await crawl(js, nc, urls, 300)
         await nc.close()
         answers = os.path.join(work, "answers.jsonl")
-        await answers_of(ours, urls, answers)
+        await answers_of(ours, urls, answers, tls)
         bare_proc = await asyncio.create_subprocess_exec(
-            sys.executable, str(ROOT / "bench" / "bare_api.py"), str(bare_port), answers,
+            sys.executable, str(ROOT / "bench" / "bare_api.py"), str(bare_port), answers, *([tls] if tls else []),
             stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
         await asyncio.wait_for(bare_proc.stdout.readline(), 30)
 
         rss = RssSampler(service.pid)
-        closed = ["--mode", "closed", "--concurrency", str(args.concurrency), "--seconds", str(args.seconds)]
+        secure = ["--tls", tls, "--token", BENCH_TOKEN] if tls else []
+        closed = ["--mode", "closed", "--concurrency", str(args.concurrency), "--seconds", str(args.seconds),
+                  *secure]
         for _ in range(args.rounds):
             for who, address in (("ours", ours), ("bare", bare_address)):
                 results.setdefault(f"single {who}", []).append(await load(address, url_file, *closed))
@@ -130,7 +178,7 @@ async def main() -> None:
                     await load(address, url_file, *closed, "--batch", str(args.batch)))
         for who, address in (("ours", ours), ("bare", bare_address)):
             results[f"rate {who}"] = [await load(address, url_file, "--mode", "rate", "--rate",
-                                                 str(args.rate), "--seconds", str(args.seconds))]
+                                                 str(args.rate), "--seconds", str(args.seconds), *secure)]
         peak = await rss.stop()
     finally:
         if bare_proc is not None:
@@ -147,7 +195,8 @@ async def main() -> None:
         return statistics.median(r[what] / r["seconds"] for r in results[key])
 
     errors = sum(r["errors"] for rows in results.values() for r in rows)
-    print(f"{args.records} crawled records; client in its own process, {args.concurrency} calls in "
+    print(f"{'mutual TLS and bearer tokens on; ' if tls else ''}"
+          f"{args.records} crawled records; client in its own process, {args.concurrency} calls in "
           f"flight, {args.seconds:g} s per phase, {args.rounds} rounds (medians); errors {errors}")
     single, single_bare = per_second("single ours", "calls"), per_second("single bare", "calls")
     print(f"  single-URL calls: ours {single:7.0f}/s, bare {single_bare:7.0f}/s, "
