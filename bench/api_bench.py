@@ -36,6 +36,7 @@ import nats
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pipeline_bench import RssSampler, corpus_pages, serve, start_service   # noqa: E402
+from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 
 from common import bus, nats_auth                                         # noqa: E402
 from common.nats_server import free_port, port_open                      # noqa: E402
@@ -60,31 +61,6 @@ async def crawl(js, nc, urls: list[str], timeout: float) -> None:
         await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": url}).encode())
     await asyncio.wait_for(done.wait(), timeout)
     await sub.unsubscribe()
-
-
-BENCH_TOKEN = "bench-token-0"
-
-
-def make_tls(work: str) -> str:
-    """A folder with a CA and the server's and the client's certificates (PEM), as
-    bench/api_client.py and bench/bare_api.py read them; a tokens file beside them."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from support.certs import TestCA
-    folder = os.path.join(work, "tls")
-    ca = TestCA(folder)
-    for role, issued in (("server", ca.issue("server")), ("client", ca.issue("client", dns=["bench"]))):
-        os.replace(issued.cert, os.path.join(folder, f"{role}.crt"))
-        os.replace(issued.key, os.path.join(folder, f"{role}.key"))
-    os.replace(ca.ca, os.path.join(folder, "ca.crt"))
-    with open(os.path.join(folder, "tokens"), "w") as fh:
-        fh.write(f"bench:{BENCH_TOKEN}\n")
-    return folder
-
-
-def tls_settings(folder: str) -> list[str]:
-    """`up`'s --set values for mutual TLS and tokens from make_tls's folder."""
-    return [f"tls.cert={folder}/server.crt", f"tls.key={folder}/server.key", f"tls.ca={folder}/ca.crt",
-            f"metadata_api.tokens_file={folder}/tokens"]
 
 
 def channel_to(address: str, tls: str | None) -> grpc.aio.Channel:

@@ -13,7 +13,14 @@ in one run:
    adds per URL (submit to event, minus the time its fetches spent at the origin), p50 and p99.
 
 It also samples the RSS of `up` and all its processes (nats-server and workers included) and
-prints the peak. `--py-spy FILE` records a py-spy profile (raw format; see
+prints the peak.
+
+`--roles` runs the service as a deployment does instead of `up`: a fetcher, a scheduler and a
+metadata-api, each its own process (bench/roles.py), on a nats-server of the bench's, so every hop
+goes from the scheduler to the fetcher over gRPC and its shard lease. `--tls` turns mutual TLS on
+for every gRPC server and client of the service (a CA and certificates made in the run): with
+`--roles`, the cost of TLS on the scheduler's hops; under `up` (hops in-process) it should cost
+nothing. `--py-spy FILE` records a py-spy profile (raw format; see
 bench/profile_summary.py) of the service during the burst.
 """
 from __future__ import annotations
@@ -35,8 +42,9 @@ import yaml
 from aiohttp import web
 
 from common import bus, nats_auth
-from common.nats_server import free_port, port_open
+from common.nats_server import EmbeddedNats, free_port, port_open
 from spiderduck.v1 import events_pb2
+from tls_setup import make_tls, tls_settings
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
@@ -110,12 +118,22 @@ def tree_rss(root: int) -> int:
     return sum(rss for _, _, rss in process_tree(root).values())
 
 
-def cpu_by_role(root: int, before: dict, after: dict) -> str:
+def _role_of(pid: int) -> str | None:
+    """The role a `python -m cli.main ROLE` process runs (bench/roles.py), else None."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().decode(errors="replace").split("\0")
+    except OSError:
+        return None
+    return argv[argv.index("cli.main") + 1] if "cli.main" in argv[:-1] else None
+
+
+def cpu_by_role(root: int, before: dict, after: dict, root_name: str = "up") -> str:
     """CPU seconds each kind of process used between two process_tree() snapshots."""
     used: dict[str, float] = {}
     for pid, (name, cpu, _) in after.items():
-        role = ("up" if pid == root else "nats-server" if "nats" in name
-                else "workers" if name.startswith("python") else name)
+        role = (root_name if pid == root else "nats-server" if "nats" in name
+                else (_role_of(pid) or "workers") if name.startswith("python") else name)
         used[role] = used.get(role, 0.0) + cpu - before.get(pid, (name, 0.0, 0))[1]
     return ", ".join(f"{role} {seconds:.1f}" for role, seconds in sorted(used.items()))
 
@@ -186,7 +204,9 @@ def statuses(events: list[events_pb2.UrlProcessed]) -> dict[str, int]:
     return out
 
 
-def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[subprocess.Popen, dict]:
+def start_service(args, port_api: int, port_fetcher: int, work: str,
+                  nats_url: str = "") -> tuple[subprocess.Popen, dict]:
+    """`up` (or with args.roles, bench/roles.py's three roles on `nats_url`) in its own process."""
     config = {
         "data_dir": os.path.join(work, "var"), "log_level": "WARNING",
         "metadata_api": {"listen": f"127.0.0.1:{port_api}"},
@@ -199,7 +219,10 @@ def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[su
         "scheduler": {"max_in_flight": args.in_flight},
         "process": {"related_fetches": args.related},
     }
-    for item in args.set:
+    if nats_url:
+        config["nats_url"] = nats_url
+    tls = [] if not getattr(args, "tls", False) else tls_settings(make_tls(work), tokens=False)
+    for item in [*tls, *args.set]:
         key, _, value = item.partition("=")
         node = config
         for part in key.split(".")[:-1]:
@@ -208,9 +231,11 @@ def start_service(args, port_api: int, port_fetcher: int, work: str) -> tuple[su
     config_path = os.path.join(work, "spiderduck.yaml")
     with open(config_path, "w") as fh:
         yaml.safe_dump(config, fh)
+    command = ([str(ROOT / "bench" / "roles.py"), config_path] if getattr(args, "roles", False) else
+               ["-m", "cli.main", "up", "--config", config_path])
     service = subprocess.Popen(
-        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), "-m", "cli.main",
-         "up", "--config", config_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), *command],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     return service, config
 
 
@@ -242,6 +267,9 @@ async def main() -> None:
                     help="any other config key of the service, e.g. process.workers=1")
     ap.add_argument("--py-spy", metavar="FILE", help="record a py-spy profile of the service during the burst")
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--roles", action="store_true",
+                    help="fetcher, scheduler and metadata-api as separate processes (hops over gRPC), not up")
+    ap.add_argument("--tls", action="store_true", help="mutual TLS on every gRPC server and client")
     args = ap.parse_args()
 
     pages = corpus_pages()
@@ -253,19 +281,23 @@ async def main() -> None:
     bare_rates = [] if args.no_bare else [await bare(burst, work)]
     extract_rate = None if args.no_bare else await bare(burst, work, "--extract")
 
-    service, config = start_service(args, free_port(), free_port(), work)
+    own_nats = EmbeddedNats(os.path.join(work, "nats")).start() if args.roles else None
+    service, config = start_service(args, free_port(), free_port(), work,
+                                    nats_url=own_nats.url if own_nats else "")
     profiler = None
     try:
         url_file = os.path.join(config["data_dir"], bus.EMBEDDED_URL_FILE)
         fetcher_port = int(config["fetcher"]["listen"].rsplit(":", 1)[1])
         deadline = time.monotonic() + 60
-        while not (os.path.exists(url_file) and port_open("127.0.0.1", fetcher_port)):
+        while not ((own_nats or os.path.exists(url_file)) and port_open("127.0.0.1", fetcher_port)):
             if service.poll() is not None or time.monotonic() > deadline:
                 sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
             await asyncio.sleep(0.1)
         rss = RssSampler(service.pid)
-        nats_url = open(url_file).read().strip()
-        nc = await nats.connect(nats_url, token=nats_auth.up_token(config["data_dir"]))
+        if own_nats:
+            nc = await nats.connect(own_nats.url)
+        else:
+            nc = await nats.connect(open(url_file).read().strip(), token=nats_auth.up_token(config["data_dir"]))
         js = nc.jetstream()
         await bus.ensure_streams(js)
         events = Events()
@@ -286,7 +318,7 @@ async def main() -> None:
         got = await events.wait_for(burst, args.timeout)
         burst_seconds = time.monotonic() - started
         tree_after, self_after = process_tree(service.pid), os.times()
-        cpu = (f"{cpu_by_role(service.pid, tree_before, tree_after)}, bench (origin and NATS "
+        cpu = (f"{cpu_by_role(service.pid, tree_before, tree_after, 'roles.py' if args.roles else 'up')}, bench (origin and NATS "
                f"client) {self_after.user + self_after.system - self_before.user - self_before.system:.1f}")
         if profiler is not None:
             profiler.send_signal(signal.SIGINT)
@@ -305,11 +337,15 @@ async def main() -> None:
         except subprocess.TimeoutExpired:
             service.kill()
             print("service did not stop within 60 s of SIGINT: killed", file=sys.stderr)
+        if own_nats:
+            own_nats.stop()
     if not args.no_bare:
         bare_rates.append(await bare(burst, work))
     await runner.cleanup()
 
     ours = len(got) / burst_seconds
+    print(f"service: {'fetcher, scheduler and metadata-api processes' if args.roles else 'up'}, "
+          f"gRPC TLS {'on (mutual)' if args.tls else 'off'}")
     print(f"burst: {len(got)}/{args.urls} URLs over {args.hosts} hosts at once, rate {args.rate:g}/s "
           f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
           f"statuses {statuses(got)}")
@@ -327,7 +363,7 @@ async def main() -> None:
               f"{args.steady_seconds:g} s; statuses {statuses(steady_got)}")
         print(f"  latency added by the service: p50 {percentile(added, 50) * 1000:.1f} ms, "
               f"p99 {percentile(added, 99) * 1000:.1f} ms, max {max(added) * 1000:.1f} ms")
-    print(f"peak RSS of up (all its processes): {peak / 2**20:.0f} MiB")
+    print(f"peak RSS of {'the roles' if args.roles else 'up'} (all their processes): {peak / 2**20:.0f} MiB")
 
 
 if __name__ == "__main__":
