@@ -118,7 +118,8 @@ def embedded_nats(settings: Settings):
         yield settings
         return
     ignored = nats_auth.configured_credentials(settings) + [
-        key for key in ("nats_tls_ca", "nats_tls_cert", "nats_tls_key") if getattr(settings, key)]
+        key for key in ("nats_password_file", "nats_tls_ca", "nats_tls_cert", "nats_tls_key")
+        if getattr(settings, key)]
     token_path = nats_auth.up_token_path(settings.data_dir)
     if ignored:
         log.warning("%s: set, but nats_url is not: `up` starts its own NATS, which takes its own "
@@ -135,8 +136,8 @@ def embedded_nats(settings: Settings):
     try:
         server.start()
         write_private(marker, server.url + "\n")
-        yield dataclasses.replace(settings, nats_url=server.url, **{key: "" for key in ignored},
-                                  nats_token_file=token_path)
+        cleared = {key: "" for key in ignored}        # an ignored nats_token_file: up's takes its place
+        yield dataclasses.replace(settings, **{**cleared, "nats_url": server.url, "nats_token_file": token_path})
     finally:
         for path in (marker, token_path):
             with contextlib.suppress(OSError):

@@ -17,7 +17,8 @@ common.stores.hdfs_writer). A read looks for the sealed name first, then the in-
 
 URL: `hdfs://nn:9870/path?user=U[&roll_bytes=N][&roll_seconds=S][&timeout=S]`; several
 namenodes (HA) as `hdfs://nn1:9870,nn2:9870/path`. WebHDFS over plain HTTP, simple
-(insecure) authentication as `user`.
+(insecure) authentication as `user`; a `user:password@` before the namenode is refused (never
+quoted back: the error shows the URL as common.secrets.redact_url does).
 
 `hdfs+https://nn:9871/path?user=U[&ca=PATH]`: WebHDFS over HTTPS (a cluster with
 dfs.http.policy HTTPS_ONLY), to the namenodes and to the datanodes their CREATE, APPEND and
@@ -89,6 +90,9 @@ class HdfsLocation:
         parts = urlsplit(url)
         if parts.scheme not in SCHEMES:
             raise ConfigError(f"content_store: {shown!r} is not an hdfs:// or hdfs+https:// URL")
+        if "@" in parts.netloc:   # else a password would go on as a namenode's name, and into errors
+            raise ConfigError(f"content_store: {shown!r}: no user or password before the namenode: "
+                              "WebHDFS writes as ?user=U")
         https = parts.scheme == "hdfs+https"
         default_port = DEFAULT_HTTPS_PORT if https else DEFAULT_PORT
         namenodes = tuple(_namenode(shown, hostport, default_port)
