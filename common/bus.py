@@ -5,7 +5,6 @@ import asyncio
 import logging
 import os
 
-import nats
 from nats.errors import Error as NatsError
 from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StreamConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError
@@ -16,7 +15,7 @@ from common.errors import BusError, ConfigError
 from common.secrets import redact_url
 from common.up_lock import running_up
 from spiderduck.client.errors import NotConfigured
-from spiderduck.client.security import NatsOptions, abandon, nats_refusal
+from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 
 log = logging.getLogger("spiderduck.bus")
 
@@ -86,7 +85,7 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float,
     try:
         async with asyncio.timeout(timeout):
             while True:
-                nc = nats.NATS()
+                nc = auth.new_client()
                 callbacks = _Callbacks(nc, name, failures)
                 try:
                     await nc.connect(pool, name=name, connect_timeout=min(5.0, timeout),
@@ -96,7 +95,7 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float,
                                      reconnected_cb=callbacks.reconnected, **options)
                     callbacks.connected = True
                     return nc
-                except _Refused as refused:
+                except (_Refused, PlaintextServer) as refused:
                     abandon(nc)
                     raise ConfigError(auth.refused(url, str(refused))) from None
                 except (NatsError, OSError) as exc:

@@ -475,7 +475,12 @@ def load(path: str | None = None, env: Mapping[str, str] | None = None,
         except OSError as exc:
             raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
         except yaml.YAMLError as exc:
-            raise ConfigError(f"config {path} is not valid YAML: {exc}") from exc
+            # Only where, never PyYAML's words: they quote the text it could not read, which
+            # may be a secret (an unquoted token starting with ! or * reads as a tag or alias).
+            mark = getattr(exc, "problem_mark", None)
+            where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+            raise ConfigError(f"config {path} is not valid YAML{where}; a value starting with "
+                              "!, *, &, @, `, {, [, | or > must be quoted") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"config {path}: expected a mapping at the top")
         tree = loaded

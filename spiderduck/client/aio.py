@@ -10,7 +10,6 @@ from typing import Any
 
 import grpc
 import grpc.aio
-from nats.aio.client import Client as NATS
 from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
 from nats.js.errors import NoStreamResponseError
@@ -21,7 +20,8 @@ from spiderduck.client.events import EventStream
 from spiderduck.client.names import (DEFAULT_METADATA, MAX_URLS, PROTOBUF_CONTENT_TYPE, PUBLISH_WINDOW,
                                      QUEUED_TTL, RESOLUTION_KEY, SUBMIT_SUBJECT)
 from spiderduck.client.results import Lookup, Resolution
-from spiderduck.client.security import GrpcOptions, NatsOptions, abandon, nats_refusal, shown_url
+from spiderduck.client.security import (GrpcOptions, NatsOptions, PlaintextServer, abandon, nats_refusal,
+                                        shown_url)
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from spiderduck.v1.events_pb2 import UrlSubmission
 
@@ -261,7 +261,7 @@ class AsyncClient:
         try:
             async with asyncio.timeout(self.connect_timeout):
                 while True:
-                    nc = NATS()
+                    nc = self._nats_auth.new_client()
                     try:
                         await nc.connect(servers, **options)
                         connected = True
@@ -269,6 +269,9 @@ class AsyncClient:
                     except NotConfigured:
                         abandon(nc)
                         raise
+                    except PlaintextServer as exc:
+                        abandon(nc)
+                        raise NotConfigured(self._nats_auth.refused(self.nats_url, str(exc))) from None
                     except (NatsError, OSError) as exc:
                         failures.append(exc)
                         await asyncio.sleep(0.25)

@@ -11,6 +11,8 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from nats.aio.client import Client as NATS
+
 from spiderduck.client.errors import NotConfigured
 
 
@@ -124,6 +126,17 @@ class NatsOptions:
             out["tls"] = self.ssl_context()
         return out
 
+    @property
+    def tls(self) -> bool:
+        return bool(self.tls_ca or self.tls_cert)
+
+    def new_client(self) -> Any:
+        """A nats-py client for these options. With TLS configured it refuses a server that
+        does not offer TLS before sending anything (nats-py itself upgrades only when the
+        server asks, so an impostor or a misconfigured server would get the credentials in
+        plaintext)."""
+        return _TlsOnlyNATS() if self.tls else NATS()
+
     def ssl_context(self) -> ssl.SSLContext:
         try:
             context = ssl.create_default_context(cafile=self.tls_ca)
@@ -134,10 +147,26 @@ class NatsOptions:
         return context
 
 
+class PlaintextServer(Exception):
+    """A NATS server that does not offer TLS, met with TLS configured: nothing was sent to it."""
+
+
+class _TlsOnlyNATS(NATS):
+    async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
+        # Called with the server's first INFO, before CONNECT (and the credentials) is written.
+        if initial_connection and not info.get("tls_required"):
+            raise PlaintextServer("TLS: the server does not offer TLS (nats_tls_ca is set), so "
+                                  "nothing was sent to it")
+        await super()._process_info(info, initial_connection)
+
+
 def nats_refusal(exc: BaseException) -> str | None:
     """Why a NATS server refused this client, when `exc` says it did: it refused the
-    credentials (Authorization Violation, an expired or revoked user) or the TLS handshake
-    failed (a certificate it or we do not trust). Retrying would not help; None otherwise."""
+    credentials (Authorization Violation, an expired or revoked user), the TLS handshake
+    failed (a certificate it or we do not trust), or it offers no TLS while we require it.
+    Retrying would not help; None otherwise."""
+    if isinstance(exc, PlaintextServer):
+        return str(exc)
     if isinstance(exc, ssl.SSLError):
         return "TLS: " + re.sub(r"\s*\(_ssl\.c:\d+\)$", "", str(exc))
     text = str(exc).removeprefix("nats: ").strip("'")

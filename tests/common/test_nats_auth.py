@@ -244,3 +244,27 @@ async def test_the_client_takes_the_same_nats_settings(kind, tmp_path):
             with pytest.raises(NotConfigured) as refused:
                 await client.submit(["http://a.test/"])
         assert_refused(refused.value, server, setup.refused_as)
+
+
+async def test_with_nats_tls_configured_a_server_without_tls_gets_no_credentials(tmp_path):
+    """nats-py upgrades to TLS only when the server asks: a plaintext server (an impostor on the
+    address, or a misconfigured one) would be sent the password in the clear. With nats_tls_ca
+    set, such a server is refused before CONNECT, at once, with one line."""
+    ca = TestCA(tmp_path / "pki")
+    password = write(tmp_path / "password", CANARY + "\n")
+    plain_config = 'authorization { users = [ { user: "alice", password: "%s" } ] }\n' % CANARY
+    with EmbeddedNats(str(tmp_path / "nats"), config=plain_config) as server:
+        settings = settings_with(tmp_path, nats_user="alice", nats_password_file=password, nats_tls_ca=ca.ca)
+        started = time.monotonic()
+        with pytest.raises(ConfigError) as refused:
+            await connect(server, settings, timeout=30)
+        assert time.monotonic() - started < 10
+        assert_refused(refused.value, server, "does not offer TLS")
+        client = AsyncClient(nats_url=server.url, nats_user="alice", nats_password_file=password,
+                             nats_tls_ca=ca.ca, connect_timeout=30)
+        with pytest.raises(NotConfigured, match="does not offer TLS"):
+            await client.submit(["http://a.test/"])
+        await client.close()
+        # Without nats_tls_ca the same credentials work: the refusal is TLS's, not the password's.
+        nc = await connect(server, settings_with(tmp_path, nats_user="alice", nats_password_file=password))
+        await nc.close()
