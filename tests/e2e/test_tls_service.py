@@ -18,7 +18,8 @@ from common.grpc_tls import open_channel
 from spiderduck.client import AsyncClient, ServiceError
 from spiderduck.v1 import fetcher_pb2 as fpb, fetcher_pb2_grpc, metadata_pb2, metadata_pb2_grpc
 from support.certs import TestCA
-from support.service import RunningService, service_settings, wait_until
+from common.nats_server import free_port
+from support.service import RunningService, service_settings, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPIDERDUCK = os.path.join(ROOT, ".venv", "bin", "spiderduck")
@@ -50,7 +51,7 @@ async def service(tmp_path, nats_server, pki):
     settings = service_settings(tmp_path, nats_server.url, **{
         "tls.cert": pki["service"].cert, "tls.key": pki["service"].key, "tls.ca": pki["ca"],
         "fetcher.allowed_callers": ["spiderduck-scheduler"], "fetcher.admin_callers": ["ops"],
-        "fetcher.shards": 8, "fetcher.max_rate": 20.0,
+        "fetcher.shards": 8, "fetcher.max_rate": 20.0, "scheduler.listen": f"127.0.0.1:{free_port()}",
         "metadata_api.tokens_file": pki["tokens"], "metadata_api.resolve_rate": 0.01})
     async with RunningService(settings) as running:
         yield running.settings
@@ -165,7 +166,8 @@ async def test_the_cli_gets_with_its_certificate_and_token(service, pki):
 
 
 async def test_spiderduck_health_probes_each_tls_server(service, pki):
-    for address in (service.metadata_api.listen, service.fetcher.listen):
+    await wait_port(service.scheduler.listen)
+    for address in (service.metadata_api.listen, service.fetcher.listen, service.scheduler.listen):
         ok = await asyncio.to_thread(run_cli, "health", "--address", address, *cli_tls(service, pki))
         assert ok.returncode == 0, ok.stderr
         plain = await asyncio.to_thread(run_cli, "health", "--address", address)
