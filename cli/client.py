@@ -14,7 +14,7 @@ from typing import Iterator
 
 from google.protobuf import json_format
 
-from common import bus, nats_auth
+from common import bus, grpc_tls, nats_auth
 from common.config import Settings
 from common.errors import ConfigError, SpiderDuckError
 from common.pending import queued_bucket
@@ -29,6 +29,7 @@ class ServiceClient(sdclient.AsyncClient):
     def __init__(self, settings: Settings, *, nats: bool = False, name: str = "spiderduck-cli",
                  token: str | None = None):
         tls = settings.tls
+        grpc_tls.channel_credentials(tls)   # a key not of its certificate: one line naming the file
         super().__init__(settings.metadata_api.listen, bus.nats_url(settings) if nats else None,
                          max_urls=settings.metadata_api.max_urls,
                          resolve_timeout=settings.metadata_api.resolve_timeout + 5,

@@ -404,7 +404,7 @@ async def test_up_serves_with_its_secrets_showing_none(world, ps, up):
         Run("get, tls.key not the certificate's",
             ["get", "http://a.test/", "--config", world.config("up-cli-other-key", **{
                 **up.settings, "tls": {**world.grpc_tls, "key": world.other.key}}), *right_token],
-            "UNAVAILABLE"),
+            "is not the key of the certificate"),
     ]
     kinds = world.credential_kinds()
     del kinds["nats_tls_key"]     # not credentials: up's NATS has no TLS (the next test's has)
