@@ -9,6 +9,8 @@ left out. A first crawl changed every field it filled.
 """
 from __future__ import annotations
 
+import dataclasses
+
 from common import record_proto
 from common.record import UrlRecord
 from spiderduck.v1 import metadata_pb2
@@ -18,9 +20,27 @@ _ORDER = {f.name: f.number for f in metadata_pb2.UrlMetadata.DESCRIPTOR.fields}
 
 
 def changed_fields(old: UrlRecord | None, new: UrlRecord) -> tuple[str, ...]:
-    """The JSON names of the fields that differ between `old` and `new`, in field-number order."""
-    after = record_proto.to_dict(new)
-    before = record_proto.to_dict(old) if old is not None else {}
+    """The JSON names of the fields that differ between `old` and `new`, in field-number order.
+
+    Structured data is compared apart, decoded only when both records have it and its bytes
+    differ (decoding is most of the cost of to_dict, and a first crawl needs none)."""
+    after = record_proto.to_dict(_without_structured_data(new))
+    before = record_proto.to_dict(_without_structured_data(old)) if old is not None else {}
     names = {k for k in after.keys() | before.keys()
              if k not in BOOKKEEPING and after.get(k) != before.get(k)}
+    if not _same_structured_data(old.structured_data if old is not None else None, new.structured_data):
+        names.add("structured_data")
     return tuple(sorted(names, key=_ORDER.__getitem__))
+
+
+def _without_structured_data(rec: UrlRecord) -> UrlRecord:
+    return dataclasses.replace(rec, structured_data=None) if rec.structured_data else rec
+
+
+def _same_structured_data(old, new) -> bool:
+    if not old or not new:
+        return not old and not new
+    wire = getattr(old, "wire", None)
+    if wire is not None and wire == getattr(new, "wire", None):
+        return True
+    return record_proto.structured_json(old) == record_proto.structured_json(new)

@@ -217,8 +217,7 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
     if rec.video is not None:
         out["video"] = _media(rec.video)
     if rec.structured_data:
-        out["structured_data"] = (dict(rec.structured_data) if isinstance(rec.structured_data, StructuredData)
-                                  else _struct_json(_jsonable(rec.structured_data)))
+        out["structured_data"] = structured_json(rec.structured_data)
     if rec.share_count:
         out["share_count"] = rec.share_count
     for name in ("first_seen", "fetched_at"):
@@ -241,6 +240,11 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         if value:
             out[name] = list(value) if isinstance(value, tuple) else value
     return out
+
+
+def structured_json(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's structured data as to_dict prints it (its Struct's JSON mapping)."""
+    return dict(value) if isinstance(value, StructuredData) else _struct_json(_jsonable(value))
 
 
 def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
