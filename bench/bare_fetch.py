@@ -7,13 +7,15 @@ politeness, no extraction rules. Run in its own process, as the service is.
 `--extract` parses each page with our whole extraction (extract_page) instead: the cost of the
 record's content alone, without NATS, stores, WARC, events or a second process.
 
-Prints one JSON line: {"urls": N, "seconds": S, "ok": K}.
+Prints one JSON line: {"urls": N, "seconds": S, "ok": K, "cpu": C}, C the CPU seconds this
+process used over the fetches (user and system).
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 
@@ -62,10 +64,11 @@ async def run(urls: list[str], concurrency: int, extract: bool) -> dict:
 
     connector = aiohttp.TCPConnector(limit=concurrency, resolver=Loopback())
     async with aiohttp.ClientSession(connector=connector) as session:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), os.times()
         await asyncio.gather(*(worker(session) for _ in range(concurrency)))
-        seconds = time.perf_counter() - started
-    return {"urls": len(urls), "seconds": seconds, "ok": ok}
+        seconds, used = time.perf_counter() - started, os.times()
+    return {"urls": len(urls), "seconds": seconds, "ok": ok,
+            "cpu": used.user + used.system - cpu.user - cpu.system}
 
 
 def main() -> None:

@@ -153,8 +153,8 @@ class RssSampler:
         return self.peak
 
 
-async def bare(urls: list[str], work: str, *flags: str) -> float:
-    """URLs per second of bench/bare_fetch.py over `urls`, in its own process."""
+async def bare(urls: list[str], work: str, *flags: str) -> tuple[float, float]:
+    """(URLs per second, CPU ms per URL) of bench/bare_fetch.py over `urls`, in its own process."""
     path = os.path.join(work, "bare-urls.txt")
     with open(path, "w") as fh:
         fh.write("\n".join(urls))
@@ -163,7 +163,12 @@ async def bare(urls: list[str], work: str, *flags: str) -> float:
         stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     out, _ = await proc.communicate()
     result = json.loads(out)
-    return result["urls"] / result["seconds"]
+    return result["urls"] / result["seconds"], result["cpu"] * 1000 / result["urls"]
+
+
+def tree_cpu(before: dict, after: dict) -> float:
+    """CPU seconds the processes of two process_tree() snapshots used between them."""
+    return sum(cpu - before.get(pid, (name, 0.0, 0))[1] for pid, (name, cpu, _) in after.items())
 
 
 class Events:
@@ -278,8 +283,8 @@ async def main() -> None:
     burst = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
     steady_n = int(args.steady_rate * args.steady_seconds)
     steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
-    bare_rates = [] if args.no_bare else [await bare(burst, work)]
-    extract_rate = None if args.no_bare else await bare(burst, work, "--extract")
+    bare_runs = [] if args.no_bare else [await bare(burst, work)]
+    extract_run = None if args.no_bare else await bare(burst, work, "--extract")
 
     own_nats = EmbeddedNats(os.path.join(work, "nats")).start() if args.roles else None
     service, config = start_service(args, free_port(), free_port(), work,
@@ -340,7 +345,7 @@ async def main() -> None:
         if own_nats:
             own_nats.stop()
     if not args.no_bare:
-        bare_rates.append(await bare(burst, work))
+        bare_runs.append(await bare(burst, work))
     await runner.cleanup()
 
     ours = len(got) / burst_seconds
@@ -350,12 +355,17 @@ async def main() -> None:
           f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
           f"statuses {statuses(got)}")
     print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {burst_seconds:.1f} s: {cpu}")
-    if bare_rates:
-        mean = sum(bare_rates) / len(bare_rates)
+    service_ms = tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1)
+    print(f"  CPU per URL: service {service_ms:.2f} ms (every process of the service, origin excluded)")
+    if bare_runs:
+        mean = sum(rate for rate, _ in bare_runs) / len(bare_runs)
+        bare_ms = sum(ms for _, ms in bare_runs) / len(bare_runs)
+        extract_rate, extract_ms = extract_run
         print(f"  bare  {mean:7.1f} URLs/s (aiohttp + selectolax title/metas; runs: "
-              f"{', '.join(f'{r:.1f}' for r in bare_rates)})")
-        print(f"  ratio {ours / mean:7.2f} x bare")
-        print(f"  bare with our extraction {extract_rate:7.1f} URLs/s, {extract_rate / mean:.2f} x bare "
+              f"{', '.join(f'{r:.1f}' for r, _ in bare_runs)}); CPU {bare_ms:.2f} ms per URL")
+        print(f"  ratio {ours / mean:7.2f} x bare; CPU per URL {service_ms / bare_ms:.2f} x bare's")
+        print(f"  bare with our extraction {extract_rate:7.1f} URLs/s, {extract_rate / mean:.2f} x bare, "
+              f"CPU {extract_ms:.2f} ms per URL "
               f"(one process: the record's content alone, no NATS, stores, WARC or events)")
     if steady_got:
         added = [e.latency_seconds - e.origin_seconds for e in steady_got]
