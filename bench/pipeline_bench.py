@@ -257,7 +257,7 @@ async def publish_steady(js, urls: list[str], rate: float) -> None:
         await js.publish(bus.SUBMIT_SUBJECT, json.dumps({"url": u}).encode())
 
 
-async def main() -> None:
+def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--urls", type=int, default=3000, help="URLs of the burst")
     ap.add_argument("--hosts", type=int, default=300)
@@ -275,19 +275,23 @@ async def main() -> None:
     ap.add_argument("--roles", action="store_true",
                     help="fetcher, scheduler and metadata-api as separate processes (hops over gRPC), not up")
     ap.add_argument("--tls", action="store_true", help="mutual TLS on every gRPC server and client")
-    args = ap.parse_args()
+    ap.add_argument("--production", action="store_true",
+                    help="run the burst twice, on SQLite and files, then on Cassandra and HDFS (started "
+                         "from the tests' jars unless --cassandra/--hdfs name running ones), and compare")
+    ap.add_argument("--cassandra", default="", help="with --production: HOST:PORT of a running Cassandra")
+    ap.add_argument("--hdfs", default="", help="with --production: http://NAMENODE:PORT?user=U of a running HDFS")
+    return ap.parse_args()
 
-    pages = corpus_pages()
-    runner, port = await serve(pages)
-    work = tempfile.mkdtemp(prefix="spiderduck-bench-")
-    burst = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
-    steady_n = int(args.steady_rate * args.steady_seconds)
-    steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
-    bare_runs = [] if args.no_bare else [await bare(burst, work)]
-    extract_run = None if args.no_bare else await bare(burst, work, "--extract")
 
-    own_nats = EmbeddedNats(os.path.join(work, "nats")).start() if args.roles else None
-    service, config = start_service(args, free_port(), free_port(), work,
+async def run_service(args, burst: list[str], steady: list[str], work: str, settings: list[str],
+                      py_spy: str | None, also: tuple[int, ...] = ()) -> dict:
+    """Start the service (`up`, or the roles) with `settings` added, send it the burst, then the
+    steady load, stop it; what was measured. `also`: other processes (the stores' JVMs) whose
+    CPU over the burst is counted apart."""
+    run_args = argparse.Namespace(**{**vars(args), "set": [*args.set, *settings]})
+    run_work = tempfile.mkdtemp(prefix="run-", dir=work)
+    own_nats = EmbeddedNats(os.path.join(run_work, "nats")).start() if args.roles else None
+    service, config = start_service(run_args, free_port(), free_port(), run_work,
                                     nats_url=own_nats.url if own_nats else "")
     profiler = None
     try:
@@ -309,20 +313,22 @@ async def main() -> None:
         await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.on_message)
         await nc.flush()
 
-        if args.py_spy:
+        if py_spy:
             spy = shutil.which("py-spy", path=os.path.dirname(sys.executable)) or shutil.which("py-spy")
             if spy is None:
                 sys.exit("--py-spy needs py-spy (pip install py-spy, in the test extra)")
             profiler = subprocess.Popen(
                 [spy, "record", "--pid", str(service.pid), "--subprocesses", "--rate", "200",
-                 "--format", "raw", "-o", args.py_spy, "--nonblocking"],
+                 "--format", "raw", "-o", py_spy, "--nonblocking"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         tree_before, self_before = process_tree(service.pid), os.times()
+        also_before = [process_tree(pid) for pid in also]
         started = time.monotonic()
         await publish_all(js, burst)
         got = await events.wait_for(burst, args.timeout)
         burst_seconds = time.monotonic() - started
         tree_after, self_after = process_tree(service.pid), os.times()
+        also_cpu = sum(tree_cpu(before, process_tree(pid)) for before, pid in zip(also_before, also))
         cpu = (f"{cpu_by_role(service.pid, tree_before, tree_after, 'roles.py' if args.roles else 'up')}, bench (origin and NATS "
                f"client) {self_after.user + self_after.system - self_before.user - self_before.system:.1f}")
         if profiler is not None:
@@ -344,36 +350,106 @@ async def main() -> None:
             print("service did not stop within 60 s of SIGINT: killed", file=sys.stderr)
         if own_nats:
             own_nats.stop()
-    if not args.no_bare:
-        bare_runs.append(await bare(burst, work))
-    await runner.cleanup()
+    return {"got": got, "seconds": burst_seconds, "cpu": cpu, "steady": steady_got, "peak": peak,
+            "cpu_ms": tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1),
+            "also_ms": also_cpu * 1000 / max(len(got), 1)}
 
-    ours = len(got) / burst_seconds
-    print(f"service: {'fetcher, scheduler and metadata-api processes' if args.roles else 'up'}, "
-          f"gRPC TLS {'on (mutual)' if args.tls else 'off'}")
+
+def print_run(args, run: dict, steady_n: int) -> None:
+    got, ours = run["got"], len(run["got"]) / run["seconds"]
     print(f"burst: {len(got)}/{args.urls} URLs over {args.hosts} hosts at once, rate {args.rate:g}/s "
           f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
           f"statuses {statuses(got)}")
-    print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {burst_seconds:.1f} s: {cpu}")
-    service_ms = tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1)
-    print(f"  CPU per URL: service {service_ms:.2f} ms (every process of the service, origin excluded)")
+    print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {run['seconds']:.1f} s: {run['cpu']}")
+    print(f"  CPU per URL: service {run['cpu_ms']:.2f} ms (every process of the service, origin excluded)")
+    if run["steady"]:
+        added = [e.latency_seconds - e.origin_seconds for e in run["steady"]]
+        print(f"steady: {len(run['steady'])}/{steady_n} URLs at {args.steady_rate:g}/s for "
+              f"{args.steady_seconds:g} s; statuses {statuses(run['steady'])}")
+        print(f"  latency added by the service: p50 {percentile(added, 50) * 1000:.1f} ms, "
+              f"p99 {percentile(added, 99) * 1000:.1f} ms, max {max(added) * 1000:.1f} ms")
+    print(f"peak RSS of {'the roles' if args.roles else 'up'} (all their processes): {run['peak'] / 2**20:.0f} MiB")
+
+
+def start_production(args, lines: list[str]) -> tuple[list, str, str]:
+    """(servers started, Cassandra HOST:PORT, WebHDFS URL): from --cassandra/--hdfs, else a
+    Cassandra node and a mini HDFS from the tests' jars (tests/support)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    servers, cassandra, hdfs_url = [], args.cassandra, args.hdfs
+    if not cassandra:
+        from support.cassandra_server import CassandraServer, resolve
+        t = time.monotonic()
+        servers.append(CassandraServer(resolve(), heap="1g").start())
+        cassandra = servers[-1].target
+        lines.append(f"Cassandra {servers[-1].release_version} started in {time.monotonic() - t:.1f}s")
+    if not hdfs_url:
+        from support.hdfs_server import HdfsServer, resolve as resolve_hdfs
+        t = time.monotonic()
+        servers.append(HdfsServer(resolve_hdfs()).start())
+        hdfs_url = servers[-1].url
+        lines.append(f"HDFS (mini cluster) started in {time.monotonic() - t:.1f}s")
+    return servers, cassandra, hdfs_url
+
+
+async def main() -> None:
+    args = parse_args()
+    pages = corpus_pages()
+    runner, port = await serve(pages)
+    work = tempfile.mkdtemp(prefix="spiderduck-bench-")
+    burst = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
+    steady_n = int(args.steady_rate * args.steady_seconds)
+    steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
+    servers, lines = [], []
+    try:
+        production: list[str] = []
+        if args.production:
+            import uuid
+            from common.stores.cassandra_cluster import apply_schema
+            servers, cassandra, hdfs_url = start_production(args, lines)
+            metadata = f"cassandra://{cassandra}/bench_{uuid.uuid4().hex[:8]}"
+            await apply_schema(metadata)
+            netloc, _, query = hdfs_url.removeprefix("http://").partition("?")
+            production = [f"metadata_store={metadata}",
+                          f"content_store=hdfs://{netloc}/tmp/bench-{uuid.uuid4().hex[:8]}?{query}"]
+            print("\n".join(lines), flush=True)
+        bare_runs = [] if args.no_bare else [await bare(burst, work)]
+        extract_run = None if args.no_bare else await bare(burst, work, "--extract")
+        run = await run_service(args, burst, steady, work, [], args.py_spy)
+        prod_run = None
+        if args.production:
+            # New URLs for the second service: the origin serves the same pages under /q/.
+            prod_run = await run_service(args, [u.replace("/p/", "/q/") for u in burst],
+                                         [u.replace("/s/", "/t/") for u in steady], work, production, None,
+                                         also=tuple(s.proc.pid for s in servers if s.proc is not None))
+        if not args.no_bare:
+            bare_runs.append(await bare(burst, work))
+    finally:
+        for server in servers:
+            server.stop()
+        await runner.cleanup()
+
+    print(f"service: {'fetcher, scheduler and metadata-api processes' if args.roles else 'up'}, "
+          f"gRPC TLS {'on (mutual)' if args.tls else 'off'}"
+          f"{', SQLite and WARC files' if args.production else ''}")
+    print_run(args, run, steady_n)
+    ours = len(run["got"]) / run["seconds"]
     if bare_runs:
         mean = sum(rate for rate, _ in bare_runs) / len(bare_runs)
         bare_ms = sum(ms for _, ms in bare_runs) / len(bare_runs)
         extract_rate, extract_ms = extract_run
         print(f"  bare  {mean:7.1f} URLs/s (aiohttp + selectolax title/metas; runs: "
               f"{', '.join(f'{r:.1f}' for r, _ in bare_runs)}); CPU {bare_ms:.2f} ms per URL")
-        print(f"  ratio {ours / mean:7.2f} x bare; CPU per URL {service_ms / bare_ms:.2f} x bare's")
+        print(f"  ratio {ours / mean:7.2f} x bare; CPU per URL {run['cpu_ms'] / bare_ms:.2f} x bare's")
         print(f"  bare with our extraction {extract_rate:7.1f} URLs/s, {extract_rate / mean:.2f} x bare, "
               f"CPU {extract_ms:.2f} ms per URL "
               f"(one process: the record's content alone, no NATS, stores, WARC or events)")
-    if steady_got:
-        added = [e.latency_seconds - e.origin_seconds for e in steady_got]
-        print(f"steady: {len(steady_got)}/{steady_n} URLs at {args.steady_rate:g}/s for "
-              f"{args.steady_seconds:g} s; statuses {statuses(steady_got)}")
-        print(f"  latency added by the service: p50 {percentile(added, 50) * 1000:.1f} ms, "
-              f"p99 {percentile(added, 99) * 1000:.1f} ms, max {max(added) * 1000:.1f} ms")
-    print(f"peak RSS of {'the roles' if args.roles else 'up'} (all their processes): {peak / 2**20:.0f} MiB")
+    if prod_run is not None:
+        print("service on the production stores: Cassandra metadata, HDFS content")
+        print_run(args, prod_run, steady_n)
+        prod = len(prod_run["got"]) / prod_run["seconds"]
+        if servers:
+            print(f"  the JVMs (Cassandra, HDFS) used {prod_run['also_ms']:.2f} ms of CPU per URL over the burst")
+        print(f"  production / embedded burst: {prod:.1f} / {ours:.1f} URLs/s = {prod / ours:.2f} x")
 
 
 if __name__ == "__main__":
