@@ -172,6 +172,9 @@ class SchedulerSettings:
     fetchers: list[str] = field(default_factory=list)  # fetcher gRPC addresses; empty = fetcher.listen
     max_in_flight: int = 256          # URLs processed at once by one scheduler
     fetch_batch: int = 64             # messages pulled from JetStream per request
+    max_ack_pending: int = 10_000     # URLs delivered and not yet acked, across ALL schedulers (the
+                                      # consumer is shared): at least schedulers x max_in_flight, or
+                                      # schedulers added by an autoscaler get no work
     ack_wait: Duration = 60.0         # seconds JetStream waits for an ack before redelivering
     max_deliver: int = 5              # deliveries before a message is dead-lettered
     retry_delay: Duration = 5.0       # seconds before a failed message is redelivered
@@ -194,6 +197,9 @@ class SchedulerSettings:
     outage_retry_for: Duration = 3600.0  # seconds one delivery retries an outage in place (0 = no limit)
 
     def __post_init__(self) -> None:
+        if self.max_ack_pending < max(self.max_in_flight, self.fetch_batch):
+            raise ConfigError(f"scheduler.max_ack_pending: {self.max_ack_pending} is below one scheduler's "
+                              f"max_in_flight ({self.max_in_flight}) or fetch_batch ({self.fetch_batch})")
         for name in ("outage_backoff_base", "outage_backoff_max"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"scheduler.{name}: {getattr(self, name):g}s must be positive")

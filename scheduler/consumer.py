@@ -122,7 +122,7 @@ class Consumer:
         return ConsumerConfig(
             durable_name=SCHEDULER_DURABLE, ack_policy=AckPolicy.EXPLICIT,
             deliver_policy=DeliverPolicy.ALL, ack_wait=s.ack_wait, max_deliver=s.max_deliver,
-            max_ack_pending=max(s.max_in_flight * 2, s.fetch_batch), filter_subject=SUBMIT_SUBJECT)
+            max_ack_pending=s.max_ack_pending, filter_subject=SUBMIT_SUBJECT)
 
     async def run(self, stop: asyncio.Event, drain_for: float | None = None) -> None:
         """Pull and dispatch until `stop` is set, then drain what is in flight: messages still

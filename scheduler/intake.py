@@ -41,12 +41,20 @@ class PullIntake:
         self._open_until = 0.0          # monotonic time by which the server ends it
 
     async def start(self) -> None:
-        """Create the durable consumer unless it exists (as pull_subscribe does); subscribe
-        to our own inbox for its deliveries."""
+        """Create the durable consumer unless it exists (as pull_subscribe does), or bring an
+        existing one's max_ack_pending to ours (a limit shared by every scheduler, raised in the
+        config when schedulers are added); subscribe to our own inbox for its deliveries."""
         try:
-            await self._js.consumer_info(self._stream, self._durable)
+            info = await self._js.consumer_info(self._stream, self._durable)
         except NotFoundError:
             await self._js.add_consumer(self._stream, config=self._config)
+        else:
+            wanted = self._config.max_ack_pending
+            if wanted and info.config.max_ack_pending != wanted:
+                log.info("consumer %s: max_ack_pending %s -> %s", self._durable,
+                         info.config.max_ack_pending, wanted)
+                info.config.max_ack_pending = wanted
+                await self._js.add_consumer(self._stream, config=info.config)   # an update
         self._inbox = self._nc.new_inbox()
         self._sub = await self._nc.subscribe(self._inbox)
 

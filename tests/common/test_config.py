@@ -86,6 +86,7 @@ def test_durations(text, seconds):
     ({"scheduler.ack_wait": "-3s"}, r"scheduler.ack_wait"),
     ({"fetcher.rate_overrides": {"a.test": -2}}, r"fetcher.rate_overrides.a.test: bad value -2.0"),
     ({"scheduler.max_in_flight": True}, r"scheduler.max_in_flight: bad value True"),
+    ({"scheduler.max_ack_pending": 100}, r"scheduler.max_ack_pending: 100 is below one scheduler's max_in_flight"),
     ({"process.parser": "lxml"}, "process.parser: 'lxml' is not one of selectolax, html5lib"),
     ({"process.prefer_dates": "newest"}, "process.prefer_dates"),
     ({"fetcher.allowed_networks": ["10.0.0.0/33"]}, r"fetcher.allowed_networks: bad value '10.0.0.0/33'"),

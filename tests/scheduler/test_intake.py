@@ -86,3 +86,22 @@ async def test_at_shutdown_what_the_open_request_still_brings_is_handed_back(nat
     finally:
         await intake.stop()
         await nc.close()
+
+
+async def test_an_existing_consumer_takes_the_configured_max_ack_pending(nats_server):
+    """The limit is shared by every scheduler: one created with a smaller one (an older default
+    of 512) is raised when a scheduler starts with more, or added schedulers would get no work."""
+    nc = await nats.connect(nats_server.url)
+    js = nc.jetstream()
+    await bus.ensure_streams(js)
+    try:
+        def config(limit):
+            return ConsumerConfig(durable_name="test-limit", ack_policy=AckPolicy.EXPLICIT,
+                                  filter_subject=bus.SUBMIT_SUBJECT, max_ack_pending=limit)
+        await js.add_consumer(bus.URLS_STREAM, config=config(512))
+        intake = PullIntake(nc, js, stream=bus.URLS_STREAM, durable="test-limit", config=config(10_000))
+        await intake.start()
+        await intake.stop()
+        assert (await js.consumer_info(bus.URLS_STREAM, "test-limit")).config.max_ack_pending == 10_000
+    finally:
+        await nc.close()
