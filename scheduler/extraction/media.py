@@ -94,11 +94,25 @@ def _images(s: Sources) -> Iterator[Image]:
     for link in s.doc.links:
         if "image_src" in link.rel:
             yield Image(values.absolute_url(link.href, s.base))
-    body = [Image(values.absolute_url(img.src, s.base), _pixels(img.width), _pixels(img.height))
-            for img in s.doc.images]                                      # guesses from the body
-    yield from sorted((i for i in body if i.width and i.height), key=lambda i: -i.width * i.height)
-    yield from body
+    yield from _body_images(s)
     yield Image(values.absolute_url(s.doc.video_poster, s.base))
+
+
+def _body_images(s: Sources) -> Iterator[Image]:
+    """Guesses from the body: the `<img>` that state a width and a height, largest first, then the
+    others in page order. Each URL is resolved only when the candidates reach it (a page has up to
+    16, and a few candidates usually come before them); an `<img>` already given among the
+    stated-size ones is not given again (its URL is `seen` by then, so it would be skipped)."""
+    imgs = s.doc.images
+    sizes = [(_pixels(img.width), _pixels(img.height)) for img in imgs]   # one stated alone counts (_tiny)
+    stated = sorted((n for n, (width, height) in enumerate(sizes) if width and height),
+                    key=lambda n: -sizes[n][0] * sizes[n][1])
+    for n in stated:
+        yield Image(values.absolute_url(imgs[n].src, s.base), *sizes[n])
+    given = set(stated)
+    for n, img in enumerate(imgs):
+        if n not in given:
+            yield Image(values.absolute_url(img.src, s.base), *sizes[n])
 
 
 def _tiny(image: Image) -> bool:
@@ -117,6 +131,8 @@ _PIXELS = re.compile(r"(\d{1,6})(?:\.\d{0,12})?\s{0,4}(?:px)?$", re.I)   # on a 
 def _pixels(value: Any) -> int:
     """A stated size in pixels: `<img width="640">`, "640px", JSON-LD's 640 or {"value": 640};
     0 for a relative size ("100%", "auto") or none."""
+    if not value:            # most <img> state no size
+        return 0
     if isinstance(value, dict):
         value = value.get("value")
     if isinstance(value, bool):

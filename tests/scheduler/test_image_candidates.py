@@ -63,6 +63,22 @@ def test_body_images_with_a_stated_size_come_largest_first_then_the_others_then_
     assert meta.image_candidates[3] == Image("https://example.test/fluid.jpg")   # a relative size is none
 
 
+def test_body_images_one_stated_size_counts_and_urls_past_the_cap_are_not_resolved(parser, monkeypatch):
+    body = ('<img src="/short.jpg" height="5"><img src="/narrow.jpg" width="20%"><img src="/tall.jpg" height="900">'
+            '<img src="/a.jpg" width="200" height="200"><img src="/b.jpg" width="400" height="300">'
+            + "".join(f'<img src="/more{n}.jpg">' for n in range(10)))
+    resolved = []
+    absolute_url = media.values.absolute_url
+    monkeypatch.setattr(media.values, "absolute_url", lambda ref, base: resolved.append(ref) or absolute_url(ref, base))
+    meta = page("", body, parser)
+    # A height alone under the minimum leaves an image out; a height alone is no stated size to rank by.
+    assert urls_of(meta) == ["/b.jpg", "/a.jpg", "/narrow.jpg", "/tall.jpg", "/more0.jpg", "/more1.jpg",
+                             "/more2.jpg", "/more3.jpg"]
+    assert meta.image_candidates[3] == Image("https://example.test/tall.jpg", 0, 900)
+    assert "/more4.jpg" not in resolved and "/more9.jpg" not in resolved   # the cap was reached before them
+    assert resolved.count("/b.jpg") == 1
+
+
 def test_each_url_once_as_first_named(parser):
     head = ('<meta property="og:image" content="/a.jpg"><meta property="og:image:width" content="900">'
             '<meta name="twitter:image" content="https://example.test/a.jpg">'
