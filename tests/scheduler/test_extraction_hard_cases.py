@@ -254,3 +254,25 @@ def test_a_handle_inside_a_headline_is_no_byline(parser):
     assert page('<meta property="og:title" content="Ann Lee (@annlee) says the bridge will reopen">',
                 parser=parser).author == ""
     assert page('<meta property="og:title" content="Ann Lee (@annlee) • Photos">', parser=parser).author == "Ann Lee"
+
+
+
+@pytest.mark.parametrize("marker, found", [
+    ("coo\u212aiebot".encode(), "cookiebot"),     # the Kelvin sign lower-cases to an ASCII k
+    ("DIDOM\u0130".encode(), "didomi"),           # İ lower-cases to i and a combining dot
+    (b"Quantcast", "quantcast"),
+    ("quant\u0441ast".encode(), None),            # a Cyrillic с is no c
+    (b"quant\xffcast", None),                      # nor is a byte that is no UTF-8
+])
+def test_wall_markers_are_found_alike_in_utf8_bytes_and_in_decoded_text(parser, marker, found):
+    from scheduler.extraction.parsers import parse
+    from scheduler.extraction.walls import detect
+    body = (b'<html><head><meta charset="utf-8"><title>Cookies on this site</title>'
+            b'<script src="https://cdn.test/' + marker + b'.js"></script></head>'
+            b'<body><form><p>We use cookies.</p><button>Accept</button></form></body></html>')
+    text = body.decode("utf-8", "replace")
+    from_bytes, from_text = detect(body, parse(body, parser)), detect(text, parse(text, parser))
+    assert from_bytes == from_text and from_bytes.kind == "consent_wall"
+    expected = f"consent marker {found!r}" if found else "cookie-consent words"
+    assert from_bytes.reason.startswith(expected)
+    assert extract_page(body, URL, parser=parser).interstitial.startswith(f"consent_wall: {expected}")
