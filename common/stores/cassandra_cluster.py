@@ -5,7 +5,8 @@
 Options (query parameters of the store URL):
 
     consistency         LOCAL_QUORUM   reads and writes (any cassandra ConsistencyLevel name)
-    serial_consistency  LOCAL_SERIAL   the lightweight transaction that sets first_seen
+    serial_consistency  LOCAL_SERIAL   the lightweight transactions of `schema apply` (the
+                                       store's reads and writes use none)
     dc                  ""             local datacenter for DC-aware routing; for `schema apply`
                                        it also selects NetworkTopologyStrategy {dc: replication}
     replication         1              copies per datacenter (`schema apply` only)
@@ -199,8 +200,8 @@ def _retry_policy(max_retries: int):
 
         Reads (always idempotent): a read timeout or request error retries on the next
         replica. Writes: only statements marked idempotent are retried (our plain INSERT and
-        UPDATE); counter increments and lightweight transactions are not (the outcome of a
-        timed-out one is unknown), so they surface as StoreError. Unavailable: one try on
+        UPDATE, and unlogged batches of them); counter increments and lightweight transactions
+        are not (the outcome of a timed-out one is unknown), so they surface as StoreError. Unavailable: one try on
         another coordinator.
         """
         def on_read_timeout(self, query, consistency, required_responses,

@@ -6,10 +6,10 @@
     MIGRATIONS    [(version, [CQL statement, ...]), ...], ascending; `{keyspace}` in a
                   statement is replaced by the (validated) keyspace name
 
-Tables (version 2):
+Tables (version 3):
 
     records        key text PK -> record_pb (protobuf bytes, v2), record (protobuf JSON, v1),
-                                  first_seen, fetched_at
+                                  first_seen (v1, v2), earliest and shares_seen (v3), fetched_at
     resolutions    url text PK -> key            any URL of a chain -> the final record's key
     crawl_status   key text PK -> status, fetched_at               for the crawl decider
     shares         key text PK -> "count" counter                  sightings per record
@@ -21,6 +21,11 @@ Versions:
     2   `records.record_pb blob`: the store writes the record's UrlMetadata bytes there (first_seen
         and share_count left out: they have columns of their own) and no longer writes `record`;
         rows written at version 1 keep their JSON and read as before (cassandra_metadata)
+    3   `records.earliest timestamp` and `records.shares_seen bigint`: first_seen and the share
+        count as plain writes whose write timestamps make the earliest first_seen and the largest
+        count win (no lightweight transaction, no read before a write; cassandra_metadata).
+        `first_seen` (set by version 2's lightweight transactions) and the `shares` counter
+        are still read, for rows from before and processes still at version 2
 
 `apply` is idempotent: every statement says IF NOT EXISTS (CREATE TABLE, ALTER TABLE ... ADD),
 the version reached is recorded in `schema_version` after all of its statements ran, and
@@ -55,6 +60,10 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         # No IF EXISTS on the table: were `records` missing, the migration should fail, not
         # record version 2 without the column.
         "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS record_pb blob",
+    ]),
+    (3, [
+        "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS earliest timestamp",
+        "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS shares_seen bigint",
     ]),
 ]
 

@@ -48,8 +48,14 @@ class MetadataStore(Closing, abc.ABC):
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
         """Store `record` under `key` and point `key` and every alias at it.
 
-        Keeps the earliest `first_seen` of an earlier record under the same key.
-        Returns the record as stored (first_seen and share_count filled in).
+        Reads afterwards give the stored truth: the earliest `first_seen` of all the puts of
+        the key (whatever order they ran in, from however many processes) and the current share
+        count (add_share).
+
+        Returns the record as written: `first_seen` the caller's (now when unset), rounded as
+        the store keeps it, and `share_count` the caller's. A store may return the stored
+        values instead (SQLite does), but callers must not count on it: Cassandra writes
+        without reading, so it cannot know an earlier put's first_seen or the share count.
         """
 
     @abc.abstractmethod

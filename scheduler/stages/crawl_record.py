@@ -35,15 +35,24 @@ from common.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED
 from common.stores.metadata import MetadataStore
 from scheduler.extraction.signals import no_archive
 from scheduler.stages.chain import Next
+from scheduler.stages.crawl_decision import record_key
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 log = logging.getLogger("spiderduck.scheduler")
 
 
 async def store_outcome(metadata: MetadataStore, outcome: Outcome, content_ref: str = "") -> Outcome:
-    """The outcome with its record as stored, under its key and every URL of its chain."""
+    """The outcome with its record as stored, under its key and every URL of its chain.
+
+    A store's put returns the record as written, not necessarily the stored first_seen and
+    share count (common.stores.metadata): a record that renews one under the same key takes the
+    renewed record's, when it has none of its own, so what is announced carries them."""
     # Bounded here, where every record is stored: what is stored is also what is announced.
     record = bounded(dataclasses.replace(outcome.record, content_ref=content_ref))
+    previous = outcome.task.previous
+    if previous is not None and record_key(previous) == outcome.key:
+        record = dataclasses.replace(record, first_seen=record.first_seen or previous.first_seen,
+                                     share_count=record.share_count or previous.share_count)
     aliases = {outcome.task.url, *record.chain} - {""}
     stored = await metadata.put(outcome.key, record, aliases)
     return dataclasses.replace(outcome, record=stored)

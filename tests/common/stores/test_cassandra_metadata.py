@@ -133,6 +133,12 @@ def test_version_two_adds_the_records_protobuf_column():
         "ALTER TABLE ks.records ADD IF NOT EXISTS record_pb blob"]
 
 
+def test_version_three_adds_first_seen_and_share_count_cells():
+    assert cassandra_schema.statements(3, "ks") == [
+        "ALTER TABLE ks.records ADD IF NOT EXISTS earliest timestamp",
+        "ALTER TABLE ks.records ADD IF NOT EXISTS shares_seen bigint"]
+
+
 def test_keyspace_replication():
     simple = cassandra_schema.keyspace_statement("ks")
     assert simple == ("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "
