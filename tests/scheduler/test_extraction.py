@@ -313,6 +313,30 @@ def test_structured_data_keeps_microdata(parser):
     assert page("", broken, parser=parser).structured_data["microdata"][0]["properties"] == {"name": "N"}
 
 
+@pytest.mark.parametrize("inner", [
+    "Short text",                                                          # kept: the value
+    "word " * 60,                                                          # too long: dropped
+    "<script>" + "x" * 1000 + "</script>Short<style>p{}</style> text<!-- " + "c" * 500 + " -->",
+    "<p>" + "\xa0 \u3000\n" * 300 + "a</p>" + "b" * 240 + "<div>" + "c" * 16 + "</div>",   # 257 in all
+    "<p>" + "a" * 128 + "</p><p>" + "b" * 128 + "</p>",                   # 256 and a newline
+    "<p>" + "a" * 128 + "</p>" + "b" * 128,
+    '<div itemprop="part" itemscope>' + "nested " * 60 + "</div>",       # a nested item's text stays
+])
+def test_a_microdata_item_without_properties_is_its_text_up_to_the_limit(inner):
+    """The value of a top-level item without properties is its text when at most
+    MAX_VALUE_CHARS long; a longer one is dropped, and not even read when it is sure to be."""
+    from extruct.w3cmicrodata import MicrodataExtractor
+    import lxml.html
+    from scheduler.extraction import microdata
+    html = f'<html><body><p>intro</p><section itemscope itemtype="https://schema.org/Thing">{inner}</section></body></html>'
+    expected = MicrodataExtractor().extract_items(lxml.html.document_fromstring(html.encode(), parser=microdata._PARSER), URL)
+    for item in expected:
+        if isinstance(item.get("value"), str) and len(item["value"]) > microdata.MAX_VALUE_CHARS:
+            del item["value"]
+    assert microdata.extract(html, URL) == expected
+    assert microdata.extract(html, URL, parse(html.encode(), "selectolax").item_html()) == expected
+
+
 def test_parsers_give_the_same_document():
     html = ('<html lang=en><head><title>T</title><meta name=a content=1><link rel=icon href=/i>'
             '<svg><title>not me</title></svg></head><body><h1>H <!-- c --> 1</h1><p>p</p>'
