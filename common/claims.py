@@ -48,12 +48,15 @@ class Claim:
         self.key = key
         self.revision = revision
         self.lost = False
+        self._released = False
         self._renewing = asyncio.create_task(self._renew())
 
     async def _renew(self) -> None:
         every = self._claims.ttl / 3
-        while True:
+        while not self._released:
             await asyncio.sleep(every)
+            if self._released:
+                return
             try:
                 self.revision = await self._claims.kv.update(self.key, self._claims.owner, last=self.revision)
             except KeyWrongLastSequenceError:
@@ -64,6 +67,11 @@ class Claim:
                 log.warning("claim %s: renewal failed (%s); trying again", self.key, exc)
 
     async def release(self) -> None:
+        # The flag, not only the cancel, ends the renewals: a cancel landing as a renewal's reply
+        # arrives is lost (Python 3.11's wait_for, inside nats-py's request, returns the reply),
+        # and the loop went on renewing while this waited for it: the URL hung, its claim held,
+        # its message kept in progress by heartbeats. With the flag, that renewal is the last.
+        self._released = True
         self._renewing.cancel()
         await asyncio.gather(self._renewing, return_exceptions=True)
         if self.lost:

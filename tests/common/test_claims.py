@@ -92,3 +92,35 @@ async def test_a_dead_holders_claim_the_server_dropped_is_taken_anew(nats_server
         await claim.release()
     finally:
         await nc.close()
+
+
+async def test_a_release_ends_even_when_the_cancel_of_a_renewal_is_lost(nats_server):
+    """Python 3.11's wait_for (inside nats-py's request) drops a cancel that lands as the reply
+    arrives: the renewal in flight completes instead. The release must still end at once and
+    delete the claim (it used to wait for a renewal loop that never stopped: the URL hung)."""
+    nc = await nats.connect(nats_server.url)
+    try:
+        kv = await bus.claim_bucket(nc.jetstream(), TTL)
+        renewing = asyncio.Event()
+
+        class LosesCancels:
+            """The real bucket, whose update completes even when cancelled, as 3.11's does."""
+            def __getattr__(self, name):
+                return getattr(kv, name)
+
+            async def update(self, *args, **kwargs):
+                call = asyncio.ensure_future(kv.update(*args, **kwargs))
+                renewing.set()
+                try:
+                    return await asyncio.shield(call)
+                except asyncio.CancelledError:
+                    return await call
+
+        claims = Claims(LosesCancels(), owner="scheduler-0", ttl=0.3)
+        claim = await claims.take("http://a.test/")
+        await asyncio.wait_for(renewing.wait(), 5)
+        await asyncio.wait_for(claim.release(), 5)
+        with pytest.raises(Exception):
+            await kv.get(claim_key("http://a.test/"))         # deleted: free for the next crawl
+    finally:
+        await nc.close()
