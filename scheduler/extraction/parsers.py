@@ -67,10 +67,11 @@ def _from_selectolax(markup: str | bytes) -> Document:
 
 def _item_html(tree) -> str | None:
     """The outer HTML of the top-level itemscope elements (see Document.item_html)."""
-    if tree.css_first("[itemref]") is not None:
+    nodes = tree.css("[itemref], [itemscope]")     # one walk, in document order
+    if any("itemref" in node.attrs for node in nodes):
         return None                        # an item takes properties from elsewhere by id
     tops = []
-    for node in tree.css("[itemscope]"):
+    for node in nodes:
         if node.tag in ("html", "body"):
             return None
         parent = node.parent
