@@ -183,6 +183,10 @@ class SchedulerSettings:
                                       # across schedulers), renewed every third of this; a scheduler
                                       # that dies holding a claim loses it within this
     hop_timeout: Duration = 120.0     # seconds one hop may take, queueing and re-routing included
+    url_timeout: Duration = 900.0     # seconds one delivery of a message may run (its whole chain,
+                                      # extraction, stores, events); past it the run is cut and the
+                                      # message fails that delivery (redelivered, or dead-lettered
+                                      # on its last), so a hang never holds a URL forever; 0 = none
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: Duration = 1.0        # seconds a message for a busy domain is parked before retrying
     # An outage (the metadata or content store, or NATS, failing: a retryable StoreError or
@@ -197,6 +201,9 @@ class SchedulerSettings:
     outage_retry_for: Duration = 3600.0  # seconds one delivery retries an outage in place (0 = no limit)
 
     def __post_init__(self) -> None:
+        if self.url_timeout and self.url_timeout < self.hop_timeout:
+            raise ConfigError(f"scheduler.url_timeout: {self.url_timeout:g}s is shorter than one hop's "
+                              f"hop_timeout ({self.hop_timeout:g}s); 0 turns it off")
         if self.max_ack_pending < max(self.max_in_flight, self.fetch_batch):
             raise ConfigError(f"scheduler.max_ack_pending: {self.max_ack_pending} is below one scheduler's "
                               f"max_in_flight ({self.max_in_flight}) or fetch_batch ({self.fetch_batch})")

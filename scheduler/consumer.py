@@ -42,6 +42,11 @@ ACK_TIMEOUT = 1.0      # seconds to wait for the server to confirm an ack
 ACK_RETRY = 0.25       # seconds between tries while it does not
 
 
+class UrlTimeout(SpiderDuckError):
+    """One delivery's run passed scheduler.url_timeout: that delivery failed (not an outage)."""
+    retryable = True
+
+
 class _Outage(Exception):
     """A message failed by an outage, to be retried in place (see Outage)."""
 
@@ -279,13 +284,18 @@ class Consumer:
         submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
                                 received_at=_published_at(msg), delivery=delivery,
                                 stream_seq=meta.sequence.stream)
+        deadline = asyncio.timeout(self._settings.url_timeout or None)
         try:
-            await self._handler(submission)
+            async with deadline:
+                await self._handler(submission)
         except InvalidMessage as exc:
             await self._dead_letter(msg, f"invalid message: {exc}", delivery)
         except DomainBusy:
             raise
         except Exception as exc:
+            if isinstance(exc, TimeoutError) and deadline.expired():
+                exc = UrlTimeout(f"the run passed scheduler.url_timeout ({self._settings.url_timeout:g}s) "
+                                 "and was cut short")
             retryable = exc.retryable if isinstance(exc, SpiderDuckError) else True
             if retryable and outage.covers(exc):
                 raise _Outage(exc) from exc

@@ -140,12 +140,13 @@ _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
     named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
     assert named == set(_DURATIONS)
-    assert len(_DURATIONS) == 38
+    assert len(_DURATIONS) == 39
 
 
 @pytest.mark.parametrize("path", _DURATIONS)
 def test_every_duration_key_reads_units_and_stays_seconds(path):
-    below = {"min_recrawl_after": "0s"} if path == "max_recrawl_after" else {}   # bounds kept in order
+    below = ({"min_recrawl_after": "0s"} if path == "max_recrawl_after"       # bounds kept in order
+             else {"scheduler.hop_timeout": "30s"} if path == "scheduler.url_timeout" else {})
     settings = config.load(env={"SPIDERDUCK_" + path.upper().replace(".", "__"): "2m"},
                            overrides={path: "90s", **below})
     node = settings

@@ -4,6 +4,7 @@ and is never dead-lettered for it; failures that are the URL's keep scheduler.ma
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -94,6 +95,32 @@ async def test_failures_of_the_url_still_end_after_max_deliver(bus_js):
                                    ("http://refused.test/", 1), ("http://refused.test/", 2)]
     assert consumer.stats["outage_retried"] == 0
     assert len(await dead_letters(js)) == 2
+
+
+async def test_a_run_that_hangs_is_cut_at_url_timeout_and_fails_that_delivery(bus_js):
+    """A hang (a lost wake-up, a peer that never answers) must not hold a URL forever while the
+    heartbeat keeps its message in progress: each delivery is cut at scheduler.url_timeout."""
+    nc, js = bus_js
+
+    class Hangs(Flaky):
+        async def __call__(self, task, next):
+            self.calls.append((task.submitted, task.attempt))
+            await asyncio.Event().wait()
+
+    stage = Hangs()
+    settings = dataclasses.replace(SETTINGS, hop_timeout=0.1, url_timeout=0.3)
+    consumer = await run_until(nc, js, stage, [b"http://hangs.test/"],
+                               lambda s: s["dead_lettered"] == 1, settings)
+    assert stage.calls == [("http://hangs.test/", 1), ("http://hangs.test/", 2)]
+    assert consumer.stats["nacked"] == 1 and consumer.stats["outage_retried"] == 0
+    [letter] = await dead_letters(js)
+    assert "url_timeout" in letter["reason"]
+
+
+def test_url_timeout_is_no_shorter_than_a_hop():
+    with pytest.raises(ConfigError, match="url_timeout"):
+        SchedulerSettings(hop_timeout=120.0, url_timeout=60.0)
+    assert SchedulerSettings(url_timeout=0).url_timeout == 0          # off
 
 
 async def test_a_store_error_that_is_not_retryable_is_dead_lettered_at_once(bus_js):
