@@ -107,6 +107,16 @@ def test_tiny_images_tracking_pixels_and_non_images_are_left_out(parser):
     assert again.image is None and again.image_candidates == ()
 
 
+@pytest.mark.parametrize("url", [
+    "https://x.test/t/pixel.gif?u=1", "https://x.test/img/1X1.PNG", "https://WWW.facebook.com/tr?id=1",
+    "https://m.test/b/ss/suite/1", "https://x.test/a/tracking_pixel.png#x", "https://x.test/pixelated-art.png",
+    "https://x.test/blank.gif.jpg", "https://facebook.com/trx", "https://x.test/story.jpg",
+    "https://x.test/p\u0131xel.gif", "https://x.test/\u212a/blan\u212a.gif", "https://x.test/\u017fpacer.png",
+])
+def test_the_tracking_pixel_test_is_the_patterns(url):
+    assert media._is_pixel(url) == (media._PIXEL.search(url) is not None)
+
+
 def test_json_ld_images_every_entry_and_thumbnail(parser):
     head = ('<script type="application/ld+json">{"@context": "https://schema.org", "@graph": ['
             '{"@type": "ImageObject", "@id": "#primary", "contentUrl": "/primary.jpg", "width": {"value": 1600},'
