@@ -348,3 +348,11 @@ def test_parsers_give_the_same_document():
 def test_unknown_parser_is_refused():
     with pytest.raises(ValueError):
         extract_page(b"<p>x</p>", URL, parser="regex")
+
+
+def test_fold_is_the_patterns_white_space_folded_and_trimmed():
+    import re
+    from scheduler.extraction.document import fold
+    spaces = "".join(chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c)))
+    for text in (spaces, f"{spaces}a{spaces}b c{spaces}", "a\u200bb\ufeffc", "\x1cx\x85y\u3000z ", "", None):
+        assert fold(text) == (re.sub(r"\s+", " ", text).strip() if text else "")
