@@ -1,17 +1,21 @@
 """bench/stores: the metadata and content stores, embedded against production, in one run.
 
 Metadata: RECORDS records like a crawled page's (a redirect hop, title, description, image,
-a little JSON-LD) written with `put` by CONCURRENCY writers, as the schedulers do, then read
-with `get_many` (one URL a call, and batches of 20 as GetUrlMetadata asks) by CONCURRENCY
-readers: SQLite (a file in a temporary folder) and Cassandra (one node on loopback).
+a little JSON-LD) written with `put` by CONCURRENCY writers, as the schedulers do, each shared
+once (`add_share`, as every sighting is), then read with `get_many` (one URL a call, the
+redirect's t.co URL as callers mostly ask, and batches of 20 as GetUrlMetadata asks) by
+CONCURRENCY readers: SQLite (a file in a temporary folder) and Cassandra (one node on loopback).
 
 Content: WARC appends of page-sized bodies (the ../shared corpus pages when present, else
 synthetic HTML) by CONCURRENCY writers: the local disk store and HDFS (a mini HDFS on loopback:
 one NameNode, one DataNode, replication 1).
 
 Per store: operations per second and the p50/p99 of one operation's latency. Beside them, the
-bare floors: cassandra-driver alone (one prepared INSERT or SELECT a call) and the `hdfs` client
-appending one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
+bare floors: cassandra-driver alone, with the store's cluster settings (one prepared INSERT of a
+record's bytes into a records row a call, timed just before the Cassandra store's puts, and one
+prepared SELECT of such a row by key, just before its get_many(1 URL); the node warmed up first),
+with the store's put and get_many(1 URL) as fractions of them; and the `hdfs` client appending
+one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
 node and the mini HDFS are started from the jars the tests use (tests/support/*_server.py) and
 their start-up times printed; `--cassandra HOST:PORT` or `--hdfs http://NN:PORT?user=U` use
 running ones instead. One process, one event loop (uvloop), like a service's.
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import pathlib
 import random
 import sys
@@ -90,54 +95,96 @@ def row(store: str, what: str, n: int, seconds: float, lat: list[float], unit: s
             f"   p99 {percentile(lat, 99):7.2f} ms   ({n:,} in {seconds:.1f}s)")
 
 
-async def bench_metadata(name: str, url: str, records: int, concurrency: int) -> list[str]:
+async def bench_metadata(name: str, url: str, records: int, concurrency: int,
+                         bare: "BareCassandra | None" = None) -> list[str]:
+    """The lines of one store. With `bare`, its INSERTs run just before the puts and its SELECTs
+    just before the get_many(1 URL) calls (the machine's speed drifts), and the ratios follow."""
     store = await open_metadata_store(url)
     items = [page_record(n) for n in range(records)]
     out = []
     async with store:
+        if bare is not None:
+            out.append(await bare.inserts(concurrency))
         seconds, lat = await timed(concurrency, items, lambda it: store.put(it[0], it[1], it[2]))
         out.append(row(name, "put", records, seconds, lat, "writes"))
+        put_rate = records / seconds
+        seconds, lat = await timed(concurrency, items, lambda it: store.add_share(it[0]))
+        out.append(row(name, "add_share", records, seconds, lat, "shares"))
+        if bare is not None:
+            out.append(await bare.selects(concurrency))
         singles = [[it[2][0]] for it in items]
         random.Random(2).shuffle(singles)
         seconds, lat = await timed(concurrency, singles, store.get_many)
         out.append(row(name, "get_many(1 URL)", records, seconds, lat, "reads"))
+        get_rate = records / seconds
         batches = [[items[(b * 20 + i) * 7 % records][2][0] for i in range(20)]
                    for b in range(records // 20)]
         seconds, lat = await timed(concurrency, batches, store.get_many)
         out.append(row(name, "get_many(20 URLs)", len(batches) * 20, seconds, lat, "URLs"))
         seconds, lat = await timed(concurrency, batches, store.get_many_wire)
         out.append(row(name, "get_many_wire(20)", len(batches) * 20, seconds, lat, "URLs"))
+    if bare is not None:
+        out.append(f"{name:<10} put / bare INSERT {put_rate / bare.rates['insert']:.2f}x, "
+                   f"get_many(1 URL) / bare SELECT {get_rate / bare.rates['select']:.2f}x")
     return out
 
 
-async def bare_cassandra(target: str, keyspace: str, keys: list[str], concurrency: int) -> list[str]:
-    """The floor: cassandra-driver alone, one prepared single-partition read a call (a get_many
-    of one URL makes three: URL -> key, then the record and the counter together), and one
-    plain INSERT a call (a put makes six or more, one of them a lightweight transaction)."""
-    from cassandra.cluster import Cluster
-    host, _, port = target.partition(":")
-    cluster = Cluster([host], port=int(port or 9042))
-    session = await asyncio.to_thread(cluster.connect, keyspace)
-    select = session.prepare("SELECT key FROM resolutions WHERE url = ?")
-    insert = session.prepare("INSERT INTO crawl_status (key, status) VALUES (?, 'OK')")
-    loop = asyncio.get_running_loop()
+class BareCassandra:
+    """The floor: cassandra-driver alone, with the store's cluster settings (consistency,
+    routing, rows as dicts), one prepared single-partition request a call: an INSERT of a
+    record's protobuf bytes (as the store's put writes them) into a records row of its own, and
+    a SELECT of such a row by key. What the store sends for the same work: a put is one unlogged
+    batch (the record row, its crawl status and a resolution row per URL); a get_many of one URL
+    two reads, URL -> key, then the record row. `rates` keeps each one's calls per second."""
 
-    def call(statement, params):
+    def __init__(self, url: str, records: int):
+        from common import record_proto
+        self.url = url
+        self.rows = [(f"bare:{key}", record_proto.to_bytes(dataclasses.replace(rec, first_seen=0.0)))
+                     for key, rec, _ in (page_record(n) for n in range(records))]
+        self.rates: dict[str, float] = {}
+
+    async def __aenter__(self) -> "BareCassandra":
+        from common.stores.cassandra_cluster import CassandraOptions, connect
+        options = CassandraOptions.from_url(self.url)
+        self._cluster, self._session = await connect(options)
+        self._insert = self._session.prepare(
+            f"INSERT INTO {options.keyspace}.records (key, record_pb, fetched_at) VALUES (?, ?, ?)")
+        self._select = self._session.prepare(
+            f"SELECT record_pb, fetched_at FROM {options.keyspace}.records WHERE key = ?")
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await asyncio.to_thread(self._cluster.shutdown)
+
+    def _call(self, statement, params):
+        loop = asyncio.get_running_loop()
         future = loop.create_future()
-        response = session.execute_async(statement, params)
+        response = self._session.execute_async(statement, params)
         response.add_callbacks(
             lambda rows: loop.call_soon_threadsafe(future.set_result, rows),
             lambda exc: loop.call_soon_threadsafe(future.set_exception, exc))
         return future
 
-    try:
-        seconds, lat = await timed(concurrency, keys, lambda k: call(insert, (k,)))
-        out = [row("bare", "driver INSERT", len(keys), seconds, lat, "writes")]
-        seconds, lat = await timed(concurrency, keys, lambda k: call(select, (k,)))
-        out.append(row("bare", "driver SELECT", len(keys), seconds, lat, "reads"))
-        return out
-    finally:
-        await asyncio.to_thread(cluster.shutdown)
+    async def warm_up(self, concurrency: int, count: int) -> None:
+        """The node's JIT warmed by `count` INSERTs and SELECTs (not timed), before any phase."""
+        rows = [(f"warm:{key}", data) for key, data in self.rows[:count]]
+        await timed(concurrency, rows, lambda r: self._call(self._insert, (r[0], r[1], 0)))
+        await timed(concurrency, rows, lambda r: self._call(self._select, (r[0],)))
+
+    async def inserts(self, concurrency: int) -> str:
+        fetched = round(time.time() * 1000)
+        seconds, lat = await timed(concurrency, self.rows,
+                                   lambda r: self._call(self._insert, (r[0], r[1], fetched)))
+        self.rates["insert"] = len(self.rows) / seconds
+        return row("bare", "driver INSERT record", len(self.rows), seconds, lat, "writes")
+
+    async def selects(self, concurrency: int) -> str:
+        keys = [key for key, _ in self.rows]
+        random.Random(2).shuffle(keys)
+        seconds, lat = await timed(concurrency, keys, lambda k: self._call(self._select, (k,)))
+        self.rates["select"] = len(keys) / seconds
+        return row("bare", "driver SELECT record", len(keys), seconds, lat, "reads")
 
 
 async def bench_content(name: str, url: str, appends: int, concurrency: int) -> list[str]:
@@ -215,11 +262,11 @@ async def main(args) -> None:
         for line in await bench_metadata("sqlite", f"sqlite:///{tmp}/meta.db", args.records,
                                          args.concurrency):
             print(line, flush=True)
-        for line in await bench_metadata("cassandra", cassandra_url, args.records, args.concurrency):
-            print(line, flush=True)
-        urls = [page_record(n)[2][0] for n in range(args.records)]
-        for line in await bare_cassandra(cassandra, keyspace, urls, args.concurrency):
-            print(line, flush=True)
+        async with BareCassandra(cassandra_url, args.records) as bare:
+            await bare.warm_up(args.concurrency, min(args.records, 2000))
+            for line in await bench_metadata("cassandra", cassandra_url, args.records,
+                                             args.concurrency, bare):
+                print(line, flush=True)
         for line in await bench_content("disk", f"file://{tmp}/content", args.appends,
                                         args.concurrency):
             print(line, flush=True)

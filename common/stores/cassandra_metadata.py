@@ -7,12 +7,12 @@ and no write reads first.
 Writes: `put` is one request, an unlogged batch of plain writes: the record row (record_pb,
 fetched_at, and `record = null`, which replaces a version-1 JSON row without reading it), its
 `earliest` cell (first_seen, below), the crawl status and one resolution row per alias. It reads
-nothing first, so it is idempotent and the driver may retry it. A record whose bytes pass
-_ONE_BATCH_BYTES goes as two concurrent batches instead, the record's partition alone and the
-other rows (or those one by one, when long URLs make even them pass it): Cassandra warns about
-(over 5 KiB) and refuses (over 50 KiB) a batch of several partitions by its size, never a
-single-partition one. The rows of a batch may be applied in any order; reads take a resolution
-whose record is not there yet as no record.
+nothing first, so it is idempotent and the driver may retry it. A put whose rows pass
+_ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches instead, the
+record's partition alone and the other rows (or those one by one, when long URLs make even
+them pass it): Cassandra warns about (over 5 KiB) and refuses (over 50 KiB) a batch of several
+partitions by its size, never a single-partition one. The rows of a batch may be applied in
+any order; reads take a resolution whose record is not there yet as no record.
 
 first_seen without Paxos: of all the puts of a key, the earliest first_seen must win, whatever
 order the writes arrive in, from any scheduler. Cassandra keeps, of two writes to one cell, the
@@ -123,8 +123,9 @@ def _first_seen(row: dict) -> datetime.datetime | None:
 
 def _record(row: dict, shares: int) -> UrlRecord:
     stored = _stored(row)
-    rec = (record_proto.from_bytes(stored) if isinstance(stored, bytes)
-           else record_proto.from_json(stored))
+    if isinstance(stored, bytes):                     # parsed once, with what _wire appends
+        return record_proto.from_bytes(_wire(row, shares))
+    rec = record_proto.from_json(stored)
     first_seen = _seconds(_first_seen(row)) or rec.first_seen
     return dataclasses.replace(rec, first_seen=first_seen, share_count=shares)
 
@@ -291,8 +292,12 @@ class CassandraMetadataStore(MetadataStore):
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
         urls = [url for url in dict.fromkeys([key, *aliases]) if url]
         millis = min(max(_millis(record.first_seen or self._clock()), 0), _LATEST_FIRST_SEEN_MS)
-        written = dataclasses.replace(record, first_seen=millis / 1000)
-        data = record_proto.to_bytes(dataclasses.replace(record, first_seen=0.0))
+        written = (record if record.first_seen == millis / 1000
+                   else dataclasses.replace(record, first_seen=millis / 1000))
+        msg = record_proto.to_proto(record)           # as to_bytes, first_seen left out too
+        msg.ClearField("first_seen")
+        msg.ClearField("share_count")
+        data = msg.SerializeToString()
         fetched = _millis(record.fetched_at)
         q = self._q
         record_part = self._batched([                 # one partition: the records row
