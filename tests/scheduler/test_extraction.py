@@ -356,3 +356,16 @@ def test_fold_is_the_patterns_white_space_folded_and_trimmed():
     spaces = "".join(chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c)))
     for text in (spaces, f"{spaces}a{spaces}b c{spaces}", "a\u200bb\ufeffc", "\x1cx\x85y\u3000z ", "", None):
         assert fold(text) == (re.sub(r"\s+", " ", text).strip() if text else "")
+
+
+def test_byline_links_are_the_descendant_selectors():
+    from selectolax.lexbor import LexborHTMLParser
+    from scheduler.extraction.parsers import _byline_links
+    html = ('<a id=0 href=/x>before</a><div class="Author-box"><a id=1 class=author>self</a>'
+            '<section class=byline-AUTHOR><a id=2>nested</a><span><a id=3>deep</a></span></section>'
+            '<a id=4>after nested</a></div><p>between <a id=5>no</a></p><a id=6 class=author-link>alone</a>'
+            '<ul class=authors><li><a id=7>sibling block</a></li></ul><a class=author id=8><a id=9>in a link</a></a>')
+    tree = LexborHTMLParser(html)
+    ids = [node.attributes.get("id") for node in _byline_links(tree)]
+    assert ids == [node.attributes.get("id") for node in tree.css("[class*=author i] a")]
+    assert ids == ["1", "2", "3", "4", "7"]
