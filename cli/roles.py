@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import gc
 import logging
 import os
 import secrets
@@ -75,10 +76,21 @@ def _on_signals(stop: asyncio.Event) -> None:
             loop.add_signal_handler(sig, handle, sig)
 
 
+GC_YOUNG_THRESHOLD = 10_000   # allocations between young collections (Python's default: 700)
+
+
 def serve(coro) -> None:
     """Run a service's coroutine on uvloop: bench/pipeline measured it 4% faster than asyncio's
     own loop under the same load (268 against 259 URLs/s, 265 against 256), main process CPU 5%
-    lower."""
+    lower.
+
+    The garbage collector: what is loaded by now (modules, classes, tables) lives as long as the
+    process, so it is frozen out of every later collection, and young collections run every
+    GC_YOUNG_THRESHOLD allocations instead of 700 (a URL's objects mostly die young either way).
+    Measured in `up` during a bench/pipeline burst: 4.3% of its CPU was the collector (296
+    young, 27 middle and 2 full collections in 31 s, 87 ms each full one over 136,000 objects)."""
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(coro)
 
