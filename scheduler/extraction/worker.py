@@ -56,6 +56,9 @@ def main(argv: list[str]) -> int:
     from common.record_proto import StructuredData
     from scheduler.extraction.page import extract_page
 
+    import gc
+    gc.freeze()                            # what the imports made lives as long as the worker
+    gc.set_threshold(10_000, *gc.get_threshold()[1:])   # as the roles do (cli/roles.py serve)
     write_frame(out, "ready")
     while (job := read_frame(jobs)) is not None:
         job_id, body, url, content_type, http_status = job
