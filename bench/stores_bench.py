@@ -12,9 +12,9 @@ one NameNode, one DataNode, replication 1).
 
 Per store: operations per second and the p50/p99 of one operation's latency. Beside them, the
 bare floors: cassandra-driver alone, with the store's cluster settings (one prepared INSERT of a
-record's bytes into a records row a call, timed just before the Cassandra store's puts, and one
-prepared SELECT of such a row by key, just before its get_many(1 URL); the node warmed up first),
-with the store's put and get_many(1 URL) as fractions of them; and the `hdfs` client appending
+record's bytes into a records row a call, timed in slices alternating with the Cassandra store's
+puts, and one prepared SELECT of such a row by key, alternating with its get_many(1 URL); the
+node warmed up first), with the store's put and get_many(1 URL) as fractions of them; and the `hdfs` client appending
 one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
 node and the mini HDFS are started from the jars the tests use (tests/support/*_server.py) and
 their start-up times printed; `--cassandra HOST:PORT` or `--hdfs http://NN:PORT?user=U` use
@@ -95,37 +95,59 @@ def row(store: str, what: str, n: int, seconds: float, lat: list[float], unit: s
             f"   p99 {percentile(lat, 99):7.2f} ms   ({n:,} in {seconds:.1f}s)")
 
 
+SLICES = 5     # the store's calls and the bare floor's alternate in this many slices each
+
+
+async def side_by_side(concurrency: int, jobs: list, run, bare_jobs: list, bare_run):
+    """((seconds, latencies) of the store, the same of the bare floor), the two timed in
+    alternating slices, so that the machine's drift and the node's background work (flushes,
+    compactions) fall on both alike."""
+    store, bare = (0.0, []), (0.0, [])
+    for i in range(SLICES):
+        seconds, lat = await timed(concurrency, bare_jobs[i::SLICES], bare_run)
+        bare = (bare[0] + seconds, bare[1] + lat)
+        seconds, lat = await timed(concurrency, jobs[i::SLICES], run)
+        store = (store[0] + seconds, store[1] + lat)
+    return store, bare
+
+
 async def bench_metadata(name: str, url: str, records: int, concurrency: int,
                          bare: "BareCassandra | None" = None) -> list[str]:
-    """The lines of one store. With `bare`, its INSERTs run just before the puts and its SELECTs
-    just before the get_many(1 URL) calls (the machine's speed drifts), and the ratios follow."""
+    """The lines of one store. With `bare`, its INSERTs alternate with the puts and its SELECTs
+    with the get_many(1 URL) calls (side_by_side), and the ratios follow."""
     store = await open_metadata_store(url)
     items = [page_record(n) for n in range(records)]
+    singles = [[it[2][0]] for it in items]
+    random.Random(2).shuffle(singles)
     out = []
     async with store:
-        if bare is not None:
-            out.append(await bare.inserts(concurrency))
-        seconds, lat = await timed(concurrency, items, lambda it: store.put(it[0], it[1], it[2]))
+        put = lambda it: store.put(it[0], it[1], it[2])                            # noqa: E731
+        if bare is None:
+            seconds, lat = await timed(concurrency, items, put)
+        else:
+            (seconds, lat), floor = await side_by_side(concurrency, items, put,
+                                                       bare.rows, bare.insert)
+            out.append(row("bare", "driver INSERT record", records, *floor, "writes"))
         out.append(row(name, "put", records, seconds, lat, "writes"))
-        put_rate = records / seconds
+        ratios = [f"put / bare INSERT {floor[0] / seconds:.2f}x"] if bare else []
         seconds, lat = await timed(concurrency, items, lambda it: store.add_share(it[0]))
         out.append(row(name, "add_share", records, seconds, lat, "shares"))
-        if bare is not None:
-            out.append(await bare.selects(concurrency))
-        singles = [[it[2][0]] for it in items]
-        random.Random(2).shuffle(singles)
-        seconds, lat = await timed(concurrency, singles, store.get_many)
+        if bare is None:
+            seconds, lat = await timed(concurrency, singles, store.get_many)
+        else:
+            (seconds, lat), floor = await side_by_side(concurrency, singles, store.get_many,
+                                                       bare.keys, bare.select)
+            out.append(row("bare", "driver SELECT record", records, *floor, "reads"))
+            ratios.append(f"get_many(1 URL) / bare SELECT {floor[0] / seconds:.2f}x")
         out.append(row(name, "get_many(1 URL)", records, seconds, lat, "reads"))
-        get_rate = records / seconds
         batches = [[items[(b * 20 + i) * 7 % records][2][0] for i in range(20)]
                    for b in range(records // 20)]
         seconds, lat = await timed(concurrency, batches, store.get_many)
         out.append(row(name, "get_many(20 URLs)", len(batches) * 20, seconds, lat, "URLs"))
         seconds, lat = await timed(concurrency, batches, store.get_many_wire)
         out.append(row(name, "get_many_wire(20)", len(batches) * 20, seconds, lat, "URLs"))
-    if bare is not None:
-        out.append(f"{name:<10} put / bare INSERT {put_rate / bare.rates['insert']:.2f}x, "
-                   f"get_many(1 URL) / bare SELECT {get_rate / bare.rates['select']:.2f}x")
+    if ratios:
+        out.append(f"{name:<10} " + ", ".join(ratios))
     return out
 
 
@@ -135,14 +157,16 @@ class BareCassandra:
     record's protobuf bytes (as the store's put writes them) into a records row of its own, and
     a SELECT of such a row by key. What the store sends for the same work: a put is one unlogged
     batch (the record row, its crawl status and a resolution row per URL); a get_many of one URL
-    two reads, URL -> key, then the record row. `rates` keeps each one's calls per second."""
+    two reads, URL -> key, then the record row."""
 
     def __init__(self, url: str, records: int):
         from common import record_proto
         self.url = url
         self.rows = [(f"bare:{key}", record_proto.to_bytes(dataclasses.replace(rec, first_seen=0.0)))
                      for key, rec, _ in (page_record(n) for n in range(records))]
-        self.rates: dict[str, float] = {}
+        self.keys = [key for key, _ in self.rows]
+        random.Random(2).shuffle(self.keys)
+        self._fetched = round(time.time() * 1000)
 
     async def __aenter__(self) -> "BareCassandra":
         from common.stores.cassandra_cluster import CassandraOptions, connect
@@ -172,19 +196,11 @@ class BareCassandra:
         await timed(concurrency, rows, lambda r: self._call(self._insert, (r[0], r[1], 0)))
         await timed(concurrency, rows, lambda r: self._call(self._select, (r[0],)))
 
-    async def inserts(self, concurrency: int) -> str:
-        fetched = round(time.time() * 1000)
-        seconds, lat = await timed(concurrency, self.rows,
-                                   lambda r: self._call(self._insert, (r[0], r[1], fetched)))
-        self.rates["insert"] = len(self.rows) / seconds
-        return row("bare", "driver INSERT record", len(self.rows), seconds, lat, "writes")
+    def insert(self, record: tuple[str, bytes]):
+        return self._call(self._insert, (record[0], record[1], self._fetched))
 
-    async def selects(self, concurrency: int) -> str:
-        keys = [key for key, _ in self.rows]
-        random.Random(2).shuffle(keys)
-        seconds, lat = await timed(concurrency, keys, lambda k: self._call(self._select, (k,)))
-        self.rates["select"] = len(keys) / seconds
-        return row("bare", "driver SELECT record", len(keys), seconds, lat, "reads")
+    def select(self, key: str):
+        return self._call(self._select, (key,))
 
 
 async def bench_content(name: str, url: str, appends: int, concurrency: int) -> list[str]:
