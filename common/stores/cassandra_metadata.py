@@ -6,7 +6,8 @@ and no write reads first.
 
 Writes: `put` is one request, an unlogged batch of plain writes: the record row (record_pb,
 fetched_at, and `record = null`, which replaces a version-1 JSON row without reading it), its
-`earliest` cell (first_seen, below), the crawl status and one resolution row per alias. It reads
+`earliest` cell (first_seen, below) and one resolution row per alias (the `crawl_status` table
+that versions 1 and 2 also wrote is read by nothing, so it is no longer written). It reads
 nothing first, so it is idempotent and the driver may retry it. A put whose rows pass
 _ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches instead, the
 record's partition alone and the other rows (or those one by one, when long URLs make even
@@ -154,7 +155,6 @@ _QUERIES = {
     "write_record": ("UPDATE {ks}.records SET record_pb = ?, record = null, fetched_at = ? "
                      "WHERE key = ?"),
     "write_earliest": "UPDATE {ks}.records USING TIMESTAMP ? SET earliest = ? WHERE key = ?",
-    "write_status": "INSERT INTO {ks}.crawl_status (key, status, fetched_at) VALUES (?, ?, ?)",
     "write_resolution": "INSERT INTO {ks}.resolutions (url, key) VALUES (?, ?)",
     "add_shares": 'UPDATE {ks}.shares SET "count" = "count" + ? WHERE key = ?',
     "write_shares_seen": "UPDATE {ks}.records USING TIMESTAMP ? SET shares_seen = ? WHERE key = ?",
@@ -303,9 +303,8 @@ class CassandraMetadataStore(MetadataStore):
         record_part = self._batched([                 # one partition: the records row
             (q["write_record"], (data, fetched, key)),
             (q["write_earliest"], (_EARLIEST_CLOCK - millis, millis, key))])
-        rest = [(q["write_status"], (key, record.status.name, fetched)),
-                *((q["write_resolution"], (url, key)) for url in urls)]
-        rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in [key, *urls])
+        rest = [(q["write_resolution"], (url, key)) for url in urls]
+        rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in urls)
         if len(data) + len(key) + _ROW_BYTES + rest_bytes <= _ONE_BATCH_BYTES:
             requests = [self._batched(rest, record_part)]     # the common case: one request
         elif rest_bytes <= _ONE_BATCH_BYTES:

@@ -11,7 +11,8 @@ Tables (version 3):
     records        key text PK -> record_pb (protobuf bytes, v2), record (protobuf JSON, v1),
                                   first_seen (v1, v2), earliest and shares_seen (v3), fetched_at
     resolutions    url text PK -> key            any URL of a chain -> the final record's key
-    crawl_status   key text PK -> status, fetched_at               for the crawl decider
+    crawl_status   key text PK -> status, fetched_at               written by versions 1-2, read by
+                                                                   nothing; no longer written
     shares         key text PK -> "count" counter                  sightings per record
     schema_version id int PK (always 1) -> version, applied_at
 
