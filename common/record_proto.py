@@ -244,7 +244,12 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
 
 def structured_json(value: Mapping[str, Any]) -> dict[str, Any]:
     """A record's structured data as to_dict prints it (its Struct's JSON mapping)."""
-    return dict(value) if isinstance(value, StructuredData) else _struct_json(_jsonable(value))
+    if isinstance(value, StructuredData):
+        return dict(value)
+    try:
+        return _struct_of(value)
+    except Exception:   # noqa: BLE001 -- a key JSON refuses, a cycle, a huge int: as before
+        return _struct_json(_jsonable(value))
 
 
 def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
@@ -253,6 +258,43 @@ def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
 
 def _media(m: Image | Video) -> dict[str, Any]:
     return _nonzero({"url": m.url, "width": m.width, "height": m.height, "content_type": m.content_type})
+
+
+_KEY_WORDS = {True: "true", False: "false", None: "null"}
+
+
+def _struct_of(value: Any, depth: int = 0) -> Any:
+    """_struct_json(_jsonable(value)) in one pass, without JSON text in between: the same values
+    for everything json.dumps(default=str) takes (tests/common/test_record_proto.py holds the two
+    equal); raises where it raises, or deeper than it would go, for the caller to fall back."""
+    if value is None or value is True or value is False or type(value) is str:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if depth > 100:
+        raise RecursionError("structured data nested too deeply")
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                if isinstance(key, str):
+                    key = str(key)
+                elif key is None or isinstance(key, bool):
+                    key = _KEY_WORDS[key]
+                elif isinstance(key, int):
+                    key = int.__repr__(key)
+                elif isinstance(key, float):
+                    key = json.dumps(float(key))
+                else:
+                    raise TypeError(f"keys must be str, int, float, bool or None, not {type(key).__name__}")
+            out[key] = _struct_of(item, depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_struct_of(item, depth + 1) for item in value]
+    return str(value)
 
 
 def _struct_json(value: Any) -> Any:

@@ -102,3 +102,36 @@ def test_times_come_back_as_the_same_float(at):
     rec = UrlRecord(url="http://a.test/", status=Status.OK, first_seen=at, fetched_at=at)
     back = record_proto.from_proto(record_proto.to_proto(rec))
     assert (back.first_seen, back.fetched_at) == (at, at)
+
+
+def test_structured_data_is_mapped_in_one_pass_as_through_json_text():
+    """structured_json's fast path gives what json.dumps(default=str) then the Struct mapping
+    gives, for the values extraction produces and the odd ones it might."""
+    import datetime
+    import decimal
+    import math as _math
+
+    from common.record_proto import _jsonable, _struct_json, structured_json
+
+    class Text(str):
+        pass
+
+    class Number(int):
+        pass
+
+    values = [
+        {"@type": "NewsArticle", "n": 1, "f": 1.5, "big": 10**30, "neg": -0.0, "t": True, "none": None,
+         "nan": float("nan"), "inf": float("-inf"), "list": [1, "a", [2.5, {"x": None}]], "tuple": (1, 2)},
+        {1: "int key", 2.5: "float key", True: "bool key", None: "none key", "1": "dup of int key"},
+        {"when": datetime.date(2026, 11, 25), "price": decimal.Decimal("9.99"), "set": {1}},
+        {Text("k"): Text("v"), "n": Number(7), "nested": {"deep": [[[["x"]]]]}},
+        {"float keys": {0.1: 1, _math.inf: 2, _math.nan: 3}},
+    ]
+    for value in values:
+        expected = _struct_json(_jsonable(value))
+        got = structured_json(value)
+        assert json.dumps(got, sort_keys=False) == json.dumps(expected, sort_keys=False), value
+    cyclic: dict = {}
+    cyclic["self"] = cyclic
+    with pytest.raises(ValueError):                       # as json.dumps says: a cycle
+        structured_json(cyclic)
