@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from common.record import Image, PageMetadata, Video
 from common.record_proto import StructuredData
-from scheduler.extraction.worker import HEADER
+from scheduler.extraction.worker import JOB_HEADER
 
 F_SETPIPE_SZ = 1031       # Linux fcntl
 PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop turn per 64 KiB
@@ -98,11 +98,13 @@ class Worker:
 
     def send(self, job: Job) -> bool:
         """Write the job to the worker; False (and nothing queued) if its pipe is gone."""
-        data = pickle.dumps((job.id, job.body, job.url, job.content_type, job.http_status),
-                            protocol=pickle.HIGHEST_PROTOCOL)
+        # The page out of band (protocol 5): the pickle holds the rest, the page is written as
+        # it is, never copied into the pickle (worker.read_job reads the two).
+        data = pickle.dumps((job.id, pickle.PickleBuffer(job.body), job.url, job.content_type,
+                             job.http_status), protocol=5, buffer_callback=lambda _: False)
         try:
-            self.proc.stdin.write(HEADER.pack(len(data)))
-            self.proc.stdin.write(data)               # not joined: that would copy the page again
+            self.proc.stdin.write(JOB_HEADER.pack(len(data), len(job.body)) + data)
+            self.proc.stdin.write(job.body)           # not joined: that would copy the page
         except (RuntimeError, ConnectionError, OSError):   # uvloop raises on a closed pipe
             return False
         if not self.jobs:

@@ -2,8 +2,9 @@
 
     python -m scheduler.extraction.worker PARSER PREFER_DATES BUDGET_SECONDS
 
-Run by ExtractionPool (pool.py), never by hand. Frames both ways are a 4-byte big-endian length
-and a pickle. It answers "ready" once its imports are done, then, one job at a time and in
+Run by ExtractionPool (pool.py), never by hand. An answer's frame is a 4-byte big-endian length
+and a pickle; a job's (JOB_HEADER) is the lengths of its pickle and of its page, then the two:
+the page goes out of band (pickle protocol 5), so it is never copied into a pickle. It answers "ready" once its imports are done, then, one job at a time and in
 order, for each `(job_id, body, url, content_type)` answers `(job_id, "ok", PageMetadata)` or
 `(job_id, "error", reason)`; the page's structured data comes as protobuf Struct bytes
 (common.record_proto.StructuredData). It ends when stdin closes. Anything printed goes to stderr, so
@@ -22,6 +23,7 @@ import struct
 import sys
 
 HEADER = struct.Struct(">I")
+JOB_HEADER = struct.Struct(">II")
 
 
 def read_exactly(fh, n: int) -> bytes | None:
@@ -35,6 +37,17 @@ def read_frame(fh):
         return None
     body = read_exactly(fh, HEADER.unpack(head)[0])
     return None if body is None else pickle.loads(body)
+
+
+def read_job(fh):
+    """A job as the pool writes it (channel.Worker.send), its page out of band; None at the end."""
+    head = read_exactly(fh, JOB_HEADER.size)
+    if head is None:
+        return None
+    size, page_size = JOB_HEADER.unpack(head)
+    data = read_exactly(fh, size)
+    page = read_exactly(fh, page_size) if data is not None else None
+    return None if page is None else pickle.loads(data, buffers=[page])
 
 
 def write_frame(fh, value) -> None:
@@ -60,7 +73,7 @@ def main(argv: list[str]) -> int:
     gc.freeze()                            # what the imports made lives as long as the worker
     gc.set_threshold(10_000, *gc.get_threshold()[1:])   # as the roles do (cli/roles.py serve)
     write_frame(out, "ready")
-    while (job := read_frame(jobs)) is not None:
+    while (job := read_job(jobs)) is not None:
         job_id, body, url, content_type, http_status = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:

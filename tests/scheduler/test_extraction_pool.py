@@ -124,11 +124,11 @@ def test_answers_are_unpickled_only_into_record_types():
 # A worker program that answers every job with a page titled by its URL, after sleeping as many
 # seconds as the body says ("sleep0.2").
 SLEEPY = ("import os, sys, time\n"
-          "from scheduler.extraction.worker import read_frame, write_frame\n"
+          "from scheduler.extraction.worker import read_job, write_frame\n"
           "from common.record import PageMetadata\n"
           "jobs, out = os.fdopen(0, 'rb'), os.fdopen(1, 'wb', buffering=0)\n"
           "write_frame(out, 'ready')\n"
-          "while (job := read_frame(jobs)) is not None:\n"
+          "while (job := read_job(jobs)) is not None:\n"
           "    time.sleep(float(job[1][5:] or 0))\n"
           "    write_frame(out, (job[0], 'ok', PageMetadata(title=job[2])))\n")
 
