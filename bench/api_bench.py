@@ -9,7 +9,12 @@ bytes ours answered, from a dict, in another process. Phases, ours and bare inte
   batch    BATCH-URL calls, CONCURRENCY in flight: URLs per second
   rate     1-URL calls offered at RATE per second (an open loop): p50 and p99 latency
 
-and the peak RSS of `up` with all its processes.
+and the peak RSS of `up` with all its processes. For single-URL calls it also prints the CPU time
+each server process used per call (ours: up's own process, where the metadata-api runs; bare: the
+bare server), which a busy machine disturbs less than calls per second.
+
+--py-spy FILE: a py-spy profile (raw format) of `up` during its single-URL phases, and of the bare
+server during its own in FILE.bare (summarise with bench/profile_summary.py).
 
 --tls: the same with security on, as a deployment runs it: `up` serves mutual TLS (a CA and
 certificates made here, tls.client_auth require) and asks a bearer token of every call
@@ -21,9 +26,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import pathlib
+import shutil
 import signal
 import statistics
 import subprocess
@@ -43,6 +50,7 @@ from common.nats_server import free_port, port_open                      # noqa:
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc                # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+IDLE_SECONDS = 3.0        # CPU of each server measured without load, before the phases
 
 
 async def crawl(js, nc, urls: list[str], timeout: float) -> None:
@@ -87,6 +95,44 @@ async def answers_of(address: str, urls: list[str], path: str, tls: str | None) 
                 fh.write(json.dumps({"url": url, "result_hex": result.SerializeToString().hex()}) + "\n")
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, every thread) the process `pid` has used."""
+    with open(f"/proc/{pid}/stat", "rb") as fh:
+        stat = fh.read().rsplit(b")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Profiler:
+    """py-spy recording `pid` while in the block; each block's samples appended to `path`."""
+
+    def __init__(self, pid: int, path: str, native: bool = False):
+        self.pid, self.path = pid, path
+        # --native stops the process while sampling (py-spy cannot unwind C stacks otherwise)
+        self.flags = ["--native"] if native else ["--nonblocking"]
+        self.spy = shutil.which("py-spy", path=os.path.dirname(sys.executable)) or shutil.which("py-spy")
+        if self.spy is None:
+            sys.exit("--py-spy needs py-spy (pip install py-spy, in the test extra)")
+        open(path, "w").close()
+
+    async def __aenter__(self):
+        self.part = self.path + ".part"
+        self.proc = await asyncio.create_subprocess_exec(
+            self.spy, "record", "--pid", str(self.pid), "--rate", "250", "--format", "raw",
+            "-o", self.part, *self.flags, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL)
+        await asyncio.sleep(0.5)          # attached before the load starts
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGINT)
+        await self.proc.wait()
+        if os.path.exists(self.part):
+            with open(self.part) as src, open(self.path, "a") as dst:
+                dst.write(src.read())
+            os.remove(self.part)
+
+
 async def load(address: str, url_file: str, *extra: str) -> dict:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / "api_client.py"), address, url_file, *extra,
@@ -107,6 +153,10 @@ async def main() -> None:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--tls", action="store_true",
                     help="mutual TLS and bearer tokens on, for ours and (TLS) the bare server")
+    ap.add_argument("--py-spy", metavar="FILE",
+                    help="py-spy profile of up in its single-URL phases (and FILE.bare of the bare server)")
+    ap.add_argument("--py-spy-native", action="store_true",
+                    help="with --py-spy: C frames too (gRPC's core and Cython); slows the processes profiled")
     args = ap.parse_args()
 
     pages = corpus_pages()
@@ -147,9 +197,21 @@ async def main() -> None:
         secure = ["--tls", tls, "--token", BENCH_TOKEN] if tls else []
         closed = ["--mode", "closed", "--concurrency", str(args.concurrency), "--seconds", str(args.seconds),
                   *secure]
+        pids = {"ours": service.pid, "bare": bare_proc.pid}
+        idle = {who: cpu_seconds(pid) for who, pid in pids.items()}
+        await asyncio.sleep(IDLE_SECONDS)
+        idle = {who: (cpu_seconds(pid) - idle[who]) / IDLE_SECONDS for who, pid in pids.items()}
+        profilers = {}
+        if args.py_spy:
+            profilers = {"ours": Profiler(service.pid, args.py_spy, args.py_spy_native),
+                         "bare": Profiler(bare_proc.pid, args.py_spy + ".bare", args.py_spy_native)}
         for _ in range(args.rounds):
             for who, address in (("ours", ours), ("bare", bare_address)):
-                results.setdefault(f"single {who}", []).append(await load(address, url_file, *closed))
+                async with profilers.get(who) or contextlib.nullcontext():
+                    cpu = cpu_seconds(pids[who])
+                    row = await load(address, url_file, *closed)
+                    row["cpu"] = cpu_seconds(pids[who]) - cpu
+                results.setdefault(f"single {who}", []).append(row)
                 results.setdefault(f"batch {who}", []).append(
                     await load(address, url_file, *closed, "--batch", str(args.batch)))
         for who, address in (("ours", ours), ("bare", bare_address)):
@@ -177,6 +239,10 @@ async def main() -> None:
     single, single_bare = per_second("single ours", "calls"), per_second("single bare", "calls")
     print(f"  single-URL calls: ours {single:7.0f}/s, bare {single_bare:7.0f}/s, "
           f"ratio {single / single_bare:.2f}")
+    cpu = {who: statistics.median(r["cpu"] / r["calls"] * 1e6 for r in results[f"single {who}"])
+           for who in ("ours", "bare")}
+    print(f"  single-URL CPU per call: ours {cpu['ours']:.0f} us, bare {cpu['bare']:.0f} us, "
+          f"ratio {cpu['bare'] / cpu['ours']:.2f}")
     batch, batch_bare = per_second("batch ours", "urls"), per_second("batch bare", "urls")
     print(f"  {args.batch}-URL batches:   ours {batch:7.0f} URLs/s, bare {batch_bare:7.0f} URLs/s, "
           f"ratio {batch / batch_bare:.2f}")
@@ -184,6 +250,7 @@ async def main() -> None:
         r = results[f"rate {who}"][0]
         print(f"  {args.rate:g} calls/s offered, {who}: {r['calls'] / r['seconds']:.0f}/s answered, "
               f"p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms")
+    print(f"CPU without load: up {idle['ours'] * 100:.1f}% of a core, bare {idle['bare'] * 100:.1f}%")
     print(f"peak RSS of up (all its processes) during the load: {peak / 2**20:.0f} MiB")
 
 
