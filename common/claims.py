@@ -43,10 +43,14 @@ def claim_key(url: str) -> str:
 class Claim:
     """One held claim, renewed in the background until released."""
 
-    def __init__(self, claims: "Claims", key: str, revision: int):
+    def __init__(self, claims: "Claims", key: str, revision: int, *, fresh: bool = False):
         self._claims = claims
         self.key = key
         self.revision = revision
+        # Taken where the bucket held nothing for the key: no one held it or let it go within the
+        # bucket's ttl, so no crawl elsewhere can have stored a record since a read made just
+        # before (a crawl stores its record before it releases, and a release's marker stays ttl).
+        self.fresh = fresh
         self.lost = False
         self._released = False
         self._renewing = asyncio.create_task(self._renew())
@@ -98,13 +102,18 @@ class Claims:
     async def take(self, url: str) -> Claim | None:
         """The URL's claim if nobody holds it (now ours), else None."""
         key = claim_key(url)
+        fresh = True
         try:
-            revision = await self.kv.create(key, self.owner)
+            try:
+                revision = await self.kv.update(key, self.owner, last=0)    # nothing there at all
+            except KeyWrongLastSequenceError:
+                fresh = False
+                revision = await self.kv.create(key, self.owner)   # over a release's marker
         except KeyWrongLastSequenceError:
             return None
         except (NatsError, asyncio.TimeoutError) as exc:
             raise BusError(f"cannot claim {url} in {CLAIM_BUCKET}: {exc}") from exc
-        return Claim(self, key, revision)
+        return Claim(self, key, revision, fresh=fresh)
 
     async def wait(self, url: str) -> Claim | None:
         """Until the URL's holder lets go: None when it released (or its key is gone), a Claim

@@ -131,10 +131,12 @@ class CrawlDecider:
                     return joined
                 continue
             try:
-                # A crawl elsewhere may have ended between this one's read and its claim.
-                joined = await self._joined(task, stored)
-                if joined is not None:
-                    return joined
+                # A crawl elsewhere may have ended between this one's read and its claim; not
+                # when the claim was fresh (common.claims.Claim.fresh), which saves a read.
+                if not claim.fresh:
+                    joined = await self._joined(task, stored)
+                    if joined is not None:
+                        return joined
                 return await next(dataclasses.replace(task, previous=stored))
             finally:
                 await claim.release()

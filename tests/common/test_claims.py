@@ -124,3 +124,15 @@ async def test_a_release_ends_even_when_the_cancel_of_a_renewal_is_lost(nats_ser
             await kv.get(claim_key("http://a.test/"))         # deleted: free for the next crawl
     finally:
         await nc.close()
+
+
+async def test_a_claim_is_fresh_only_where_the_bucket_held_nothing_for_its_key(schedulers):
+    """Fresh: nobody held or released the URL within the bucket's ttl, so no crawl elsewhere can
+    have stored a record since the decider's read (it skips the second read for that)."""
+    a, b = schedulers
+    first = await a.take("http://a.test/")
+    assert first.fresh
+    await first.release()
+    after_a_release = await b.take("http://a.test/")          # over the release's marker
+    assert after_a_release is not None and not after_a_release.fresh
+    await after_a_release.release()
