@@ -30,7 +30,7 @@ holding only `user-agent`, `allow` and `disallow` lines:
   differs from Google's only in such contrived files.
 - `allow: /dir/index.htm...` also allows `/dir/` itself (Google's extension).
 
-The crawler's own user agent is matched by its product token: either a bare
+The crawler's own user agent is matched by its product token (common.user_agent): a bare
 token (`FooBot`) or a User-Agent header whose first product has a version
 (`SpiderDuck/0.1.0 (+https://...)` -> `spiderduck`). Matching is exact and
 case-insensitive. Anything else (`Foo Bar`, which Google's matcher would not
@@ -50,14 +50,15 @@ import re
 
 from protego import Protego
 
-__all__ = ["RobotsRules", "product_token"]
+from common.user_agent import product_token
+
+__all__ = ["RobotsRules"]
 
 _BOM = b"\xef\xbb\xbf"
 _MAX_LINE_BYTES = 2083 * 8 - 1  # Google keeps this many bytes of a line
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _WHITESPACE = " \t\n\v\f\r"  # C isspace(); str.strip() would take Unicode spaces too
 _AGENT_TOKEN = re.compile(r"[A-Za-z_-]*")
-_CRAWLER_AGENT = re.compile(r"([A-Za-z_-]+)(?:/.*)?", re.DOTALL)
 _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _TWO_WORDS = re.compile(r"([^ \t]+)[ \t]+([^ \t]+)").fullmatch
@@ -75,18 +76,6 @@ _KEYS = (
 # which no token contains, so that only the global group can match it.
 _GLOBAL = "*"
 _PLACEHOLDER_URL = "http://robots.invalid"
-
-
-def product_token(user_agent: str) -> str | None:
-    """The lower-cased product token a crawler's user agent is matched by, or None.
-
-    >>> product_token("SpiderDuck/0.1.0 (+https://example.org/bot)")
-    'spiderduck'
-    >>> product_token("Foo Bar") is None
-    True
-    """
-    m = _CRAWLER_AGENT.fullmatch(user_agent.strip(_WHITESPACE))
-    return m[1].lower() if m else None
 
 
 def _lines(content: bytes | str) -> list[str]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from fetcher.robots.rules import product_token
+from common.user_agent import product_token
 from scheduler.extraction import values
 from scheduler.extraction.document import Document
 from scheduler.extraction.jsonld import Graph

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from fetcher.robots.rules import RobotsRules, product_token
+from fetcher.robots.rules import RobotsRules
 
 UA = "SpiderDuck/0.1.0 (+https://example.org/spiderduck)"
 
@@ -21,17 +21,6 @@ def test_google_robots_cases(case):
 @pytest.mark.vectors("testdata", "robots_google_derived.json", ids=lambda case: case["name"])
 def test_google_robots_line_endings(case):
     _check(case)
-
-
-@pytest.mark.parametrize("user_agent, token", [
-    (UA, "spiderduck"),
-    ("FooBot", "foobot"),
-    ("FooBot/1.0 extra", "foobot"),
-    ("Foo Bar", None),
-    ("", None),
-])
-def test_product_token(user_agent, token):
-    assert product_token(user_agent) == token
 
 
 def test_our_full_user_agent_matches_its_group():
