@@ -13,6 +13,11 @@
      └── DomainBusy             this scheduler already has its share of hops waiting on the
                                 URL's domain; the message is deferred (re-queued), not failed
 
+FetcherBusy and WrongFetcher are one name each from the fetcher to the scheduler: the fetcher
+raises them itself (fetcher/politeness.py, fetcher/fetcher.py), fetcher/server.py sends them as
+their gRPC codes and scheduler/fetcher_client.py reads those back as the same two; in `up`,
+fetcher/local.py passes them on with the fetcher's address.
+
 Third-party errors (grpc, nats, aiohttp, sqlite) are translated to these at the
 adapter that calls the library, with `raise ... from`. Fetch outcomes are not
 errors: they are `Status` values (common.status).

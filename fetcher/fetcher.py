@@ -2,7 +2,7 @@
 
     Fetcher.fetch(url)
       -> validate (http/https only)
-      -> domain slot (bounded queue; QueueFull when full; a halted domain answers at once)
+      -> domain slot (bounded queue; FetcherBusy when full; a halted domain answers at once)
       -> robots.txt for the origin (cached under the origin; fetched by robots.fetch, redirects
          followed as RFC 9309 says, each hop taking a turn on this slot);
          its Crawl-delay for our user agent is told to the slot
@@ -27,6 +27,7 @@ from fetcher.http import HttpClient, Limits
 from fetcher.ownership import Ownership
 from fetcher.domain_health import HealthPolicy
 from fetcher.pacing import PacingPolicy
+from common.errors import FetcherBusy, WrongFetcher
 from fetcher.politeness import DomainHalted, DomainSlot, Politeness
 from fetcher.vulture import Vulture
 from fetcher.resolver import GuardedResolver
@@ -34,10 +35,6 @@ from fetcher.robots.cache import RobotsCache
 from fetcher.robots.fetch import fetch_robots
 from fetcher.robots.store import SharedRobotsStore
 from fetcher.robots.verdict import VerdictCodec
-
-
-class NotOwner(Exception):
-    """This fetcher does not hold the lease of the domain's shard (FAILED_PRECONDITION)."""
 
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
@@ -89,7 +86,7 @@ class Fetcher:
     def check_owner(self, domain: str) -> None:
         """Checked on arrival and again right before each request starts."""
         if not self._ownership.owns(domain):
-            raise NotOwner(f"fetcher {self.id} does not hold the shard of {domain}")
+            raise WrongFetcher(f"fetcher {self.id} does not hold the shard of {domain}")
 
     async def __aenter__(self) -> "Fetcher":
         await self.http.__aenter__()
@@ -104,7 +101,7 @@ class Fetcher:
 
     async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
                     max_wait: float = 0.0, validators: Validators | None = None) -> FetchResult:
-        """One hop. Raises politeness.QueueFull when the domain's queue is full, or when its
+        """One hop. Raises FetcherBusy when the domain's queue is full, or when its
         turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
         `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never

@@ -1,8 +1,9 @@
 """FetcherService in-process: the transport a scheduler uses for the fetcher it shares a process
 with (`spiderduck up`), with the gRPC adapter's semantics and none of its copies.
 
-It maps the fetcher's refusals as fetcher/server.py maps them to gRPC codes (QueueFull ->
-FetcherBusy, NotOwner -> WrongFetcher), and bounds the hop by the caller's `timeout` as a gRPC
+The fetcher's refusals are the scheduler's own (common.errors: FetcherBusy, WrongFetcher, which
+fetcher/server.py sends as gRPC codes and scheduler/fetcher_client.py reads back), named here
+with the fetcher's address as the gRPC client names them; it bounds the hop by the caller's `timeout` as a gRPC
 deadline would. Hops for any other address go to `fallback` (the gRPC transport).
 """
 from __future__ import annotations
@@ -13,8 +14,7 @@ import dataclasses
 from common.errors import FetcherBusy, WrongFetcher
 from common.fetch import FetchResult
 from common.freshness import Validators
-from fetcher.fetcher import Fetcher, NotOwner
-from fetcher.politeness import QueueFull
+from fetcher.fetcher import Fetcher
 
 
 class LocalTransport:
@@ -33,10 +33,8 @@ class LocalTransport:
             try:
                 result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
                                              max_wait=timeout, validators=validators)
-            except QueueFull as exc:
-                raise FetcherBusy(f"{address}: {exc}") from exc
-            except NotOwner as exc:
-                raise WrongFetcher(f"{address}: {exc}") from exc
+            except (FetcherBusy, WrongFetcher) as exc:
+                raise type(exc)(f"{address}: {exc}") from exc
         # As the gRPC client does, the result names the URL asked for, not its canonical form.
         return result if result.url == url else dataclasses.replace(result, url=url)
 

@@ -11,7 +11,7 @@ two policies, each testable alone:
 Waiters are served in arrival order (asyncio.Lock is FIFO); the one at the head sleeps
 until the start time and re-plans whenever the slot changes (an answer set a hold, an
 operator paused it or changed its rate). A slot with `queue_size` waiters refuses more
-with QueueFull (RESOURCE_EXHAUSTED over gRPC); the caller backs off and retries. So is a
+with FetcherBusy (RESOURCE_EXHAUSTED over gRPC); the caller backs off and retries. So is a
 request that could not start before its caller's deadline (`check_wait`).
 
 Operators' controls (fetcher/domain_controls.py: pause, set-rate, and halts, which only an
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from common.config import FetcherSettings
+from common.errors import FetcherBusy
 from common.fetch import FetchResult
 from fetcher.domain_controls import OPERATOR_PAUSE, DomainControl
 from fetcher.domain_health import DomainHealth, HealthChange, HealthPolicy
@@ -44,12 +45,6 @@ from fetcher.pacing import DomainPacing, PacingPolicy
 _DEFAULTS = FetcherSettings()     # the configured defaults
 
 log = logging.getLogger("spiderduck.fetcher.politeness")
-
-
-class QueueFull(Exception):
-    def __init__(self, domain: str, size: int, why: str = ""):
-        super().__init__(why or f"request queue of {domain} is full ({size} waiting)")
-        self.domain = domain
 
 
 class DomainHalted(Exception):
@@ -123,22 +118,21 @@ class DomainSlot:
         return max(0.0, self.next_start() - self._clock()) + self.waiting * self.interval
 
     def check_wait(self, max_wait: float) -> None:
-        """Raise QueueFull when a request could not start within `max_wait` seconds (a caller's
+        """Raise FetcherBusy when a request could not start within `max_wait` seconds (a caller's
         deadline; 0 = no limit): better refused now than dropped from the queue later."""
         if max_wait > 0:
             wait = self.expected_wait()
             if wait > max_wait:
-                raise QueueFull(self.domain, self.waiting,
-                                f"{self.domain}: the next turn is {wait:.1f}s away ({self.waiting} waiting), "
-                                f"past the caller's deadline of {max_wait:.1f}s")
+                raise FetcherBusy(f"{self.domain}: the next turn is {wait:.1f}s away ({self.waiting} waiting), "
+                                  f"past the caller's deadline of {max_wait:.1f}s")
 
     async def turn(self) -> float:
         """Wait for this domain's next start time; returns the seconds waited.
 
-        Raises DomainHalted (at once, or while waiting) and QueueFull."""
+        Raises DomainHalted (at once, or while waiting) and FetcherBusy."""
         self._check_halted()
         if self.waiting >= self.capacity:
-            raise QueueFull(self.domain, self.waiting)
+            raise FetcherBusy(f"request queue of {self.domain} is full ({self.waiting} waiting)")
         self.waiting += 1
         arrived = self._clock()
         try:

@@ -7,8 +7,8 @@ import grpc
 
 from common import fetch_proto
 from common.freshness import Validators
-from fetcher.fetcher import Fetcher, NotOwner
-from fetcher.politeness import QueueFull
+from common.errors import FetcherBusy, WrongFetcher
+from fetcher.fetcher import Fetcher
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 log = logging.getLogger("spiderduck.fetcher")
@@ -27,9 +27,9 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
                                                purpose=request.purpose, max_wait=request.deadline_seconds,
                                                validators=validators or None)
-        except QueueFull as exc:
+        except FetcherBusy as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
-        except NotOwner as exc:
+        except WrongFetcher as exc:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(exc))
         return fetch_proto.to_proto(result)
 

@@ -61,7 +61,7 @@ async def fetch_robots(http: HttpClient, url: str, slot: DomainSlot, settings: F
     """The verdict for `url`'s origin and the seconds it may be trusted (see the module doc).
 
     `slot` is the domain slot of `url`; `check_owner(domain)` raises when this fetcher has lost
-    that domain. Raises what `slot.turn()` raises (DomainHalted, QueueFull)."""
+    that domain. Raises what `slot.turn()` raises (DomainHalted, FetcherBusy)."""
     first = urls.origin_of(url) + "/robots.txt"
     chain = await redirects.follow(lambda target: _get(http, target, slot, settings, check_owner),
                                    first, max_redirects=MAX_REDIRECTS)

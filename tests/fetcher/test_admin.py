@@ -20,7 +20,7 @@ from fetcher.domain_controls import ControlStore, DomainControls
 from fetcher.fetcher import Fetcher
 from fetcher.main import run_fetcher
 from fetcher.ownership import AllShards
-from fetcher.politeness import QueueFull
+from common.errors import FetcherBusy
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 JITTER = 0.02
@@ -197,7 +197,7 @@ async def test_a_pause_and_a_rate_outlive_a_restart_and_so_does_the_resume(nats_
                                                          "paused by an operator")
         assert info.paused_until == pytest.approx(paused.paused_until, abs=1)
         assert (info.rate, info.rate_source, info.interval_seconds) == (4, "operator", 0.25)
-        with pytest.raises(QueueFull, match="past the caller's deadline"):
+        with pytest.raises(FetcherBusy, match="past the caller's deadline"):
             await f.fetch(url, max_wait=5)               # its turn is ten minutes away
         resumed = await stub.ResumeDomain(pb.ResumeDomainRequest(domain="ops.test"))
         assert resumed.state == pb.DOMAIN_ACTIVE and resumed.rate_source == "operator"

@@ -9,7 +9,8 @@ from common.fetch import FetchResult
 from common.status import Status
 from fetcher.domain_health import HealthPolicy
 from fetcher.pacing import PacingPolicy
-from fetcher.politeness import DomainHalted, Politeness, QueueFull
+from common.errors import FetcherBusy
+from fetcher.politeness import DomainHalted, Politeness
 
 
 class ManualClock:
@@ -121,7 +122,7 @@ async def test_a_halt_fails_waiting_and_new_requests_at_once():
     await slot.turn()
     waiters = [asyncio.create_task(slot.turn()) for _ in range(2)]
     await settle()
-    with pytest.raises(QueueFull):
+    with pytest.raises(FetcherBusy):
         await slot.turn()
     slot.observe(answer(500))
     slot.observe(answer(500))                          # two in a row: halted
@@ -130,7 +131,7 @@ async def test_a_halt_fails_waiting_and_new_requests_at_once():
         with pytest.raises(DomainHalted, match="2 failures in a row"):
             w.result()
     with pytest.raises(DomainHalted, match="spiderduck domains resume d.test"):
-        await slot.turn()                              # not QueueFull: the queue is empty now
+        await slot.turn()                              # not FetcherBusy: the queue is empty now
     assert p.infos()[0].state == "halted"
     p.resume("d.test")
     await clock.advance(10)
@@ -182,10 +183,10 @@ async def test_a_request_that_could_not_start_before_its_deadline_is_refused_at_
     await settle()                                     # the one after 2 s
     assert slot.expected_wait() == pytest.approx(2.0)
     slot.check_wait(2.5)
-    with pytest.raises(QueueFull, match="2.0s away .* deadline of 1.5s"):
+    with pytest.raises(FetcherBusy, match="2.0s away .* deadline of 1.5s"):
         slot.check_wait(1.5)
     slot.observe(answer(503, retry_after="30"))        # a hold: nothing starts for 30 s
-    with pytest.raises(QueueFull):
+    with pytest.raises(FetcherBusy):
         slot.check_wait(10.0)
     slot.check_wait(0)                                 # no deadline: no limit
     waiter.cancel()

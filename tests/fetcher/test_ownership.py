@@ -23,7 +23,8 @@ from common.status import Status
 from common.grpc_server import GrpcServer
 from common.nats_server import free_port
 from fetcher import server
-from fetcher.fetcher import Fetcher, NotOwner
+from common.errors import WrongFetcher
+from fetcher.fetcher import Fetcher
 from fetcher.main import run_fetcher
 from fetcher.ownership import AllShards, LeaseKeeper, quiet_for
 from fetcher.politeness import Politeness
@@ -237,12 +238,12 @@ async def test_a_fetcher_built_with_a_lease_keeper_serves_the_shards_it_holds_an
                          clock=clock, sleep=clock.sleep)
     try:
         async with Fetcher(fetcher_settings(), ownership=keeper) as f:
-            with pytest.raises(NotOwner):                     # no lease held yet
+            with pytest.raises(WrongFetcher):                     # no lease held yet
                 await f.fetch(localweb.url(mine, "/"))
             task = asyncio.create_task(keeper.run(stop))
             await watch(clock, [keeper], lambda h: len(h[0]) == SHARDS - 1, 15)
             assert (await f.fetch(localweb.url(mine, "/"))).status is Status.OK
-            with pytest.raises(NotOwner):
+            with pytest.raises(WrongFetcher):
                 await f.fetch(localweb.url("x.test", "/"))
             assert f.ownership is keeper
             with pytest.raises(AttributeError):
