@@ -21,6 +21,7 @@ from common.config import MetadataApiSettings
 from common.errors import BusError, StoreError
 from common.pending import PendingLookup
 from metadata_api.resolver import Resolver, StillResolving
+from common.stores.keys import lookup_key
 from common.stores.metadata import AnswerTooLarge, MetadataStore
 from metadata_api import responses
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
@@ -29,14 +30,6 @@ log = logging.getLogger("spiderduck.metadata_api")
 RESOLUTION_KEY = "spiderduck-resolution"   # ResolveUrl's trailing metadata: how it was answered
 _REPLY_ROOM = 0.05      # seconds of a caller's deadline kept for the answer to reach it
 SERVICE_NAME = metadata_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_name
-
-
-def lookup_key(url: str) -> str:
-    """The form a URL is stored under: canonical if it parses, else as given (trimmed)."""
-    try:
-        return urls.canonicalize(url)
-    except urls.InvalidUrl:
-        return url.strip()
 
 
 # Bytes of framing per result beyond its URL and record (tags and lengths), at most.

@@ -26,9 +26,9 @@ from common.config import Settings
 from common.errors import BusError, StoreError
 from common.freshness import Freshness
 from common.pending import PendingLookup
+from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
 from fetcher import admin_client
-from metadata_api.server import lookup_key
 from spiderduck.v1 import fetcher_pb2
 from web import security, views
 from web.actions import Actions, ActionFailed
