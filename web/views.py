@@ -1,8 +1,8 @@
 """What the pages show of a record: the preview card, the redirect chain, the freshness state.
 
 Everything here is plain data for the templates, which escape it. The only markup that reaches
-a page unescaped is the embed, rebuilt again here by the extraction's own sanitiser
-(scheduler.extraction.embeds) from the allowed hosts in force now. URLs shown as links or
+a page unescaped is the embed, rebuilt again here by the sanitiser the extraction uses too
+(common.embeds) from the allowed hosts in force now. URLs shown as links or
 loaded as images are http(s) only; their origins are what the page's Content-Security-Policy
 allows (web.security)."""
 from __future__ import annotations
@@ -18,9 +18,9 @@ from typing import Sequence
 from markupsafe import Markup
 
 from common import record_proto, urls
+from common.embeds import from_oembed_html
 from common.freshness import Freshness
 from common.record import UrlRecord
-from scheduler.extraction.embeds import from_oembed_html
 
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:.]+\]$")
 _IFRAME_SRC = re.compile(r'\ssrc="([^"]*)"')

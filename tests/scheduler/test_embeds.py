@@ -1,4 +1,4 @@
-"""embed_html: one rebuilt iframe from an allowed host, or nothing (scheduler/extraction/embeds.py).
+"""embed_html: one rebuilt iframe from an allowed host, or nothing (common/embeds.py).
 
 Every fixture here is written for these tests."""
 import json
@@ -9,8 +9,8 @@ import pytest
 from common import urls
 from common.config import DEFAULT_EMBED_HOSTS
 from common.record import Video
-from scheduler.extraction import embeds
-from scheduler.extraction.embeds import first_player, from_oembed_html, from_player, host_allowed, may_embed
+from common import embeds
+from common.embeds import first_player, from_oembed_html, from_player, host_allowed, may_embed
 from scheduler.extraction.oembed import parse
 
 HOSTS = list(DEFAULT_EMBED_HOSTS)
