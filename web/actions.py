@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 
-from common import bus, urls
+from common import bus, fetcher_admin, urls
 from common.config import TlsSettings, parse_duration
 from common.errors import ConfigError
 from common.pending import mark_queued
-from fetcher import admin_client
 from spiderduck.v1 import events_pb2, fetcher_pb2
 
 SOURCE = "web"
@@ -50,14 +49,14 @@ class Actions:
 
     async def domain(self, action: str, domain: str, value: str = "") -> str:
         if action == "pause":
-            call = admin_client.pause(domain, _positive(value, "for", parse_duration) if value else 0.0)
+            call = fetcher_admin.pause(domain, _positive(value, "for", parse_duration) if value else 0.0)
         elif action == "resume":
-            call = admin_client.resume(domain)
+            call = fetcher_admin.resume(domain)
         elif action == "set-rate":
-            call = admin_client.set_rate(domain, _positive(value, "rate", float))
+            call = fetcher_admin.set_rate(domain, _positive(value, "rate", float))
         else:
             raise ActionFailed(404, f"no action {action!r}")
-        answers = await admin_client.answers(self._fetchers, call, self._tls)
+        answers = await fetcher_admin.answers(self._fetchers, call, self._tls)
         if not answers.infos:
             invalid = [exc.details() for _, exc in answers.failed
                        if exc.code().name == "INVALID_ARGUMENT"]

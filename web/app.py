@@ -22,13 +22,13 @@ from typing import Callable
 import jinja2
 from aiohttp import web
 
+from common import fetcher_admin
 from common.config import Settings
 from common.errors import BusError, StoreError
 from common.freshness import Freshness
 from common.pending import PendingLookup
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
-from fetcher import admin_client
 from spiderduck.v1 import fetcher_pb2
 from web import security, views
 from web.actions import Actions, ActionFailed
@@ -130,7 +130,7 @@ async def _pending(ctx: WebContext, url: str) -> bool | None:
 @bounded
 async def domains_page(request: web.Request) -> web.Response:
     ctx = request.app[CONTEXT]
-    answers = await admin_client.list_domains(ctx.settings.fetcher_addresses, tls=ctx.settings.tls)
+    answers = await fetcher_admin.list_domains(ctx.settings.fetcher_addresses, tls=ctx.settings.tls)
     return _render(request, "domains.html", infos=answers.infos, failures=answers.reasons())
 
 
