@@ -14,6 +14,8 @@
 #   pip-compile --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
 #               --no-emit-find-links --output-file requirements.lock pyproject.toml
 # and tests/helm/test_chart_image.py fails when a dependency of pyproject.toml is missing from it.
+# Only what the service runs with: code generators (grpcio-tools), test runners, profilers and
+# type checkers are the test extra's (the dev venv's, bin/_venv.sh), never the lock's or the image's.
 
 ARG PYTHON_IMAGE=python:3.11-slim
 

@@ -67,6 +67,29 @@ def test_lock_pins_every_dependency_of_pyproject_with_hashes():
             f"requirements.lock pins {name}=={version}, outside {req}; {REGENERATE}"
 
 
+# Code generators, test runners, profilers and type checkers: the dev venv has them (the test
+# extra, which bin/_venv.sh installs), the runtime install and the image do not.
+DEV_TOOLS = {"grpcio-tools", "pytest", "pytest-asyncio", "pytest-timeout", "py-spy", "mypy",
+             "selenium", "helm-python-sdk", "warcio", "pip-tools"}
+
+
+def _extra(name: str) -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {canonicalize_name(Requirement(d).name) for d in project["optional-dependencies"][name]}
+
+
+def test_dev_tools_stay_out_of_the_runtime_dependencies_and_the_lock():
+    tools = DEV_TOOLS | _extra("test")      # whatever the test extra names is not for the service
+    runtime = {canonicalize_name(r.name) for r in _dependencies()}
+    assert not tools & runtime, \
+        f"{sorted(tools & runtime)} in [project].dependencies: move them to the test extra"
+    locked = set(_lock())
+    assert not tools & locked, \
+        f"{sorted(tools & locked)} in requirements.lock (the image's install); {REGENERATE}"
+    # scripts/gen_protos.py (and tests/protos) still find the code generator in the dev venv.
+    assert "grpcio-tools" in _extra("test")
+
+
 def test_lock_is_closed_under_dependencies():
     """Every requirement of a locked package is locked too, checked with the metadata of the
     installed distributions that have the locked version (their requirements are the lock's)."""
