@@ -119,7 +119,7 @@ class _Watched:
         if close is not None:
             self.close = close
 
-    async def __call__(self, task: Any, next: Next) -> Any:
+    async def __call__(self, task: Any, next: Next[Any, Any]) -> Any:   # as the stage it wraps
         run = StageRun(self.name, self._position, task)
         self._sink(run)
         clock = time.perf_counter

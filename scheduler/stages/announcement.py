@@ -22,7 +22,7 @@ class Notifier:
         self._metrics = metrics
         self._clock = clock
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome: Outcome = await next(task)
         await self._publish(outcome, f"{task.submitted}\n{task.received_at!r}")
         self._metrics.count("processed", status=outcome.record.status.name,

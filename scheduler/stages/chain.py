@@ -1,7 +1,7 @@
 """Stages and their composition (Finagle's filters, in Python).
 
 A stage is an object with one async method, `__call__(task, next)`, that returns
-the outcome. It may call `next(task)` (zero, one or many times) or answer on its
+the outcome: a `Stage[In, Out]`, its task an In and its answer an Out. It may call `next(task)` (zero, one or many times) or answer on its
 own. `compose(a, b, c)` joins stages into one callable `service(task)`, and its
 repr lists the chain: each stage's `name` if it has one (a wrapper, as scheduler.trace's,
 keeps the name of the stage it wraps), else its class's name. The joining code turns
@@ -10,16 +10,23 @@ unexpected exceptions into a retryable `StageFailed`, so stage authors need not.
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Any, Awaitable, Callable, Protocol, TypeVar
 
 from common.errors import SpiderDuckError
 
-Next = Callable[[Any], Awaitable[Any]]
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+# What a stage hands its task on to: Next[In, Out] takes the task and answers the outcome.
+Next = Callable[[In], Awaitable[Out]]
 log = logging.getLogger("spiderduck.scheduler")
 
 
-class Stage(Protocol):
-    async def __call__(self, task: Any, next: Next) -> Any: ...
+class Stage(Protocol[In, Out]):
+    """Stage[In, Out]: takes an In, may hand it (or another In) on to next, answers an Out.
+    Every stage of the pipeline states its two types (tests/scheduler/test_stage_types.py)."""
+
+    async def __call__(self, task: In, next: Next[In, Out]) -> Out: ...
 
 
 class StageFailed(SpiderDuckError):
@@ -28,9 +35,9 @@ class StageFailed(SpiderDuckError):
 
 
 class Pipeline:
-    def __init__(self, stages: tuple[Stage, ...]):
+    def __init__(self, stages: tuple[Stage[Any, Any], ...]):
         self.stages = stages
-        call: Next = _end_async
+        call: Next[Any, Any] = _end_async
         for stage in reversed(stages):
             call = _bind(stage, call)
         self._call = call
@@ -49,7 +56,7 @@ class Pipeline:
                 await close()
 
 
-def stage_name(stage: Stage) -> str:
+def stage_name(stage: Stage[Any, Any]) -> str:
     return getattr(stage, "name", None) or type(stage).__name__
 
 
@@ -57,7 +64,7 @@ async def _end_async(task: Any) -> Any:
     raise RuntimeError(f"the last stage called next() with {type(task).__name__}")
 
 
-def _bind(stage: Stage, next_call: Next) -> Next:
+def _bind(stage: Stage[Any, Any], next_call: Next[Any, Any]) -> Next[Any, Any]:
     name = stage_name(stage)
 
     async def call(task: Any) -> Any:
@@ -71,5 +78,5 @@ def _bind(stage: Stage, next_call: Next) -> Next:
     return call
 
 
-def compose(*stages: Stage) -> Pipeline:
+def compose(*stages: Stage[Any, Any]) -> Pipeline:
     return Pipeline(tuple(stages))

@@ -58,7 +58,7 @@ class CrawlDecider:
     def is_fresh(self, record: UrlRecord) -> bool:
         return self._freshness.is_fresh(record, self._clock())
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         try:
             url = urls.canonicalize(task.submitted)
         except urls.InvalidUrl as exc:
@@ -108,7 +108,7 @@ class CrawlDecider:
             await self._resubmit(*stale_refresh(task.url, stored))
         return Outcome(task, stored, answer, key=record_key(stored))
 
-    async def _decide(self, task: CrawlTask, next: Next) -> Outcome:
+    async def _decide(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         stored = await self._store.get(task.url)
         answered = await self._from_record(task, stored)
         if answered is not None:
@@ -117,7 +117,8 @@ class CrawlDecider:
             return await next(dataclasses.replace(task, previous=stored))
         return await self._claimed(task, stored, next)
 
-    async def _claimed(self, task: CrawlTask, stored: UrlRecord | None, next: Next) -> Outcome:
+    async def _claimed(self, task: CrawlTask, stored: UrlRecord | None,
+                       next: Next[CrawlTask, Outcome]) -> Outcome:
         """The crawl, under the URL's claim across schedulers: held by another, this sighting
         waits for it and joins its record; released with no new record (that crawl failed), or
         abandoned by a scheduler that died, the claim is this one's."""

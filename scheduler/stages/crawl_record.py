@@ -63,7 +63,7 @@ class CrawlRecorder:
         self._metadata = metadata
         self._content = content
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome: Outcome = await next(task)
         *hops, final = outcome.fetches or (None,)
         for f in hops:

@@ -91,7 +91,7 @@ class PostProcessor:
         return extract_page(body, url, content_type, self._parser, self._prefer_dates, self._robots_token,
                             http_status)
 
-    async def __call__(self, task: CrawlTask, next: Next | None = None) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome] | None = None) -> Outcome:
         final = task.hops[-1]
         if _not_modified(task, final):
             return self._revalidated(task, final)
@@ -103,10 +103,8 @@ class PostProcessor:
             redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
             content_type=media_type(final) if final.http_status else "",
             fetched_at=final.fetched_at or self._clock())
-        fields = await self._classify(task, final, record)
-        fields.update(self._publisher_signals(final, fields))
-        page = fields.pop("page", None)
-        record = dataclasses.replace(record, **fields, **self._expiry(final, record.fetched_at, fields))
+        record, page = await self._classify(task, final, record)
+        record = self._expiry(final, self._publisher_signals(final, record, page))
         return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
 
     def _revalidated(self, task: CrawlTask, final: FetchResult) -> Outcome:
@@ -124,67 +122,68 @@ class PostProcessor:
             last_modified=freshness.last_modified(final) or previous.last_modified)
         return Outcome(task, record, Resolution.REVALIDATED, key=final.url, fetches=task.hops)
 
-    def _expiry(self, final: FetchResult, fetched_at: float, fields: dict) -> dict:
+    def _expiry(self, final: FetchResult, record: UrlRecord) -> UrlRecord:
         """When the record stops being fresh, and the validators a re-fetch of a 200 sends."""
-        values = {"expires_at": self._freshness.expires_at(final, fields["status"], final.http_status,
-                                                           fetched_at)}
-        if final.http_status == 200:
-            values["etag"] = freshness.etag(final)
-            values["last_modified"] = freshness.last_modified(final)
-        return values
+        expires_at = self._freshness.expires_at(final, record.status, final.http_status, record.fetched_at)
+        if final.http_status != 200:
+            return dataclasses.replace(record, expires_at=expires_at)
+        return dataclasses.replace(record, expires_at=expires_at, etag=freshness.etag(final),
+                                   last_modified=freshness.last_modified(final))
 
-    def _publisher_signals(self, final: FetchResult, fields: dict) -> dict:
+    def _publisher_signals(self, final: FetchResult, record: UrlRecord, page: PageMetadata | None) -> UrlRecord:
         """The record's robots directives (page and header), and the fields they withhold."""
         headers = [value for key, value in final.headers if key.lower() == "x-robots-tag"]
-        page: PageMetadata | None = fields.get("page")
         directives = signals.merged(page.robots_directives if page else (),
                                     signals.header_directives(headers, self._robots_token))
-        return {"robots_directives": directives, **signals.withheld(directives)} if directives else {}
+        if not directives:
+            return record
+        return dataclasses.replace(record, robots_directives=directives, **signals.withheld(directives))
 
-    async def _classify(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
-        fields = await self._read(task, final, record)
-        if final.truncated and fields["status"] in (Status.OK, Status.UNSUPPORTED_CONTENT):
+    async def _classify(self, task: CrawlTask, final: FetchResult,
+                        record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
+        record, page = await self._read(task, final, record)
+        if final.truncated and record.status in (Status.OK, Status.UNSUPPORTED_CONTENT):
             # Over the cap: what the first bytes said (a page's head, an image's size) is kept.
-            fields["status"] = Status.TOO_LARGE
-            fields["error"] = (f"the body is larger than fetcher.max_body_bytes; "
-                               f"the first {len(final.body)} bytes were read")
-        return fields
+            record = dataclasses.replace(record, status=Status.TOO_LARGE, error=(
+                f"the body is larger than fetcher.max_body_bytes; the first {len(final.body)} bytes were read"))
+        return record, page
 
-    async def _read(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> dict:
+    async def _read(self, task: CrawlTask, final: FetchResult,
+                    record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
+        """The record as the response makes it, and the page's metadata when it was extracted."""
         if task.failure is not None:
             status, error = task.failure
-            return {"status": status, "error": error}
+            return dataclasses.replace(record, status=status, error=error), None
         if final.status is not Status.OK:
-            return {"status": final.status, "error": final.error}
+            return dataclasses.replace(record, status=final.status, error=final.error), None
         status = status_for_http(final.http_status)
         if status is not Status.OK:
             if final.http_status in WALL_STATUSES and record.content_type in HTML_TYPES:
-                read = await self._page(final)
-                if read["status"] is Status.INTERSTITIAL:
-                    return read
-            return {"status": status, "error": f"HTTP {final.http_status}"}
+                walled, page = await self._page(final, record)
+                if walled.status is Status.INTERSTITIAL:
+                    return walled, page
+            return dataclasses.replace(record, status=status, error=f"HTTP {final.http_status}"), None
         if record.content_type not in HTML_TYPES:
             length = len(final.body)
             if record.content_type.startswith("image/"):     # SVG and unreadable headers: no size
                 info = images.probe(final.body) or images.ImageInfo(0, 0, "")
                 image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
-                return {"status": Status.OK, "image": image, "content_length": length}
-            return {"status": Status.UNSUPPORTED_CONTENT, "content_length": length,
-                    "error": f"content type {record.content_type or 'unknown'} is not HTML"}
-        return await self._page(final)
+                return dataclasses.replace(record, status=Status.OK, image=image, content_length=length), None
+            return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, content_length=length,
+                                       error=f"content type {record.content_type or 'unknown'} is not HTML"), None
+        return await self._page(final, record)
 
-    async def _page(self, final: FetchResult) -> dict:
+    async def _page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
+        length = len(final.body)
         try:
             page = await self._extract(final.body, final.url, final.header("content-type"), final.http_status)
         except ExtractionTimeout as exc:
-            return {"status": Status.TIMEOUT, "error": str(exc), "content_length": len(final.body)}
+            return dataclasses.replace(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
         except ExtractionFailed as exc:
-            return {"status": Status.UNSUPPORTED_CONTENT, "error": str(exc),
-                    "content_length": len(final.body)}
-        fields = {"status": Status.OK, "content_length": len(final.body), **with_page(page), "page": page}
+            return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
+                                       content_length=length), None
         embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
-        if embed:
-            fields["embed_html"] = embed
-        if page.interstitial:
-            fields.update(status=Status.INTERSTITIAL, error=page.interstitial)
-        return fields
+        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
+        record = dataclasses.replace(record, **with_page(page), content_length=length, status=status, error=error,
+                                     **({"embed_html": embed} if embed else {}))
+        return record, page

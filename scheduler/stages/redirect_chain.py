@@ -39,7 +39,7 @@ class RedirectFollower:
         self._max_redirects = max_redirects
         self._last_attempt = last_attempt
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         renewed = task.previous
         validators = Validators.of(renewed) if renewed is not None else Validators()
 

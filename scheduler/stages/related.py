@@ -101,6 +101,15 @@ class _Probe(NamedTuple):
 _FAILED = _Probe(False)
 
 
+@dataclasses.dataclass
+class _Found:
+    """What the related fetches of one page have found so far: the record as it grows (each
+    task sets its own field anew, never from a copy read before an await) and every fetch made,
+    to be logged."""
+    record: UrlRecord
+    fetched: list[FetchResult] = dataclasses.field(default_factory=list)
+
+
 class RelatedFetcher:
     def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
                  image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
@@ -117,12 +126,12 @@ class RelatedFetcher:
         self._oembeds = _Answers(cache_size)
         self._metrics = metrics
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome = await next(task)
         if not self._enabled or outcome.page is None or not outcome.record.ok:
             return outcome
         # Kept as it grows: a timeout keeps what was found, and what was fetched is logged.
-        found: dict[str, Any] = {"record": outcome.record, "fetched": []}
+        found = _Found(outcome.record)
         try:
             async with asyncio.timeout(self._timeout) as budget:
                 await self._complete(found, outcome.page, budget.when())
@@ -131,64 +140,64 @@ class RelatedFetcher:
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
         except Exception:   # noqa: BLE001 -- the page's record stands whatever happens here
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
-        return dataclasses.replace(outcome, record=found["record"], related=tuple(found["fetched"]))
+        return dataclasses.replace(outcome, record=found.record, related=tuple(found.fetched))
 
-    async def _complete(self, found: dict[str, Any], page: PageMetadata, deadline: float) -> None:
-        """The image and the favicon, side by side. Each sets its field of found["record"] anew
+    async def _complete(self, found: _Found, page: PageMetadata, deadline: float) -> None:
+        """The image and the favicon, side by side. Each sets its field of found.record anew
         (never from a copy read before an await), so neither undoes the other."""
         async with asyncio.TaskGroup() as both:
             both.create_task(self._complete_image(found, page, deadline))
-            if not found["record"].favicon:
+            if not found.record.favicon:
                 both.create_task(self._site_favicon(found, deadline))
 
-    async def _complete_image(self, found: dict[str, Any], page: PageMetadata, deadline: float) -> None:
-        record, fetched = found["record"], found["fetched"]
+    async def _complete_image(self, found: _Found, page: PageMetadata, deadline: float) -> None:
+        record, fetched = found.record, found.fetched
         if page.oembed_url and (not (record.title and record.author and record.site_name and record.image)
                                 or not record.embed_html and embeds.may_embed(page.oembed_url, self._embed_hosts)):
             got = await self._oembed(page.oembed_url, fetched, deadline)
-            found["record"] = _with_oembed(found["record"], got)
-        first = found["record"].image
+            found.record = _with_oembed(found.record, got)
+        first = found.record.image
         if first is None:
             return
         candidates = [first, *(c for c in page.image_candidates if c.url != first.url)]
         await self._choose_image(found, candidates, deadline)
 
-    async def _choose_image(self, found: dict[str, Any], candidates: list[Image], deadline: float) -> None:
+    async def _choose_image(self, found: _Found, candidates: list[Image], deadline: float) -> None:
         """The first candidate that loads and is large enough, as the record's image (see the
         module's doc); the record's image is kept, all along, the best not known to fail."""
         failed: set[str] = set()
         for candidate in candidates:
             if not self._too_small(candidate.width, candidate.height):     # stated: nothing to fetch
-                probe = await self._image(candidate.url, found["fetched"], deadline)
+                probe = await self._image(candidate.url, found.fetched, deadline)
                 if probe is None:   # not known either way: it stands, unverified, as the page chose
-                    found["record"] = dataclasses.replace(found["record"], image=candidate)
+                    found.record = dataclasses.replace(found.record, image=candidate)
                     break
                 if probe.loads and not self._too_small(probe.width or candidate.width,
                                                        probe.height or candidate.height):
                     self._metrics.count("related_images", choice="first" if candidate is candidates[0]
                                         else "fallback")
-                    found["record"] = dataclasses.replace(found["record"], image=Image(
+                    found.record = dataclasses.replace(found.record, image=Image(
                         candidate.url, candidate.width or probe.width, candidate.height or probe.height,
                         candidate.content_type or probe.content_type))
                     return
             failed.add(candidate.url)
-            found["record"] = dataclasses.replace(
-                found["record"], image=next((c for c in candidates if c.url not in failed), None))
-        self._metrics.count("related_images", choice="none" if found["record"].image is None else "unverified")
+            found.record = dataclasses.replace(
+                found.record, image=next((c for c in candidates if c.url not in failed), None))
+        self._metrics.count("related_images", choice="none" if found.record.image is None else "unverified")
 
     def _too_small(self, width: int, height: int) -> bool:
         """Whether a size (0: unknown) is under process.min_image_size in either dimension."""
         return 0 < width < self._min_size or 0 < height < self._min_size
 
-    async def _site_favicon(self, found: dict[str, Any], deadline: float) -> None:
+    async def _site_favicon(self, found: _Found, deadline: float) -> None:
         """The site's /favicon.ico as the record's favicon, when it answers with an image."""
         try:
-            url = urls.origin_of(found["record"].final_url) + "/favicon.ico"
+            url = urls.origin_of(found.record.final_url) + "/favicon.ico"
         except (urls.InvalidUrl, ValueError):
             return
-        probe = await self._image(url, found["fetched"], deadline, kind="favicon")
+        probe = await self._image(url, found.fetched, deadline, kind="favicon")
         if probe is not None and probe.loads:
-            found["record"] = dataclasses.replace(found["record"], favicon=url)
+            found.record = dataclasses.replace(found.record, favicon=url)
 
     async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:

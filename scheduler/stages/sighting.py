@@ -23,7 +23,7 @@ class SightingRecorder:
     def __init__(self, metadata: MetadataStore):
         self._metadata = metadata
 
-    async def __call__(self, task: CrawlTask, next: Next) -> Outcome:
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome: Outcome = await next(task)
         if outcome.resolution is Resolution.REJECTED:
             outcome = await store_outcome(self._metadata, outcome)

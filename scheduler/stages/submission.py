@@ -177,7 +177,7 @@ class Decoder:
     def __init__(self, resubmit: Resubmit | None = None):
         self._resubmit = resubmit
 
-    async def __call__(self, submission: Submission, next: Next) -> tuple[Outcome, ...]:
+    async def __call__(self, submission: Submission, next: Next[CrawlTask, Outcome]) -> tuple[Outcome, ...]:
         decoded = decode_submission(submission.data, submission.headers)
         if len(decoded.urls) > 1 and self._resubmit is not None and submission.stream_seq:
             await self._split(submission, decoded)
