@@ -25,7 +25,7 @@ from google.protobuf import json_format
 
 from common.config import Settings, parse_duration
 from common.errors import ConfigError, SpiderDuckError
-from fetcher import admin_client
+from common import fetcher_admin as admin_client
 from spiderduck.v1 import fetcher_pb2 as pb
 
 def _as_dict(info: pb.DomainInfo) -> dict:

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from common.record import Image
 from scheduler.extraction import values
 from scheduler.extraction.document import Document
-from scheduler.extraction.embeds import HTML_MAX
+from common.embeds import HTML_MAX
 from scheduler.extraction.typography import typeset
 
 JSON_TYPE = "application/json+oembed"

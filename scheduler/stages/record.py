@@ -40,7 +40,8 @@ from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
-from scheduler.extraction import embeds, extract_page, images, signals
+from common import embeds
+from scheduler.extraction import extract_page, images, signals
 from scheduler.extraction.page import ROBOTS_TOKEN
 from scheduler.extraction.walls import WALL_STATUSES
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout

@@ -50,7 +50,8 @@ from common.metrics import Recorder
 from common.record import Image, PageMetadata, UrlRecord
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
-from scheduler.extraction import embeds, images, oembed, signals
+from common import embeds
+from scheduler.extraction import images, oembed, signals
 from scheduler.stages.redirect_chain import FetchHop
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome

@@ -3,7 +3,7 @@ import json
 
 from common.record import Image
 from scheduler.extraction import extract_page
-from scheduler.extraction.embeds import HTML_MAX
+from common.embeds import HTML_MAX
 from scheduler.extraction.oembed import OEmbed, parse
 
 URL = "https://video.test/watch/1"
