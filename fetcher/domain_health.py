@@ -41,7 +41,7 @@ def outcome_label(result: FetchResult) -> str:
     return str(result.http_status) if result.status is Status.OK else result.status.name
 
 
-_DEFAULTS = FetcherSettings()     # the configured defaults (fetcher.* in common/config.py)
+_DEFAULTS = FetcherSettings()     # the configured defaults (fetcher.* in common/settings.py)
 
 
 @dataclass(frozen=True)

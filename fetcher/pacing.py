@@ -28,7 +28,7 @@ from fetcher.domain_health import is_error, outcome_label
 RETRY_AFTER_CODES = frozenset({429, 503})
 
 
-_DEFAULTS = FetcherSettings()         # the configured defaults (fetcher.* in common/config.py)
+_DEFAULTS = FetcherSettings()         # the configured defaults (fetcher.* in common/settings.py)
 
 
 @dataclass(frozen=True)
