@@ -188,6 +188,13 @@ class SchedulerSettings:
                                       # on its last), so a hang never holds a URL forever; 0 = none
     max_hops_per_domain: int = 64     # hops in flight per domain from one scheduler (as many may wait)
     busy_retry: Duration = 1.0        # seconds a message for a busy domain is parked before retrying
+    # One hop's retries within hop_timeout (scheduler/fetcher_client.py): a busy fetcher
+    # (RESOURCE_EXHAUSTED) is retried after a jittered wait, a moved or gone fetcher (or a shard
+    # with no owner) waits at most this long for its lease to change hands; the waits double
+    # from hop_backoff_base up to hop_backoff_max.
+    hop_backoff_base: Duration = 0.2  # seconds before a hop's first retry
+    hop_backoff_max: Duration = 5.0   # the longest step between a hop's retries (a busy fetcher's
+                                      # wait is half to 1.5x the step, at random)
     # An outage (the metadata or content store, or NATS, failing: a retryable StoreError or
     # BusError) is not the URL's fault, so it uses up none of max_deliver: the message stays
     # here (its slot held, heartbeats sent) and is retried in place, the waits doubling from
@@ -206,7 +213,7 @@ class SchedulerSettings:
         if self.max_ack_pending < max(self.max_in_flight, self.fetch_batch):
             raise ConfigError(f"scheduler.max_ack_pending: {self.max_ack_pending} is below one scheduler's "
                               f"max_in_flight ({self.max_in_flight}) or fetch_batch ({self.fetch_batch})")
-        for name in ("outage_backoff_base", "outage_backoff_max"):
+        for name in ("outage_backoff_base", "outage_backoff_max", "hop_backoff_base", "hop_backoff_max"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"scheduler.{name}: {getattr(self, name):g}s must be positive")
 

@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import Callable
 
+from common.backoff import Backoff
 from common.config import FetcherSettings
 from common.fetch import FetchResult
 from common.status import Status
@@ -45,6 +46,12 @@ class PacingPolicy:
         return cls(max_crawl_delay=s.max_crawl_delay, max_retry_after=s.max_retry_after,
                    backoff_base=s.backoff_base, backoff_factor=s.backoff_factor,
                    backoff_max=s.backoff_max, backoff_jitter=s.backoff_jitter)
+
+    @property
+    def backoff(self) -> Backoff:
+        """The back-off as the one type: the jitter only adds, and the cap bounds the total."""
+        return Backoff(self.backoff_base, self.backoff_max, factor=self.backoff_factor,
+                       jitter=self.backoff_jitter, cap_jittered=True)
 
 
 def retry_after_seconds(value: str | None, *, now_wall: float, date: str | None = None) -> float | None:
@@ -83,8 +90,7 @@ def backoff_delay(policy: PacingPolicy, failures: int, rnd: float) -> float:
     each step is at least as long as the longest previous one."""
     if failures <= 0:
         return 0.0
-    step = policy.backoff_base * policy.backoff_factor ** min(failures - 1, 60)
-    return min(policy.backoff_max, step * (1.0 + policy.backoff_jitter * rnd))
+    return policy.backoff.delay(failures - 1, rnd)
 
 
 class DomainPacing:

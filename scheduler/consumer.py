@@ -27,6 +27,7 @@ from typing import Any, Awaitable, Callable
 from nats.errors import MsgAlreadyAckdError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from common.backoff import Backoff
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
 from common import metrics
@@ -55,6 +56,12 @@ class _Outage(Exception):
         self.cause = cause
 
 
+def outage_backoff(s: SchedulerSettings) -> Backoff:
+    """scheduler.outage_backoff_base doubling up to outage_backoff_max, the upper half of it at
+    random (so held messages do not retry in step)."""
+    return Backoff(s.outage_backoff_base, s.outage_backoff_max, jitter_from=0.5, jitter=0.5)
+
+
 class Outage:
     """One delivery's in-place retries of outage failures: which failures count as an outage,
     for how long, and the (capped, jittered, doubling) wait before each retry."""
@@ -63,6 +70,7 @@ class Outage:
 
     def __init__(self, settings: SchedulerSettings, *, clock=time.monotonic, rand=random.random):
         self._settings = settings
+        self._backoff = outage_backoff(settings)
         self._clock = clock
         self._rand = rand
         self.since: float | None = None     # when this delivery first met the outage
@@ -81,10 +89,9 @@ class Outage:
     def next_wait(self) -> float:
         """Seconds to wait before the next retry: base x 2^retries up to the cap, the upper
         half of it at random (so held messages do not retry in step)."""
-        s = self._settings
-        ceiling = min(s.outage_backoff_max, s.outage_backoff_base * 2 ** min(self.retries, 32))
+        wait = self._backoff.delay(self.retries, self._rand())
         self.retries += 1
-        return ceiling * (0.5 + 0.5 * self._rand())
+        return wait
 
     @property
     def lasted(self) -> float:

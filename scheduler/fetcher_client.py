@@ -8,7 +8,8 @@ FetcherBusy (RESOURCE_EXHAUSTED: the domain's queue is full) backs off with jitt
 retries; WrongFetcher (FAILED_PRECONDITION: not the owner; UNAVAILABLE: the fetcher is gone)
 waits for the shard's lease to change hands, then re-routes; a domain whose shard has no owner
 waits for one. Past the deadline the hop raises FetcherUnavailable (retryable: the message is
-redelivered later). The scheduler also bounds the hops in flight per domain
+redelivered later). The waits double from `scheduler.hop_backoff_base` up to `hop_backoff_max`
+(hop_backoff). The scheduler also bounds the hops in flight per domain
 (`scheduler.max_hops_per_domain`, and as many again waiting): past that a hop raises
 DomainBusy and the consumer defers the message, so one slow domain never takes every
 slot of the scheduler.
@@ -24,10 +25,11 @@ import time
 import grpc
 
 from common import fetch_proto, urls
+from common.backoff import Backoff
 from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
 from common.fetch import FetchResult
 from common.freshness import Validators
-from common.config import TlsSettings
+from common.config import SchedulerSettings, TlsSettings
 from common.grpc_server import MAX_MESSAGE_BYTES
 from common.grpc_tls import open_channel
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
@@ -35,6 +37,15 @@ from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 log = logging.getLogger("spiderduck.scheduler")
 
 REROUTE = (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNAVAILABLE)
+
+
+def hop_backoff(s: SchedulerSettings) -> Backoff:
+    """scheduler.hop_backoff_base doubling up to hop_backoff_max; a busy fetcher's wait is drawn
+    from half to one and a half of the step (a re-route waits the step itself, or less)."""
+    return Backoff(s.hop_backoff_base, s.hop_backoff_max, jitter_from=0.5, jitter=1.0)
+
+
+HOP_BACKOFF = hop_backoff(SchedulerSettings())    # the configured defaults
 
 
 class KeyedLimit:
@@ -115,13 +126,11 @@ class GrpcTransport:
 
 class FetcherClient:
     def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int,
-                 backoff: float = 0.2, max_backoff: float = 5.0, clock=time.monotonic,
-                 transport=None):
+                 backoff: Backoff = HOP_BACKOFF, clock=time.monotonic, transport=None):
         self._router = router
         self._transport = transport or GrpcTransport()
         self._hop_timeout = hop_timeout
-        self._backoff = backoff
-        self._max_backoff = max_backoff
+        self._backoff = backoff         # hop_backoff(settings.scheduler)
         self._clock = clock
         self._per_domain = KeyedLimit(max_hops_per_domain)
         self.reroutes = 0
@@ -148,13 +157,13 @@ class FetcherClient:
                      limit: float, wait_if_busy: bool, validators: Validators | None) -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + limit
-        delay = self._backoff
+        attempt = 0
         last = "no fetcher owns the domain's shard"
         while (remaining := deadline - self._clock()) > 0:
             address = self._router.route(domain)
             if address is None:
-                await self._router.changed(shard, min(remaining, delay))
-                delay = min(delay * 2, self._max_backoff)
+                await self._router.changed(shard, min(remaining, self._backoff.step(attempt)))
+                attempt += 1
                 continue
             try:
                 return await self._transport.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
@@ -163,17 +172,17 @@ class FetcherClient:
                 last = str(exc)
                 self.reroutes += 1
                 log.info("fetch %s: %s; re-routing", url, last)
-                await self._router.changed(shard, min(deadline - self._clock(), delay))
+                await self._router.changed(shard, min(deadline - self._clock(), self._backoff.step(attempt)))
             except FetcherBusy as exc:
                 last = str(exc)
                 if not wait_if_busy:
                     raise DomainBusy(f"fetch {url}: {last}") from exc
                 await asyncio.sleep(min(max(0.0, deadline - self._clock()),
-                                        delay * (0.5 + random.random())))
+                                        self._backoff.delay(attempt, random.random())))
             except TimeoutError as exc:
                 last = str(exc) or "deadline exceeded"
                 break
-            delay = min(delay * 2, self._max_backoff)
+            attempt += 1
         raise FetcherUnavailable(f"fetch {url}: no answer within {limit:g}s ({last})")
 
     async def close(self) -> None:

@@ -17,7 +17,7 @@ from common.status import Status
 from fetcher import server
 from fetcher.fetcher import Fetcher
 from fetcher.ownership import AllShards
-from scheduler.fetcher_client import FetcherClient, GrpcTransport
+from scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
 from scheduler.routing import StaticRouter
 from spiderduck.v1 import fetcher_pb2_grpc
 
@@ -60,7 +60,8 @@ class Router(StaticRouter):
 def client(transport, router=None, **kw):
     kw.setdefault("max_hops_per_domain", SchedulerSettings().max_hops_per_domain)
     return FetcherClient(router or Router(["f1"]), hop_timeout=kw.pop("hop_timeout", 5.0),
-                         backoff=0.01, max_backoff=0.02, transport=transport, **kw)
+                         backoff=hop_backoff(SchedulerSettings(hop_backoff_base=0.01, hop_backoff_max=0.02)),
+                         transport=transport, **kw)
 
 
 async def test_wrong_fetcher_reroutes_to_the_new_owner():
