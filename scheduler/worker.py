@@ -22,7 +22,7 @@ from scheduler.consumer import Consumer
 from scheduler.events import event_publisher
 from scheduler.extraction.pool import ExtractionPool
 from scheduler.extraction.signals import robots_token
-from scheduler.fetcher_client import FetcherClient, GrpcTransport
+from scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter
 from scheduler.stages.chain import Pipeline
@@ -90,6 +90,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         stack.push_async_callback(router.close)
         client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
                                max_hops_per_domain=settings.scheduler.max_hops_per_domain,
+                               backoff=hop_backoff(settings.scheduler),
                                transport=transport or GrpcTransport(settings.tls))
         stack.push_async_callback(client.close)
         p = settings.process
