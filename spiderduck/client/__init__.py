@@ -60,8 +60,10 @@ calls other threads are still in.
 
 The package: `names` (the service's subjects and defaults), `errors`, `results` (Lookup,
 Resolution), `aio` (AsyncClient), `events` (EventStream) and `sync` (Client, EventIterator).
-Importing it needs only grpcio, protobuf, nats-py and `spiderduck.v1`; `submit` reads
-the service's own helpers (`common.pending`) when it is first called.
+It needs only grpcio, protobuf, nats-py and `spiderduck.v1`, never the service's own code.
+`submit` marks URLs queued by the service's rule, copied in `_keys`: keys need ada-url (WHATWG
+canonicalization) and a tweet's URLs twitter-text-parser; without them those URLs are published
+unmarked (the service installs both).
 """
 from __future__ import annotations
 

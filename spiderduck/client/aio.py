@@ -12,8 +12,10 @@ import grpc
 import grpc.aio
 from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
-from nats.js.errors import NoStreamResponseError
+from nats.js.api import KeyValueConfig
+from nats.js.errors import BadRequestError, BucketNotFoundError, NoStreamResponseError
 
+from spiderduck.client._keys import QUEUED_BUCKET, tweet_urls, url_key
 from spiderduck.client.errors import (Error, InvalidUrl, NotConfigured, ServiceError, StillResolving,
                                       Unavailable)
 from spiderduck.client.events import EventStream
@@ -281,10 +283,30 @@ class AsyncClient:
                                         f"{self.connect_timeout:g}s: {last}")) from None
 
     async def _queued_bucket(self, js: Any) -> Any:
-        """The KV bucket of queued markers (common.pending), created if missing. The CLI's
-        client also makes SpiderDuck's streams here, as the service does."""
-        from common.pending import queued_bucket
-        return await queued_bucket(js, self.queued_ttl)
+        """The KV bucket of queued markers, created if missing as the service creates it (one
+        made otherwise is used as it is). The CLI's client also makes SpiderDuck's streams here,
+        as the service does. Raises Unavailable."""
+        config = KeyValueConfig(bucket=QUEUED_BUCKET, ttl=self.queued_ttl, history=1, replicas=1)
+        try:
+            try:
+                return await js.create_key_value(config)
+            except BadRequestError as exc:      # there already, configured otherwise: use it
+                try:
+                    return await js.key_value(QUEUED_BUCKET)
+                except BucketNotFoundError:
+                    raise Unavailable(f"cannot create KV bucket {QUEUED_BUCKET}: {exc}") from exc
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise Unavailable(f"cannot open KV bucket {QUEUED_BUCKET}: {exc}") from exc
+
+    async def _mark_queued(self, urls: list[str]) -> None:
+        """Mark `urls` queued before they are published (the service's `common.pending` rule,
+        copied in `_keys`); URLs whose key cannot be known here (no ada-url) go unmarked.
+        Raises Unavailable."""
+        keys = dict.fromkeys(k for k in map(url_key, urls) if k is not None)
+        try:
+            await asyncio.gather(*(self._queued_kv.put(k, b"") for k in keys))
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise Unavailable(f"cannot mark URLs queued in {QUEUED_BUCKET}: {exc}") from exc
 
     async def submit(self, urls: Iterable[str] = (), *, tweets: Iterable[str] = (),
                      refresh: bool = False, source: str | None = None, submission_id: str = "",
@@ -306,31 +328,26 @@ class AsyncClient:
         items += [UrlSubmission(tweet=t, **options) for t in _url_list(tweets, "submit")]
         if not items:
             return 0
-        from common.errors import SpiderDuckError
-        from common.pending import mark_queued
         nc = await self._nats()
         js = nc.jetstream()
-        try:
-            if self._queued_kv is None:
-                self._queued_kv = await self._queued_bucket(js)
-            headers = {"Content-Type": PROTOBUF_CONTENT_TYPE}
-            for start in range(0, len(items), PUBLISH_WINDOW):
-                batch = items[start:start + PUBLISH_WINDOW]
-                await mark_queued(self._queued_kv, [u for item in batch for u in _urls_of(item)])
-                acks = [js.publish(SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
-                        for item in batch]
-                try:
-                    await asyncio.gather(*acks)
-                except (NoRespondersError, NoStreamResponseError) as exc:
-                    raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: no stream takes it on "
-                                      f"{shown_url(self.nats_url or '')}: is that the service's NATS, "
-                                      "and has the service started there?") from exc
-                except (NatsError, asyncio.TimeoutError, OSError) as exc:
-                    raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: {exc}") from exc
-                if on_progress is not None:
-                    on_progress(start + len(batch))
-        except SpiderDuckError as exc:         # the bucket or the markers (common.errors.BusError)
-            raise Unavailable(str(exc)) from exc
+        if self._queued_kv is None:
+            self._queued_kv = await self._queued_bucket(js)
+        headers = {"Content-Type": PROTOBUF_CONTENT_TYPE}
+        for start in range(0, len(items), PUBLISH_WINDOW):
+            batch = items[start:start + PUBLISH_WINDOW]
+            await self._mark_queued([u for item in batch for u in _urls_of(item)])
+            acks = [js.publish(SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
+                    for item in batch]
+            try:
+                await asyncio.gather(*acks)
+            except (NoRespondersError, NoStreamResponseError) as exc:
+                raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: no stream takes it on "
+                                  f"{shown_url(self.nats_url or '')}: is that the service's NATS, "
+                                  "and has the service started there?") from exc
+            except (NatsError, asyncio.TimeoutError, OSError) as exc:
+                raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: {exc}") from exc
+            if on_progress is not None:
+                on_progress(start + len(batch))
         return len(items)
 
     def events(self) -> EventStream:
@@ -362,8 +379,8 @@ def _urls_per_call(exc: grpc.aio.AioRpcError, asked: int) -> int | None:
 
 
 def _urls_of(item: UrlSubmission) -> list[str]:
-    """The URLs a submission asks for, as the scheduler will read them (to mark them queued)."""
+    """The URLs a submission asks for, as the scheduler will read them (to mark them queued);
+    none for a tweet without twitter-text-parser (the service still reads it: see `_keys`)."""
     if item.WhichOneof("payload") == "tweet":
-        from common.tweets import fetchable, urls_in_tweet
-        return [fetchable(u) for u in urls_in_tweet(item.tweet)]
+        return tweet_urls(item.tweet) or []
     return [item.url]

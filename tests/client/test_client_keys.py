@@ -1,0 +1,76 @@
+"""spiderduck/client/_keys.py: the client's copy of the service's queued-marker rule and of its
+reading of a tweet, held byte-identical to common.pending.url_key and common.tweets over many
+URLs and tweets (the issue allows the copy only with this test)."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from common.pending import QUEUED_BUCKET, url_key
+from common.tweets import fetchable, urls_in_tweet
+from conftest import shared_path
+from spiderduck.client import _keys
+
+HANDWRITTEN = [
+    "https://example.com/", "http://example.com", "  https://Example.COM/a/../b?q#frag  ",
+    "HTTPS://EXAMPLE.com:443/", "http://example.com:80/x", "http://example.com:8080",
+    "https://www.bücher.de/ä?ö=ü", "http://xn--bcher-kva.de/", "http://[::1]:8000/", "http://0x7f.1/",
+    "http://192.168.0.257/", "https://example.com/%7euser/%41", "https://example.com/a b<c>",
+    "https://user:pass@example.com/", "ftp://example.com/", "mailto:a@example.com", "example.com/x",
+    "", "   ", "http://", "https://exa mple.com/", "javascript:alert(1)", "http://a.b/\ud800",
+    "http://example.com/\x00", "\thttp://example.com/\n", "https://example.com/#", "https://ex%41mple.com/",
+    "https://example.com/?a=1&b=2#c", "http://example.com./", "http://EXAMPLE.com/Path/",
+]
+
+
+def _vectors(name: str) -> list[dict]:
+    return [c for c in json.loads(shared_path("testdata", name).read_text("utf-8")) if not isinstance(c, str)]
+
+
+def _random_urls(n: int) -> list[str]:
+    rng = random.Random(28)
+    alphabet = "abcXYZ09-._~%/?#:@!$&'()*+,;= \t[]\\^`{|}ü€\u0130\u00df"
+    schemes = ["http://", "https://", "HTTP://", "", "ftp://", " https://"]
+    hosts = ["example.com", "EXAMPLE.com", "bücher.de", "127.0.0.1", "[::1]", "0x7f.0.0.1", "a..b", ""]
+    return [rng.choice(schemes) + rng.choice(hosts) + "/" +
+            "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 24))) for _ in range(n)]
+
+
+def test_the_bucket_is_the_services():
+    assert _keys.QUEUED_BUCKET == QUEUED_BUCKET
+
+
+def test_url_key_is_the_services_over_many_urls():
+    urls = list(HANDWRITTEN)
+    for case in _vectors("urltestdata.json"):
+        urls.append(case["input"])
+        if case.get("href"):
+            urls.append(case["href"])
+    urls += _random_urls(5000)
+    assert len(urls) > 5000
+    differ = [u for u in urls if _keys.url_key(u) != url_key(u)]
+    assert not differ, differ[:20]
+
+
+def test_tweet_urls_are_the_schedulers_over_many_tweets():
+    texts = [case["text"] for case in _vectors("tweet_urls.json")]
+    texts += ["see example.com/x and https://t.co/abc.", "no url here", "", "Ünïcode bücher.de/ä!"]
+    assert len(texts) > 100
+    for text in texts:
+        assert _keys.tweet_urls(text) == [fetchable(u) for u in urls_in_tweet(text)], text
+
+
+def test_without_the_optional_parsers_nothing_is_keyed(monkeypatch):
+    """Installed alone (no ada-url, no twitter-text-parser), the client publishes unmarked."""
+    monkeypatch.setattr(_keys, "ada_url", None)
+    monkeypatch.setattr(_keys, "_tweet_extractor", lambda: None)
+    assert _keys.url_key("https://example.com/") is None
+    assert _keys.tweet_urls("see https://example.com/") is None
+
+
+@pytest.mark.parametrize("url", ["https://example.com/", "not a url"])
+def test_claim_key_is_the_services(url):
+    from common.claims import claim_key
+    assert _keys.claim_key(url) == claim_key(url)
