@@ -21,11 +21,6 @@ KNOWN = {
     ("metadata_api/main.py", "web/app.py"),
     ("metadata_api/main.py", "web/feed.py"),
     ("metadata_api/main.py", "web/server.py"),
-    # Client -> Common: the client's lazy imports of the service's own helpers (the queued
-    # markers, tweet URLs, the bus's error) when it submits through NATS.
-    ("spiderduck/client/aio.py", "common/errors.py"),
-    ("spiderduck/client/aio.py", "common/pending.py"),
-    ("spiderduck/client/aio.py", "common/tweets.py"),
 }
 
 
