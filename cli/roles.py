@@ -25,7 +25,19 @@ from scheduler.worker import run_scheduler
 log = logging.getLogger("spiderduck")
 CANCEL_WAIT = 2.0     # seconds cancelled roles get to unwind after shutdown_grace
 
-ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api}
+
+async def run_metadata_api_and_web(settings: Settings, stop: asyncio.Event) -> None:
+    """The metadata-api role as the command runs it: the metadata API, and with web.listen set
+    the web UI beside it, from the same store and NATS (web.main), up once the API serves and
+    stopped after it."""
+    beside = None
+    if settings.web.listen:
+        from web.main import open_web      # the pages' modules load only when they are served
+        beside = open_web
+    await run_metadata_api(settings, stop, beside=beside)
+
+
+ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api_and_web}
 
 
 async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None) -> None:
@@ -168,8 +180,9 @@ def cmd_up(settings: Settings, args) -> int:
 
 async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """The roles of `spiderduck up`: one fetcher holding every shard, whose hops the scheduler
-    hands over in-process (LocalTransport), and the metadata API. On stop the fetcher outlives
-    the scheduler's drain: the URLs in flight finish their fetches rather than fail them."""
+    hands over in-process (LocalTransport), and the metadata API with the web UI. On stop the
+    fetcher outlives the scheduler's drain: the URLs in flight finish their fetches rather than
+    fail them."""
     fetcher = asyncio.get_running_loop().create_future()
     transport = LocalTransport(settings.fetcher.listen, fetcher, GrpcTransport(settings.tls))
     drained = asyncio.Event()
@@ -183,7 +196,7 @@ async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async def fetcher_role(settings: Settings, stop: asyncio.Event) -> None:
         await run_fetcher(settings, drained, hold_all_shards=True, on_ready=fetcher.set_result)
 
-    await run_roles(settings, [fetcher_role, run_metadata_api, scheduler], stop)
+    await run_roles(settings, [fetcher_role, run_metadata_api_and_web, scheduler], stop)
 
 
 def add_commands(sub, common) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
+from typing import AsyncContextManager
 
 from common import bus, nats_auth
 from common.config import Settings
@@ -17,11 +19,17 @@ from metadata_api.auth import metadata_guard
 
 log = logging.getLogger("spiderduck.metadata_api")
 
+# What serves beside the API from its store and NATS, once the API serves (the command gives the
+# web UI: cli/roles.py): called with (settings, store, pending, js, queued), js and queued None
+# without NATS, it returns an async context manager, entered until the role stops.
+Beside = Callable[..., Awaitable[AsyncContextManager]]
 
-async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
+
+async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Beside | None = None) -> None:
     """Serves the metadata store; with nats_url set it also asks NATS which URLs are pending
     (common.pending) and serves ResolveUrl (metadata_api.resolver), and fails at start, as the
-    other roles do, if that NATS cannot be reached."""
+    other roles do, if that NATS cannot be reached. `beside` (see Beside) is entered once the API
+    serves and left after it has stopped."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
         pending = resolver = js = queued = None
@@ -48,24 +56,6 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event) -> None:
         server.register(grpc_server, store, api, pending, resolver)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
-            if settings.web.listen:
-                await stack.enter_async_context(await _web(settings, store, pending, js, queued))
+            if beside is not None:
+                await stack.enter_async_context(await beside(settings, store, pending, js, queued))
             await stop.wait()
-
-
-async def _web(settings: Settings, store, pending, js, queued):
-    """The web UI on web.listen, from the same store and NATS (web/)."""
-    from web.actions import Actions
-    from web.app import WebContext
-    from web.feed import RecentFeed
-    from web.server import WebServer
-    feed = None
-    if js is not None:
-        try:
-            feed = await RecentFeed(js, size=settings.web.recent,
-                                    max_listeners=settings.web.max_live_clients).start()
-        except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
-            log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
-    ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
-                     actions=Actions(js, queued, settings.fetcher_addresses, settings.tls))
-    return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

@@ -15,10 +15,10 @@ from common.nats_server import free_port, port_open
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from scheduler.worker import run_scheduler
-from cli.roles import run_roles
+from cli.roles import run_metadata_api_and_web, run_roles
 from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
 
-ALL_ROLES = (run_fetcher, run_metadata_api, run_scheduler)
+ALL_ROLES = (run_fetcher, run_metadata_api_and_web, run_scheduler)   # as `up` runs them
 
 
 def service_settings(tmp_path, nats_url: str, **overrides: Any) -> Settings:
@@ -144,7 +144,7 @@ class RunningService:
         waits = []
         if run_fetcher in self.roles:
             waits.append(wait_port(self.settings.fetcher.listen))
-        if run_metadata_api in self.roles:
+        if run_metadata_api in self.roles or run_metadata_api_and_web in self.roles:
             waits.append(wait_port(self.settings.metadata_api.listen))
         done = asyncio.ensure_future(asyncio.gather(*waits))
         await asyncio.wait([done, self.task], return_when=asyncio.FIRST_COMPLETED)

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from common.nats_server import free_port
-from metadata_api.main import run_metadata_api
+from cli.roles import run_metadata_api_and_web
 from support.service import Client, RunningService, service_settings, wait_port
 
 TOKEN = "t0ken"
@@ -76,7 +76,7 @@ async def test_refresh_fetches_a_fresh_record_again(web, localweb):
 async def test_admin_actions_are_off_without_a_token(tmp_path, nats_server):
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, **{"web.listen": listen})
-    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)), aiohttp.ClientSession() as http:
         await wait_port(listen)
         for action, form in (("submit", {"u": "http://a.test/"}), ("pause", {"domain": "a.test"})):
             async with http.post(f"http://{listen}/admin/{action}", data=form,
@@ -143,7 +143,7 @@ async def test_live_lists_are_bounded_and_stream_each_processed_url(web, localwe
 async def test_without_nats_there_is_no_live_list_and_no_submit(tmp_path):
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.admin_token": TOKEN})
-    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)), aiohttp.ClientSession() as http:
         await wait_port(listen)
         async with http.get(f"http://{listen}/") as response:
             assert "no NATS" in await response.text()
@@ -185,7 +185,7 @@ async def test_a_web_listen_address_in_use_stops_the_role_with_the_key_named(tmp
         listen = f"127.0.0.1:{taken.getsockname()[1]}"
         settings = service_settings(tmp_path, "", **{"web.listen": listen})
         with pytest.raises(ConfigError, match=f"web.listen '{listen}'"):
-            await asyncio.wait_for(run_metadata_api(settings, asyncio.Event()), 20)
+            await asyncio.wait_for(run_metadata_api_and_web(settings, asyncio.Event()), 20)
     finally:
         taken.close()
 
@@ -233,7 +233,7 @@ async def test_web_listen_takes_a_bracketed_ipv6_address(tmp_path):
     except OSError:
         pytest.skip("no IPv6 loopback here")
     settings = service_settings(tmp_path, "", **{"web.listen": f"[::1]:{port}"})
-    async with RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)), aiohttp.ClientSession() as http:
         await wait_port(f"[::1]:{port}")
         async with http.get(f"http://[::1]:{port}/healthz") as response:
             assert response.status == 200
@@ -254,7 +254,7 @@ async def test_pages_built_at_once_are_bounded(tmp_path):
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.max_concurrent_pages": 1,
                                                  "scheduler.fetchers": [fetcher]})
-    async with server, RunningService(settings, roles=(run_metadata_api,)), aiohttp.ClientSession() as http:
+    async with server, RunningService(settings, roles=(run_metadata_api_and_web,)), aiohttp.ClientSession() as http:
         await wait_port(listen)
         first = asyncio.create_task(http.get(f"http://{listen}/domains"))
         await asyncio.wait_for(asked.wait(), 10)

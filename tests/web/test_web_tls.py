@@ -9,7 +9,7 @@ import pytest
 
 from common.errors import ConfigError
 from common.nats_server import free_port
-from metadata_api.main import run_metadata_api
+from cli.roles import run_metadata_api_and_web
 from support.certs import TestCA
 from support.service import RunningService, service_settings, wait_port
 from web.security import host_name
@@ -37,7 +37,7 @@ async def test_the_web_ui_serves_https_only_with_its_certificate(tmp_path, pki):
     settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.tls_cert": pki["web"].cert,
                                                  "web.tls_key": pki["web"].key})
     verified = ssl.create_default_context(cafile=pki["ca"])
-    async with RunningService(settings, roles=(run_metadata_api,)):
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)):
         await wait_port(listen)
         assert await status_for(f"https://{listen}/healthz", ssl=verified) == 200
         with pytest.raises(aiohttp.ClientError):          # plain HTTP to the TLS port
@@ -50,7 +50,7 @@ async def test_a_bad_web_certificate_fails_the_role_naming_the_keys(tmp_path, pk
     settings = service_settings(tmp_path, "", **{"web.listen": f"127.0.0.1:{free_port()}",
                                                  "web.tls_cert": pki["web"].cert, "web.tls_key": pki["ops"].key})
     with pytest.raises(ConfigError, match="web.tls_cert / web.tls_key"):
-        async with RunningService(settings, roles=(run_metadata_api,)):
+        async with RunningService(settings, roles=(run_metadata_api_and_web,)):
             pass
 
 
@@ -59,7 +59,7 @@ async def test_dns_rebinding_gets_421_on_a_loopback_listen(tmp_path):
     listen = f"127.0.0.1:{port}"
     settings = service_settings(tmp_path, "", **{"web.listen": listen,
                                                  "web.allowed_hosts": ["spiderduck.internal"]})
-    async with RunningService(settings, roles=(run_metadata_api,)):
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)):
         await wait_port(listen)
         base = f"http://{listen}/healthz"
         assert await status_for(base) == 200                                     # 127.0.0.1:port
@@ -74,13 +74,13 @@ async def test_dns_rebinding_gets_421_on_a_loopback_listen(tmp_path):
 async def test_a_wildcard_listen_checks_hosts_only_once_allowed_hosts_is_set(tmp_path):
     port = free_port()
     open_settings = service_settings(tmp_path, "", **{"web.listen": f"0.0.0.0:{port}"})
-    async with RunningService(open_settings, roles=(run_metadata_api,)):
+    async with RunningService(open_settings, roles=(run_metadata_api_and_web,)):
         await wait_port(f"127.0.0.1:{port}")
         assert await status_for(f"http://127.0.0.1:{port}/healthz", host="anything.example") == 200
     port = free_port()
     checked = service_settings(tmp_path, "", **{"web.listen": f"0.0.0.0:{port}",
                                                 "web.allowed_hosts": ["ui.example"]})
-    async with RunningService(checked, roles=(run_metadata_api,)):
+    async with RunningService(checked, roles=(run_metadata_api_and_web,)):
         await wait_port(f"127.0.0.1:{port}")
         assert await status_for(f"http://127.0.0.1:{port}/healthz", host="ui.example") == 200
         assert await status_for(f"http://127.0.0.1:{port}/healthz", host="anything.example") == 421
@@ -100,7 +100,7 @@ async def test_the_domain_table_reaches_the_fetchers_over_mutual_tls(tmp_path, n
     tls = {"tls.cert": pki["service"].cert, "tls.key": pki["service"].key, "tls.ca": pki["ca"]}
     settings = service_settings(tmp_path, nats_server.url, **{"web.listen": listen, "web.admin_token": TOKEN,
                                                               "fetcher.shards": 4, **tls})
-    async with RunningService(settings, roles=(run_fetcher, run_metadata_api)):
+    async with RunningService(settings, roles=(run_fetcher, run_metadata_api_and_web)):
         await wait_port(listen)
         async with aiohttp.ClientSession() as http:
             async with http.post(f"http://{listen}/admin/set-rate", data={"domain": "example.org", "rate": "3"},
@@ -111,7 +111,7 @@ async def test_the_domain_table_reaches_the_fetchers_over_mutual_tls(tmp_path, n
                 assert response.status == 200 and "example.org" in page and "UNAVAILABLE" not in page
     fenced = service_settings(tmp_path, nats_server.url, **{"web.listen": listen, "fetcher.shards": 4,
                                                             "fetcher.admin_callers": ["ops"], **tls})
-    async with RunningService(fenced, roles=(run_fetcher, run_metadata_api)):
+    async with RunningService(fenced, roles=(run_fetcher, run_metadata_api_and_web)):
         await wait_port(listen)
         async with aiohttp.ClientSession() as http, http.get(f"http://{listen}/domains") as response:
             assert "PERMISSION_DENIED" in await response.text()

@@ -1,0 +1,29 @@
+"""The web UI's wiring: its server on web.listen, built from the store and NATS another role
+has opened (the command serves it beside the metadata API: cli/roles.py)."""
+from __future__ import annotations
+
+import logging
+
+from common import bus
+from common.config import Settings
+from web.actions import Actions
+from web.app import WebContext
+from web.feed import RecentFeed
+from web.server import WebServer
+
+log = logging.getLogger("spiderduck.metadata_api")
+
+
+async def open_web(settings: Settings, store, pending, js, queued) -> WebServer:
+    """The web UI on web.listen, from the same store and NATS (`js` and `queued` None without
+    NATS): an async context manager that serves while entered."""
+    feed = None
+    if js is not None:
+        try:
+            feed = await RecentFeed(js, size=settings.web.recent,
+                                    max_listeners=settings.web.max_live_clients).start()
+        except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
+            log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
+    ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
+                     actions=Actions(js, queued, settings.fetcher_addresses, settings.tls))
+    return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)
