@@ -37,7 +37,7 @@ from typing import Callable
 
 from cli.client import add_token_option, api_token, cmd_resolve_remote, json_line
 from cli.trace_view import render
-from common import bus, record_proto
+from common import bus, record_proto, submissions
 from common.config import Settings
 from common.errors import ConfigError, InvalidMessage, SpiderDuckError
 from common.up_lock import running_up
@@ -45,15 +45,14 @@ from scheduler.stages.chain import stage_name
 from scheduler.task import Outcome, Submission
 from scheduler.trace import StageRun, traced
 from scheduler.worker import scheduler_parts
-from spiderduck.v1 import events_pb2
 
 USAGE_ERRORS = (ConfigError, InvalidMessage)     # exit 2; any other SpiderDuckError exits 1
 
 
 def submission(url: str, now: float, refresh: bool = False) -> Submission:
     """The URL as a producer submits it (a protobuf UrlSubmission, as `spiderduck submit`)."""
-    data = events_pb2.UrlSubmission(url=url, source="cli", refresh=refresh).SerializeToString()
-    return Submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}, received_at=now)
+    out = submissions.encode(url, source="cli", refresh=refresh)
+    return Submission(out.data, out.headers, received_at=now)
 
 
 async def resolve_here(settings: Settings, url: str,

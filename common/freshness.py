@@ -20,11 +20,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from common.bus import PROTOBUF_CONTENT_TYPE
+from common import submissions
 from common.fetch import FetchResult
 from common.record import UrlRecord
 from common.status import TRANSIENT, Status
-from spiderduck.v1 import events_pb2
 
 MAX_ETAG_CHARS = 1024      # a longer ETag is not kept (a validator cut short would never match)
 _ETAG = re.compile(r'^(W/)?"[\x21\x23-\x7e\x80-\xff]*"$')   # RFC 9110 §8.8.3 entity-tag
@@ -195,7 +194,7 @@ def stale_refresh(url: str, record: UrlRecord) -> tuple[bytes, dict[str, str]]:
     """The submission (data, headers) that refreshes a record answered STALE: a UrlSubmission
     with refresh set, whose Nats-Msg-Id names the URL and the record's fetch, so every STALE
     answer of one record within JetStream's duplicate window queues one refresh."""
-    data = events_pb2.UrlSubmission(url=url, refresh=True, source=STALE_REFRESH_SOURCE).SerializeToString()
     digest = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return data, {"Content-Type": PROTOBUF_CONTENT_TYPE,
-                  "Nats-Msg-Id": f"spiderduck-refresh-{digest}-{record.fetched_at!r}"}
+    out = submissions.encode(url, refresh=True, source=STALE_REFRESH_SOURCE,
+                             msg_id=f"spiderduck-refresh-{digest}-{record.fetched_at!r}")
+    return out.data, out.headers

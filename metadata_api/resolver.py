@@ -22,10 +22,9 @@ import uuid
 from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
-from common import bus, record_proto, urls
+from common import record_proto, submissions, urls
 from common.errors import BusError
 from common.freshness import Freshness, stale_refresh
-from common.pending import mark_queued
 from common.record import UrlRecord
 from common.record_limits import MAX_URL_CHARS
 from common.stores.metadata import MetadataStore
@@ -85,8 +84,7 @@ class Resolver:
             elif self._freshness.is_fresh(stored, now):
                 return "FRESH", stored
             elif self._freshness.servable_stale(stored, now, self._serve_stale_for):
-                data, headers = stale_refresh(key, stored)
-                await self._publish(data, headers)
+                await submissions.publish(self._js, submissions.Outgoing(*stale_refresh(key, stored)))
                 return "STALE", stored
         return await self._crawl(url, key, refresh, deadline)
 
@@ -95,13 +93,10 @@ class Resolver:
         future = asyncio.get_running_loop().create_future()
         self._waiting[call] = future
         try:
-            try:
-                await mark_queued(self._queued, [url])
-            except BusError:
-                pass                    # only `pending` in GetUrlMetadata suffers
-            data = events_pb2.UrlSubmission(url=url, refresh=refresh, id=call, source=SOURCE).SerializeToString()
-            await self._publish(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE,
-                                       bus.REPLY_TO_HEADER: f"{self._prefix}.{call}"})
+            # a failed mark is tolerated: only `pending` in GetUrlMetadata suffers
+            await submissions.submit(self._js, self._queued, submissions.encode(
+                url, refresh=refresh, submission_id=call, source=SOURCE,
+                reply_to=f"{self._prefix}.{call}"), mark_required=False)
             try:
                 async with asyncio.timeout_at(deadline):
                     reply = await future
@@ -121,9 +116,3 @@ class Resolver:
         if record is None:
             raise StillResolving(f"{url}: processed ({resolution}) but its record is not readable yet")
         return resolution, record
-
-    async def _publish(self, data: bytes, headers: dict[str, str]) -> None:
-        try:
-            await self._js.publish(bus.SUBMIT_SUBJECT, data, headers=headers)
-        except (NatsError, asyncio.TimeoutError) as exc:
-            raise BusError(f"cannot publish to {bus.SUBMIT_SUBJECT}: {exc}") from exc

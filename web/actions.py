@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import math
 
-from common import bus, fetcher_admin, urls
+from common import fetcher_admin, submissions, urls
 from common.config import TlsSettings, parse_duration
-from common.errors import ConfigError
-from common.pending import mark_queued
-from spiderduck.v1 import events_pb2, fetcher_pb2
+from common.errors import BusError, ConfigError
+from spiderduck.v1 import fetcher_pb2
 
 SOURCE = "web"
 
@@ -38,12 +37,10 @@ class Actions:
             urls.canonicalize(url)
         except urls.InvalidUrl as exc:
             raise ActionFailed(400, f"not a fetchable URL: {exc}") from None
-        item = events_pb2.UrlSubmission(url=url, refresh=refresh, source=SOURCE)
         try:
-            await mark_queued(self._queued, [url])
-            await self._js.publish(bus.SUBMIT_SUBJECT, item.SerializeToString(),
-                                   headers={"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
-        except Exception as exc:   # noqa: BLE001 -- nats-py's own errors: each means "not sent"
+            await submissions.submit(self._js, self._queued,
+                                     submissions.encode(url, refresh=refresh, source=SOURCE))
+        except BusError as exc:
             raise ActionFailed(503, f"not submitted: {exc}") from None
         return f"{'refresh of' if refresh else 'submitted'} {url}: queued"
 

@@ -33,7 +33,8 @@ from typing import Awaitable, Callable, Mapping
 
 from google.protobuf.message import DecodeError
 
-from common.bus import PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMITTED_AT_HEADER
+from common import submissions
+from common.bus import PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER
 from common.errors import InvalidMessage
 from common.tweets import fetchable, urls_in_tweet
 from scheduler.stages.chain import Next
@@ -96,9 +97,8 @@ def _decode(data: bytes, headers: Mapping[str, str] | None) -> Decoded:
 
 
 def _from_protobuf(data: bytes) -> Decoded:
-    msg = events_pb2.UrlSubmission()
     try:
-        msg.ParseFromString(data)
+        msg = events_pb2.UrlSubmission.FromString(data)
     except DecodeError as exc:
         raise InvalidMessage(f"not a UrlSubmission protobuf: {exc}") from exc
     kind = msg.WhichOneof("payload")
@@ -195,10 +195,8 @@ class Decoder:
 
     async def _split(self, submission: Submission, decoded: Decoded) -> None:
         for i, url in enumerate(decoded.urls):
-            part = events_pb2.UrlSubmission(url=url, source=decoded.source, refresh=decoded.refresh,
-                                            id=decoded.id, url_index=i,
-                                            url_count=len(decoded.urls)).SerializeToString()
-            await self._resubmit(part, {
-                "Content-Type": PROTOBUF_CONTENT_TYPE,
-                "Nats-Msg-Id": f"spiderduck-split-{submission.stream_seq}-{i}",
-                SUBMITTED_AT_HEADER: repr(submission.received_at)})
+            part = submissions.encode(url, source=decoded.source, refresh=decoded.refresh,
+                                      submission_id=decoded.id, url_index=i, url_count=len(decoded.urls),
+                                      msg_id=f"spiderduck-split-{submission.stream_seq}-{i}",
+                                      submitted_at=submission.received_at)
+            await self._resubmit(part.data, part.headers)
