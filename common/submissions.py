@@ -6,21 +6,34 @@
     publish(js, outgoing)     -> publish it through JetStream; a NATS failure raises BusError
     submit(js, queued, out)   -> mark its URLs queued (common.pending), then publish; BusError
 
-Decoding stays with the scheduler's Decoder (scheduler.stages.submission.decode_submission), the
-one reader of the subject. The client library (spiderduck.client) keeps its own copy, since it
-must not import the service. Call sites that turn a NATS failure into an error of their own do so
-from BusError.
+    publisher(js)             -> resubmit(data, headers): publish bytes encoded here (a split's parts,
+                                 a stale refresh); what the scheduler's stages are handed
+    handed_back(data, headers, published_at) -> Outgoing: a received message queued again as it
+                                 came (without its Nats-Msg-Id, with its first submit time)
+    decode_submission(data, headers) -> Decoded: what a message on the subject asks for (protobuf
+                                 UrlSubmission, JSON, or a bare URL); raises InvalidMessage
+    reply_subject(headers)    -> the _INBOX subject a ResolveUrl call waits on, or ""
+
+The scheduler's Decoder (scheduler.stages.submission) is the one reader of the subject and calls
+decode_submission. The client library (spiderduck.client) keeps its own encoder, since it must
+not import the service; tests/client/test_client_keys.py holds the two byte-identical. Call
+sites that turn a NATS failure into an error of their own do so from BusError.
 """
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from dataclasses import dataclass, field
+from typing import Awaitable, Callable, Mapping
 
+from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
 from common.bus import PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER
-from common.errors import BusError
+from common.errors import BusError, InvalidMessage
 from common.pending import mark_queued
+from common.tweets import fetchable, urls_in_tweet
 from spiderduck.v1 import events_pb2
 
 MSG_ID_HEADER = "Nats-Msg-Id"
@@ -78,3 +91,149 @@ async def submit(js, queued, outgoing: Outgoing, *, mark_required: bool = True) 
                 raise
     await publish(js, outgoing)
 
+
+
+Resubmit = Callable[[bytes, dict[str, str]], Awaitable[None]]
+
+
+def publisher(js) -> Resubmit:
+    """resubmit(data, headers): publish a submission encoded here (a split's part, a stale
+    refresh) through JetStream. Raises BusError (retryable)."""
+    async def resubmit(data: bytes, headers: dict[str, str]) -> None:
+        await publish(js, Outgoing(data, headers))
+    return resubmit
+
+
+def handed_back(data: bytes, headers: Mapping[str, str] | None, published_at: float) -> Outgoing:
+    """A received message queued again, as it came: without its Nats-Msg-Id (JetStream would drop
+    it as a duplicate) and with the time its producer first published it."""
+    again = {k: v for k, v in (headers or {}).items() if k != MSG_ID_HEADER}
+    again.setdefault(SUBMITTED_AT_HEADER, repr(published_at))
+    return Outgoing(data, again)
+
+
+# Decoding: what a message on spiderduck.urls.submit asks for.
+
+MAX_MESSAGE_BYTES = 64 * 1024
+MAX_URLS_PER_MESSAGE = 100
+MAX_LABEL_CHARS = 256       # of a submission's id and source, echoed in every event of its URLs
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """What a message asks for: its URLs, in order, and the options that go with each."""
+    urls: list[str]
+    refresh: bool = False      # re-fetch even if the record is fresh (at most once per min_refresh_interval)
+    id: str = ""               # the producer's name for the submission, echoed as submission_id
+    source: str = ""           # who submitted, echoed in the event
+    index: int = 0             # a split part's place among its submission's URLs (UrlSubmission.url_index)
+    count: int = 0             # and their number; 0: the URLs are these (count len(urls))
+
+    def place(self, i: int) -> tuple[int, int]:
+        """(url_index, url_count) of this submission's i-th URL, as its event reports them."""
+        return (self.index, self.count) if self.count else (i, len(self.urls))
+
+
+def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> Decoded:
+    """What a message asks for. Raises InvalidMessage."""
+    decoded = _decode(data, headers)
+    for url in decoded.urls:
+        _unicode("a URL", url)
+    return decoded
+
+
+def _unicode(what: str, value: str) -> None:
+    """JSON may hold a lone surrogate (\\ud800), which no UTF-8 encoder takes, and so no event."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidMessage(f"{what} holds a lone surrogate ({ascii(value)[:60]}): not Unicode text") from None
+
+
+def _decode(data: bytes, headers: Mapping[str, str] | None) -> Decoded:
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise InvalidMessage(f"message of {len(data)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    if (headers or {}).get("Content-Type") == PROTOBUF_CONTENT_TYPE:
+        return _from_protobuf(data)
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError as exc:
+        raise InvalidMessage(f"message is neither UTF-8 text nor a marked protobuf: {exc}") from exc
+    if not text:
+        raise InvalidMessage("empty message")
+    if text.startswith(("{", "[")):
+        return _from_json(text)
+    if any(c.isspace() for c in text):
+        raise InvalidMessage("a bare URL message must be one URL without spaces; "
+                             'send {"tweet": ...} for text')
+    return Decoded([text])
+
+
+def _from_protobuf(data: bytes) -> Decoded:
+    try:
+        msg = events_pb2.UrlSubmission.FromString(data)
+    except DecodeError as exc:
+        raise InvalidMessage(f"not a UrlSubmission protobuf: {exc}") from exc
+    kind = msg.WhichOneof("payload")
+    if kind == "url":
+        urls = [msg.url]
+    elif kind == "tweet":
+        urls = _tweet(msg.tweet)
+    else:
+        raise InvalidMessage("UrlSubmission has neither url nor tweet")
+    if (msg.url_index or msg.url_count) and not (kind == "url" and 0 <= msg.url_index < msg.url_count
+                                                  <= MAX_URLS_PER_MESSAGE):
+        raise InvalidMessage(f"url_index {msg.url_index} of url_count {msg.url_count}: a split part's place "
+                             f"must be 0 <= url_index < url_count <= {MAX_URLS_PER_MESSAGE}, on a url")
+    return Decoded(urls, msg.refresh, _label("id", msg.id), _label("source", msg.source),
+                   msg.url_index, msg.url_count)
+
+
+def _from_json(text: str) -> Decoded:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidMessage(f"malformed JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise InvalidMessage("JSON submission must be an object")
+    if isinstance(obj.get("url"), str):
+        urls = [obj["url"]]
+    elif isinstance(obj.get("urls"), list) and all(isinstance(u, str) for u in obj["urls"]):
+        if not obj["urls"] or len(obj["urls"]) > MAX_URLS_PER_MESSAGE:
+            raise InvalidMessage(f"urls must hold 1 to {MAX_URLS_PER_MESSAGE} strings")
+        urls = list(obj["urls"])
+    elif isinstance(obj.get("tweet"), str):
+        urls = _tweet(obj["tweet"])
+    else:
+        raise InvalidMessage('JSON submission needs a string "url", a list "urls" or a string "tweet"')
+    refresh = obj.get("refresh", False)
+    if not isinstance(refresh, bool):
+        raise InvalidMessage(f'"refresh" must be true or false, not {json.dumps(refresh)[:40]}')
+    return Decoded(urls, refresh, _label("id", obj.get("id", "")), _label("source", obj.get("source", "")))
+
+
+def _label(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidMessage(f'"{name}" must be a string, not {json.dumps(value)[:40]}')
+    if len(value) > MAX_LABEL_CHARS:
+        raise InvalidMessage(f'"{name}" of {len(value)} characters exceeds {MAX_LABEL_CHARS}')
+    _unicode(f'"{name}"', value)
+    return value
+
+
+def _tweet(text: str) -> list[str]:
+    found = [fetchable(u) for u in urls_in_tweet(text)]
+    unique = list(dict.fromkeys(found))[:MAX_URLS_PER_MESSAGE]
+    if not unique:
+        raise InvalidMessage("the tweet contains no URL")
+    return unique
+
+
+_INBOX = re.compile(r"_INBOX\.[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}")
+
+
+def reply_subject(headers: Mapping[str, str] | None) -> str:
+    """The SpiderDuck-Reply-To of a ResolveUrl submission: an _INBOX subject (anything else is
+    ignored, so a producer cannot have outcomes published on another subject)."""
+    value = (headers or {}).get(REPLY_TO_HEADER, "")
+    return value if _INBOX.fullmatch(value) else ""

@@ -30,7 +30,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from common.backoff import Backoff
 from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
-from common import metrics
+from common import metrics, submissions
 from common.errors import BusError, DomainBusy, InvalidMessage, SpiderDuckError, StoreError
 from scheduler.intake import PULL_EXPIRES, PULL_GRACE, PullIntake
 from scheduler.task import Submission
@@ -202,9 +202,7 @@ class Consumer:
             if msg.metadata.num_delivered < self._settings.max_deliver:
                 await msg.nak()
                 return
-            headers = {k: v for k, v in (msg.headers or {}).items() if k != "Nats-Msg-Id"}
-            headers.setdefault(SUBMITTED_AT_HEADER, repr(_published_at(msg)))
-            await self._js.publish(SUBMIT_SUBJECT, msg.data, headers=headers)
+            await submissions.publish(self._js, submissions.handed_back(msg.data, msg.headers, _published_at(msg)))
             await self._ack(msg)
         except Exception as exc:   # noqa: BLE001 -- not acked: redelivered after ack_wait anyway
             log.warning("could not hand a message back (redelivered after ack_wait): %r", exc)

@@ -24,6 +24,7 @@ from common.freshness import Freshness
 from common.metrics import Recorder
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
+from common.submissions import Resubmit
 from scheduler.events import Publish
 from scheduler.extraction.signals import robots_token
 from scheduler.stages.announcement import Notifier
@@ -34,7 +35,7 @@ from scheduler.stages.record import Extract, PostProcessor
 from scheduler.stages.redirect_chain import FetchHop, RedirectFollower
 from scheduler.stages.related import RelatedFetcher
 from scheduler.stages.sighting import SightingRecorder
-from scheduler.stages.submission import Decoder, Resubmit
+from scheduler.stages.submission import Decoder
 
 
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,

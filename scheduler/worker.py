@@ -12,7 +12,7 @@ from typing import Any, AsyncIterator
 
 from nats.errors import Error as NatsError
 
-from common import bus, metrics, nats_auth
+from common import bus, metrics, nats_auth, submissions
 from common.claims import Claims
 from common.config import Settings
 from common.errors import BusError
@@ -104,7 +104,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
                                   metrics=metrics.recorder("scheduler"), claims=claims,
-                                  extract=pool.extract, resubmit=publisher(js, bus.SUBMIT_SUBJECT))
+                                  extract=pool.extract, resubmit=submissions.publisher(js))
         stack.push_async_callback(pipeline.close)
         yield SchedulerParts(nc, js, pipeline, router, pool)
 

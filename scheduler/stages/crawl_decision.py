@@ -31,7 +31,7 @@ from common.single_flight import SingleFlight
 from common.status import Status
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
-from scheduler.stages.submission import Resubmit
+from common.submissions import Resubmit
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 

@@ -131,33 +131,44 @@ async def test_web_action_turns_bus_error_into_503():
     assert caught.value.status == 503 and str(caught.value).startswith("not submitted: ")
 
 
-# Service modules that publish to the submit subject themselves, outside common/submissions.py,
-# and are not this module's to change (issue 28): the scheduler's wiring of the Decoder's and
-# crawl decision's `resubmit` (scheduler.worker.publisher) and the consumer handing a message back
-# (its bytes as received). Remove a line when its publish moves here; never add one.
-KNOWN_PUBLISHERS = {"scheduler/worker.py", "scheduler/consumer.py"}
+# Only common/submissions.py builds, publishes or decodes a submission (issue 28).
 SERVICE_DIRS = ("common", "scheduler", "metadata_api", "web", "cli", "fetcher")
-BUILDS = re.compile(r"\bUrlSubmission\(")
-PUBLISHES = re.compile(r"\.publish\(\s*(bus\.)?SUBMIT_SUBJECT\b|publisher\([^)]*SUBMIT_SUBJECT")
+RULES = {
+    "builds": re.compile(r"\bUrlSubmission\("),
+    "decodes": re.compile(r"UrlSubmission(\(\))?\.(FromString|ParseFromString)\("),
+    "publishes": re.compile(r"publish\(.*(SUBMIT_SUBJECT|[\"']spiderduck\.urls\.submit)"),
+}
 
 
-def test_only_common_submissions_builds_or_publishes_a_submission():
-    builders, publishers = [], []
+def _acts(text: str) -> set[str]:
+    """What a module's text does to a submission itself, by line."""
+    return {act for line in text.splitlines() for act, rule in RULES.items() if rule.search(line)}
+
+
+def test_only_common_submissions_builds_decodes_or_publishes_a_submission():
+    found = []
     for folder in SERVICE_DIRS:
         for path in sorted((ROOT / folder).rglob("*.py")):
             name = path.relative_to(ROOT).as_posix()
-            if name == "common/submissions.py":
-                continue
-            text = path.read_text()
-            if BUILDS.search(text):
-                builders.append(name)
-            if PUBLISHES.search(text) and name not in KNOWN_PUBLISHERS:
-                publishers.append(name)
-    assert builders == [], "build it with common.submissions.encode"
-    assert publishers == [], "publish it with common.submissions.publish/submit"
+            if name != "common/submissions.py":
+                found += [f"{name} {act}" for act in sorted(_acts(path.read_text()))]
+    assert found == [], "use common.submissions (encode, publish, submit, publisher, handed_back, decode_submission)"
 
 
-def test_known_publishers_still_publish():
-    """A KNOWN_PUBLISHERS line whose publish has gone must go too."""
-    for name in KNOWN_PUBLISHERS:
-        assert PUBLISHES.search((ROOT / name).read_text()), name
+def test_the_rule_sees_each_way_around_the_owner():
+    assert _acts("await js.publish(bus.SUBMIT_SUBJECT, data)") == {"publishes"}
+    assert _acts('await self._js.publish("spiderduck.urls.submit", msg.data, headers=h)') == {"publishes"}
+    assert _acts("m = events_pb2.UrlSubmission.FromString(data)") == {"decodes"}
+    assert "decodes" in _acts("events_pb2.UrlSubmission().ParseFromString(data)")
+    assert _acts("events_pb2.UrlSubmission(url=u).SerializeToString()") == {"builds"}
+    assert _acts((ROOT / "common/submissions.py").read_text()) == {"builds", "decodes", "publishes"}
+
+
+def test_a_handed_back_message_keeps_its_bytes_and_first_submit_time_but_not_its_dedupe_id():
+    from common.submissions import handed_back
+    headers = {"Nats-Msg-Id": "spiderduck-split-7-0", "Content-Type": "application/x-protobuf"}
+    again = handed_back(b"raw", headers, 1700000000.5)
+    assert again.data == b"raw" and again.urls == ()
+    assert again.headers == {"Content-Type": "application/x-protobuf", "SpiderDuck-Submitted-At": "1700000000.5"}
+    kept = handed_back(b"raw", {"SpiderDuck-Submitted-At": "1.0"}, 99.0)
+    assert kept.headers == {"SpiderDuck-Submitted-At": "1.0"} and handed_back(b"x", None, 2.0).headers

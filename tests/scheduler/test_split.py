@@ -135,14 +135,14 @@ async def test_a_tweets_urls_are_all_resolved_each_with_its_place_in_order_of_ap
 @pytest.mark.parametrize("index, count", [(3, 3), (-1, 2), (0, 101), (1, 0)])
 def test_a_part_claiming_an_impossible_place_is_refused(index, count):
     from common.errors import InvalidMessage
-    from scheduler.stages.submission import decode_submission
+    from common.submissions import decode_submission
     data = events_pb2.UrlSubmission(url="http://a.test/", url_index=index, url_count=count).SerializeToString()
     with pytest.raises(InvalidMessage, match="url_index"):
         decode_submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
 
 
 def test_a_single_url_is_first_of_one():
-    from scheduler.stages.submission import decode_submission
+    from common.submissions import decode_submission
     assert decode_submission(b"http://a.test/").place(0) == (0, 1)
     part = events_pb2.UrlSubmission(url="http://a.test/", url_index=2, url_count=4).SerializeToString()
     assert decode_submission(part, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}).place(0) == (2, 4)

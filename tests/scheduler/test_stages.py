@@ -19,7 +19,8 @@ from scheduler.stages.chain import StageFailed, compose
 from scheduler.stages.crawl_decision import CrawlDecider
 from scheduler.stages.record import PostProcessor
 from scheduler.stages.redirect_chain import RedirectFollower
-from scheduler.stages.submission import Decoded, Decoder, decode_submission
+from common.submissions import Decoded, decode_submission
+from scheduler.stages.submission import Decoder
 from scheduler.task import CrawlTask, Outcome, Resolution, Submission
 from spiderduck.v1 import events_pb2
 
@@ -111,7 +112,7 @@ def test_decode_rejects_with_a_reason(data, reason):
     ("_INBOX.abc", False), ("_INBOX.a b.c", False), ("_INBOX.>.x", False), ("_INBOX.a.*", False),
     ("_INBOX." + "a" * 65 + ".b", False), ("", False)])
 def test_only_an_inbox_subject_is_taken_as_a_reply_to(value, kept):
-    from scheduler.stages.submission import reply_subject
+    from common.submissions import reply_subject
     assert reply_subject({"SpiderDuck-Reply-To": value}) == (value if kept else "")
 
 
