@@ -1,4 +1,4 @@
-"""The README's "TLS in four commands", run as written (ports and data_dir moved to free ones):
+"""docs/security.md's "TLS in four commands", run as written (ports and data_dir moved to free ones):
 the CA and certificate made with openssl, `up` serving mutual TLS with them, `get` through it."""
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def readme_commands() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text("utf-8")
+    text = (ROOT / "docs" / "security.md").read_text("utf-8")
     block = re.search(r"<!-- tls-quickstart[^>]*-->\s*```sh\n(.*?)```", text, re.S)
-    assert block, "README.md has no tls-quickstart block"
+    assert block, "docs/security.md has no tls-quickstart block"
     return [shlex.split(line) for line in block.group(1).splitlines() if line.strip()]
 
 
