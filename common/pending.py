@@ -6,7 +6,7 @@ the KV bucket `spiderduck_url_queued`, written by those who submit through Spide
 `streams.queued_ttl` after it was written; a record, once there, says more than either. Keys are
 those of the claims: a digest of the canonical URL (an invalid URL: as given, trimmed).
 
-Producers that publish to spiderduck.urls.submit themselves may write the marker too (the README
+Producers that publish to spiderduck.urls.submit themselves may write the marker too (docs/usage.md
 shows how); their URLs otherwise show as pending only once a scheduler claims them.
 """
 from __future__ import annotations

@@ -14,7 +14,7 @@ readable over gRPC, and small enough that its UrlProcessed event fits NATS's max
 - structured data over MAX_STRUCTURED_BYTES, encoded, loses its last JSON-LD blocks and
   microdata items, then its OpenGraph, until it fits (or is dropped).
 
-The limits are part of the record's contract; the README lists them.
+The limits are part of the record's contract; docs/api-and-events.md ("Limits of a record") lists them.
 """
 from __future__ import annotations
 

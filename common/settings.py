@@ -62,7 +62,8 @@ class WebSettings:
     tls_key: str = ""                 # ... with this PEM private key; both or neither
     allowed_hosts: list[str] = field(default_factory=list)  # Host header names the UI answers besides
                                       # its listen address and localhost (DNS rebinding: others get
-                                      # 421); on a non-loopback listen the check applies once this is set
+                                      # 421); on a non-loopback listen the check applies once this is set,
+                                      # on a loopback listen always
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,8 @@ class FetcherSettings:
     max_body_bytes: int = 2_097_152   # body bytes read per response; the rest is cut off
     connect_timeout: Duration = 5.0   # seconds to open a connection
     total_timeout: Duration = 20.0    # seconds for one whole request, body included
-    queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED
+    queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED, and so
+                                      # is a request whose turn would come after its caller's deadline
     # Politeness per domain: the next start waits the longest of 1/rate, Crawl-delay,
     # Retry-After and back-off (fetcher/pacing.py); the outcome window pauses or halts
     # a failing domain (fetcher/domain_health.py).
@@ -173,9 +175,11 @@ class SchedulerSettings:
     fetch_batch: int = 64             # messages pulled from JetStream per request
     max_ack_pending: int = 10_000     # URLs delivered and not yet acked, across ALL schedulers (the
                                       # consumer is shared): at least schedulers x max_in_flight, or
-                                      # schedulers added by an autoscaler get no work
+                                      # schedulers added by an autoscaler get no work; a scheduler
+                                      # starting with a larger value raises the shared consumer's
     ack_wait: Duration = 60.0         # seconds JetStream waits for an ack before redelivering
-    max_deliver: int = 5              # deliveries before a message is dead-lettered
+    max_deliver: int = 5              # deliveries before a message is dead-lettered (a URL no fetcher
+                                      # answered is recorded CONNECTION_ERROR on its last one instead)
     retry_delay: Duration = 5.0       # seconds before a failed message is redelivered
     recrawl_failed_after: Duration = 3600.0  # seconds a DNS/connection/timeout/5xx record stays fresh
     claim_ttl: Duration = 30.0        # a URL being crawled is claimed in NATS KV (one crawl at a time
@@ -267,7 +271,8 @@ class ProcessSettings:
                                       # killed and the page recorded as TIMEOUT (other pages never wait)
     embed_allow_hosts: list[str] = field(default_factory=lambda: list(DEFAULT_EMBED_HOSTS))
                                       # hosts whose iframe a record's embed_html may hold: exact names, or
-                                      # "*.example.com" for its subdomains; [] = no embeds
+                                      # "*.example.com" for its subdomains; [] = no embeds; default:
+                                      # DEFAULT_EMBED_HOSTS above
 
     def __post_init__(self) -> None:
         if self.parser not in HTML_PARSERS:

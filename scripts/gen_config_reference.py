@@ -78,17 +78,6 @@ comma-separated text.
   store's or NATS's URL) shown as `<set>`. Secret files (`nats_*_file`, `tls.key`,
   `metadata_api.tokens_file`) are read when used, never copied into the config.
 
-More on some keys, beyond their words in the tables:
-
-- `scheduler.max_deliver`: a URL no fetcher answered is recorded `CONNECTION_ERROR` on its last
-  delivery instead of being dead-lettered.
-- `scheduler.max_ack_pending`: the consumer is shared, so a scheduler starting with a larger
-  value raises the consumer's.
-- `fetcher.queue_size`: a request whose turn would come after its caller's deadline is refused
-  `RESOURCE_EXHAUSTED` too.
-- `web.allowed_hosts`: on a loopback listen the Host check is always on.
-- `process.embed_allow_hosts`: its default is `DEFAULT_EMBED_HOSTS` in `common/settings.py`.
-
 The Helm chart renders the same keys into `/etc/spiderduck/config.yaml` (its `config:` value is
 merged over them); see [operations](operations.md#kubernetes).
 """
