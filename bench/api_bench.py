@@ -45,8 +45,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pipeline_bench import RssSampler, corpus_pages, serve, start_service   # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 
-from common import bus, nats_auth                                         # noqa: E402
-from common.nats_server import free_port, port_open                      # noqa: E402
+from cli import up_nats                                                   # noqa: E402
+from cli.nats_server import free_port, port_open                          # noqa: E402
+from common import bus                                                    # noqa: E402
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc                # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -176,13 +177,13 @@ async def main() -> None:
     bare_proc = None
     results: dict[str, list[dict]] = {}
     try:
-        marker = os.path.join(config["data_dir"], bus.EMBEDDED_URL_FILE)
+        marker = os.path.join(config["data_dir"], up_nats.EMBEDDED_URL_FILE)
         deadline = time.monotonic() + 60
         while not (os.path.exists(marker) and port_open("127.0.0.1", int(ours.rsplit(":", 1)[1]))):
             if service.poll() is not None or time.monotonic() > deadline:
                 sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
             await asyncio.sleep(0.1)
-        nc = await nats.connect(open(marker).read().strip(), token=nats_auth.up_token(config["data_dir"]))
+        nc = await nats.connect(open(marker).read().strip(), token=up_nats.up_token(config["data_dir"]))
         js = nc.jetstream()
         await crawl(js, nc, urls, 300)
         await nc.close()

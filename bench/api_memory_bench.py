@@ -36,7 +36,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pipeline_bench import percentile                                     # noqa: E402
 
 from common import config, record_proto, struct_wire, urls                # noqa: E402
-from common.nats_server import free_port, port_open                      # noqa: E402
+from cli.nats_server import free_port, port_open                      # noqa: E402
 from common.record import Image, Redirect, UrlRecord, Video               # noqa: E402
 from common.record_limits import MAX_URL_CHARS, OTHER_TEXT_LIMIT, TEXT_LIMITS, bounded  # noqa: E402
 from common.status import Status                                          # noqa: E402

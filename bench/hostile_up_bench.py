@@ -31,8 +31,9 @@ from google.protobuf import json_format
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from common import bus, nats_auth  # noqa: E402
-from common.nats_server import free_port  # noqa: E402
+from cli import up_nats  # noqa: E402
+from cli.nats_server import free_port  # noqa: E402
+from common import bus  # noqa: E402
 from spiderduck.v1 import events_pb2  # noqa: E402
 from support.hostile import (bomb_routes, garbage_routes, hostile_pages,  # noqa: E402
                              redirect_routes, slow_routes)
@@ -128,12 +129,12 @@ async def main() -> None:
     up = subprocess.Popen([*CLI, "up", "--config", str(config)], stdout=subprocess.DEVNULL, stderr=log)
     sampler = Sampler(up.pid)
     sampling = asyncio.create_task(sampler.run())
-    marker = pathlib.Path(tmp, "var", bus.EMBEDDED_URL_FILE)
+    marker = pathlib.Path(tmp, "var", up_nats.EMBEDDED_URL_FILE)
     while not marker.exists():
         assert up.poll() is None, pathlib.Path(tmp, "up.log").read_text()[-3000:]
         await asyncio.sleep(0.05)
     sampler.ready_main = rss_kib(up.pid)[0]
-    nc = await nats.connect(marker.read_text().strip(), token=nats_auth.up_token(str(marker.parent)))
+    nc = await nats.connect(marker.read_text().strip(), token=up_nats.up_token(str(marker.parent)))
     js = nc.jetstream()
     events: dict[str, list[str]] = {}
     seen = asyncio.Condition()

@@ -41,8 +41,9 @@ import nats
 import yaml
 from aiohttp import web
 
-from common import bus, nats_auth
-from common.nats_server import EmbeddedNats, free_port, port_open
+from cli import up_nats
+from cli.nats_server import EmbeddedNats, free_port, port_open
+from common import bus
 from spiderduck.v1 import events_pb2
 from tls_setup import make_tls, tls_settings
 
@@ -298,7 +299,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
                                     nats_url=own_nats.url if own_nats else "")
     profiler = None
     try:
-        url_file = os.path.join(config["data_dir"], bus.EMBEDDED_URL_FILE)
+        url_file = os.path.join(config["data_dir"], up_nats.EMBEDDED_URL_FILE)
         fetcher_port = int(config["fetcher"]["listen"].rsplit(":", 1)[1])
         deadline = time.monotonic() + 60
         while not ((own_nats or os.path.exists(url_file)) and port_open("127.0.0.1", fetcher_port)):
@@ -309,7 +310,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         if own_nats:
             nc = await nats.connect(own_nats.url)
         else:
-            nc = await nats.connect(open(url_file).read().strip(), token=nats_auth.up_token(config["data_dir"]))
+            nc = await nats.connect(open(url_file).read().strip(), token=up_nats.up_token(config["data_dir"]))
         js = nc.jetstream()
         await bus.ensure_streams(js)
         events = Events()

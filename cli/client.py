@@ -1,7 +1,8 @@
 """Commands that talk to a running service: submit, get, watch, and resolve without --trace.
 
 They go through the Python client (spiderduck.client), configured from the settings: the
-metadata-api at metadata_api.listen, the service's NATS (bus.nats_url), its limits."""
+metadata-api at metadata_api.listen, the service's NATS (nats_url, else the `up` running on
+data_dir: cli.up_nats), its limits."""
 from __future__ import annotations
 
 import asyncio
@@ -14,6 +15,7 @@ from typing import Iterator
 
 from google.protobuf import json_format
 
+from cli.up_nats import with_up_nats
 from common import bus, grpc_tls, nats_auth
 from common.config import Settings
 from common.errors import ConfigError, SpiderDuckError
@@ -30,7 +32,9 @@ class ServiceClient(sdclient.AsyncClient):
                  token: str | None = None):
         tls = settings.tls
         grpc_tls.channel_credentials(tls)   # a key not of its certificate: one line naming the file
-        super().__init__(settings.metadata_api.listen, bus.nats_url(settings) if nats else None,
+        if nats:
+            settings = with_up_nats(settings)   # nats_url, else the NATS (and token) of a running `up`
+        super().__init__(settings.metadata_api.listen, settings.nats_url if nats else None,
                          max_urls=settings.metadata_api.max_urls,
                          resolve_timeout=settings.metadata_api.resolve_timeout + 5,
                          connect_timeout=settings.nats_connect_timeout,

@@ -37,10 +37,11 @@ from typing import Callable
 
 from cli.client import add_token_option, api_token, cmd_resolve_remote, json_line
 from cli.trace_view import render
-from common import bus, record_proto, submissions
+from cli.up_lock import running_up
+from cli.up_nats import with_up_nats
+from common import record_proto, submissions
 from common.config import Settings
 from common.errors import ConfigError, InvalidMessage, SpiderDuckError
-from common.up_lock import running_up
 from scheduler.stages.chain import stage_name
 from scheduler.task import Outcome, Submission
 from scheduler.trace import StageRun, traced
@@ -72,17 +73,6 @@ async def resolve_here(settings: Settings, url: str,
     return outcomes[0]
 
 
-def _nats_found(settings: Settings) -> str:
-    """'' when there is a NATS to ask, else why not (no nats_url and no `up` running)."""
-    if settings.nats_url:
-        return ""
-    try:
-        bus.nats_url(settings)
-    except ConfigError as exc:
-        return str(exc)
-    return ""
-
-
 def cmd_resolve(settings: Settings, args) -> int:
     if not args.url.strip():
         raise SpiderDuckError("URL is empty")
@@ -91,9 +81,10 @@ def cmd_resolve(settings: Settings, args) -> int:
     if not args.trace:
         return cmd_resolve_remote(settings, args.url, refresh=args.refresh, timeout=args.timeout,
                                   token=api_token(args))
-    missing = _nats_found(settings)
-    if missing:
-        print(f"spiderduck resolve: {missing}", file=sys.stderr)
+    try:
+        settings = with_up_nats(settings)    # nats_url, else the NATS of the `up` running here
+    except ConfigError as exc:
+        print(f"spiderduck resolve: {exc}", file=sys.stderr)
         return 1
     runs: list[StageRun] = []
     names: list[str] = []

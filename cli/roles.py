@@ -12,10 +12,11 @@ import signal
 
 import uvloop
 
-from common import bus, logs, metrics, nats_auth
+from cli import logs, up_nats
+from cli.nats_server import EmbeddedNats, free_port, port_open, reap_orphan, write_private
+from cli.up_lock import UpLock
+from common import metrics, nats_auth
 from common.config import Settings
-from common.nats_server import EmbeddedNats, free_port, port_open, reap_orphan, write_private
-from common.up_lock import UpLock
 from fetcher.local import LocalTransport
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
@@ -38,6 +39,9 @@ async def run_metadata_api_and_web(settings: Settings, stop: asyncio.Event) -> N
 
 
 ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api_and_web}
+# The roles that need a NATS: with no nats_url set, the one of the `up` running on data_dir
+# (cli.up_nats). The metadata-api uses NATS only where nats_url is set.
+NEEDS_NATS = {"fetcher", "scheduler"}
 
 
 async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None) -> None:
@@ -124,6 +128,8 @@ def _one_role(name: str):
         private_data_dir(settings)
         logs.setup(settings.log_level)
         logs.log_settings(settings, name)
+        if name in NEEDS_NATS:
+            settings = up_nats.with_up_nats(settings)
         serve(run_roles(settings, [ROLES[name]]))
         return 0
     return run
@@ -144,7 +150,7 @@ def embedded_nats(settings: Settings):
     ignored = nats_auth.configured_credentials(settings) + [
         key for key in ("nats_password_file", "nats_tls_ca", "nats_tls_cert", "nats_tls_key")
         if getattr(settings, key)]
-    token_path = nats_auth.up_token_path(settings.data_dir)
+    token_path = up_nats.up_token_path(settings.data_dir)
     if ignored:
         log.warning("%s: set, but nats_url is not: `up` starts its own NATS, which takes its own "
                     "token (%s) and no TLS", ", ".join(ignored), token_path)
@@ -156,7 +162,7 @@ def embedded_nats(settings: Settings):
     write_private(token_path, token + "\n")
     server = EmbeddedNats(store, port=4222 if not port_open("127.0.0.1", 4222) else free_port(),
                           die_with_parent=True, token=token)
-    marker = os.path.join(settings.data_dir, bus.EMBEDDED_URL_FILE)
+    marker = up_nats.url_path(settings.data_dir)
     try:
         server.start()
         write_private(marker, server.url + "\n")

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 
 from nats.errors import Error as NatsError
 from nats.js.api import DiscardPolicy, KeyValueConfig, RetentionPolicy, StreamConfig
@@ -13,7 +12,6 @@ from common.claims import CLAIM_BUCKET
 from common.config import Settings, StreamSettings
 from common.errors import BusError, ConfigError
 from common.secrets import redact_url
-from common.up_lock import running_up
 from spiderduck.client.errors import NotConfigured
 from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 
@@ -32,30 +30,17 @@ PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
 SUBMITTED_AT_HEADER = "SpiderDuck-Submitted-At"
 REPLY_TO_HEADER = "SpiderDuck-Reply-To"   # a submission's outcome goes to this _INBOX subject, not to events
 LEASE_BUCKET = "spiderduck_fetcher_leases"
-EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedded server's URL
 
 
 def nats_url(settings: Settings) -> str:
-    """settings.nats_url, else the embedded server of the `up` running on settings.data_dir.
+    """settings.nats_url; a ConfigError if it is not set.
 
     Never a default address: a NATS this service was not pointed at (another team's, on the
-    usual port) must not get SpiderDuck's streams."""
+    usual port) must not get SpiderDuck's streams. (The command fills nats_url in, when it can,
+    before the settings reach a role: see cli/up_nats.py.)"""
     if settings.nats_url:
         return settings.nats_url
-    marker = os.path.join(settings.data_dir, EMBEDDED_URL_FILE)
-    pid = running_up(settings.data_dir)
-    if pid is not None:
-        try:
-            with open(marker, encoding="utf-8") as fh:
-                url = fh.read().strip()
-        except OSError:
-            url = ""
-        if url:
-            return url
-        raise ConfigError(f"`spiderduck up` (pid {pid}) on {settings.data_dir} has not started its "
-                          "NATS yet; try again in a moment")
-    raise ConfigError(f"no NATS to use: nats_url is not set and no `spiderduck up` runs on "
-                      f"{settings.data_dir}; start one (spiderduck up) or set nats_url "
+    raise ConfigError("no NATS to use: nats_url is not set; set it "
                       "(--set nats_url=nats://host:4222 or SPIDERDUCK_NATS_URL)")
 
 

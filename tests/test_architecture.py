@@ -95,3 +95,22 @@ def test_the_reader_sees_modules_names_and_lazy_imports():
     assert {"web/views.py", "common/stores/keys.py", "common/fetcher_admin.py"} <= _imported_files("web/app.py")
     lazy = "def submit():\n    from common.pending import mark_queued\n    from . import server\n"
     assert _imported_files("metadata_api/main.py", lazy) == {"common/pending.py", "metadata_api/server.py"}
+
+
+UP_NAMES = ("running_up", "UpLock", "up_lock", "up.lock", "with_up_nats")   # reading up's lock
+
+
+def test_common_knows_neither_the_command_nor_the_up_lock():
+    """common/ is shared by every role: it imports no module of cli/ (the `spiderduck` command,
+    which owns `up`), and it neither reads `up`'s lock nor finds `up`'s NATS by itself: the
+    command resolves that and hands the settings over (cli/up_nats.py)."""
+    files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "common").rglob("*.py"))
+    assert "common/bus.py" in files
+    imports = [f"{path} imports {dst}" for path in files for dst in sorted(_imported_files(path))
+               if dst.startswith("cli/")]
+    assert not imports, "\n".join(imports)
+    named = [f"{path} names {name!r}" for path in files for name in UP_NAMES
+             if name in (ROOT / path).read_text()]
+    assert not named, "\n".join(named)
+    assert _imported_files("common/x.py", "from cli.up_lock import running_up\nimport cli.nats_server\n") \
+        == {"cli/up_lock.py", "cli/nats_server.py"}

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from common import bus, record_proto
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from metadata_api.main import run_metadata_api
 from spiderduck import client as sd
 from spiderduck.client import AsyncClient, Client

@@ -9,7 +9,7 @@ from nats.js.api import DiscardPolicy
 
 from common import bus, config
 from common.errors import BusError
-from common.nats_server import free_port
+from cli.nats_server import free_port
 
 
 async def test_stream_limits_come_from_config_and_are_updated_in_place(nats_server):

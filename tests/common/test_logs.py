@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from common import config, logs
+from cli import logs
+from common import config
 
 
 def test_the_logged_config_keeps_no_secret(caplog):

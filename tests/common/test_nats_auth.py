@@ -17,10 +17,11 @@ import nats
 import nkeys
 import pytest
 
+from cli import up_nats
+from cli.nats_server import EmbeddedNats
+from cli.up_lock import UpLock
 from common import bus, config, nats_auth
 from common.errors import ConfigError
-from common.nats_server import EmbeddedNats
-from common.up_lock import UpLock
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from scheduler.worker import run_scheduler
@@ -219,13 +220,21 @@ def test_the_token_of_up_is_used_only_where_its_nats_is(tmp_path):
     or credentials of one's own: never up's token."""
     data_dir = tmp_path / "var"
     data_dir.mkdir()
-    (data_dir / nats_auth.UP_TOKEN_FILE).write_text(CANARY + "\n")
+    (data_dir / up_nats.UP_TOKEN_FILE).write_text(CANARY + "\n")
+    (data_dir / up_nats.EMBEDDED_URL_FILE).write_text("nats://127.0.0.1:4999\n")
+
+    def options(**kv):            # as the CLI and the roles it starts get them
+        return nats_auth.nats_options(up_nats.with_up_nats(settings_with(tmp_path, **kv)))
+
     assert nats_auth.nats_options(settings_with(tmp_path)).token_file is None        # no `up`: stale
+    with pytest.raises(ConfigError, match="no NATS to use"):
+        options()
     with UpLock(str(data_dir)):
-        assert nats_auth.nats_options(settings_with(tmp_path)).token_file == str(data_dir / "nats.token")
-        assert nats_auth.up_token(str(data_dir)) == CANARY
-        assert nats_auth.nats_options(settings_with(tmp_path, nats_url="nats://n1:4222")).token_file is None
-        mine = nats_auth.nats_options(settings_with(tmp_path, nats_user="alice", nats_password_file="pw"))
+        assert options().token_file == str(data_dir / "nats.token")
+        assert nats_auth.nats_options(settings_with(tmp_path)).token_file is None    # common reads no up file
+        assert up_nats.up_token(str(data_dir)) == CANARY
+        assert options(nats_url="nats://n1:4222").token_file is None
+        mine = options(nats_user="alice", nats_password_file="pw")
         assert (mine.user, mine.token_file) == ("alice", None)
 
 

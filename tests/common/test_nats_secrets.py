@@ -9,9 +9,10 @@ import os
 
 import pytest
 
-from common import bus, config, logs, nats_auth
+from cli import logs
+from common import bus, config, nats_auth
 from common.errors import BusError, ConfigError
-from common.nats_server import EmbeddedNats, free_port
+from cli.nats_server import EmbeddedNats, free_port
 from spiderduck.client import AsyncClient, NotConfigured, Unavailable
 from support.cli import run_cli
 

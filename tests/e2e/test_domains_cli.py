@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from common import config
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from fetcher.main import run_fetcher
 from cli.main import main as cli_main
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc

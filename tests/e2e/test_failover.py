@@ -24,7 +24,7 @@ import yaml
 
 from common import bus
 from common.config import as_dict
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.shards import SHARD_KEY
 from metadata_api.main import run_metadata_api
 from scheduler.routing import LeaseRouter

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from cli.main import main as cli_main
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from fetcher.main import run_fetcher
 from support.cli import run_cli
 from support.service import RunningService, service_settings

@@ -14,7 +14,7 @@ import yaml
 from PIL import Image as PILImage
 
 from cli.main import main as cli_main
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from support.cli import Proc, run_cli, up_config

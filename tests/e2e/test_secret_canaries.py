@@ -28,7 +28,7 @@ import nkeys
 import pytest
 import yaml
 
-from common.nats_server import EmbeddedNats, free_port
+from cli.nats_server import EmbeddedNats, free_port
 from support.certs import TestCA
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

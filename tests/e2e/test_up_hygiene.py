@@ -12,8 +12,8 @@ import stat
 import nats
 import pytest
 
-from common import bus, nats_auth
-from common.nats_server import EmbeddedNats, free_port, process_gone
+from cli import up_nats
+from cli.nats_server import EmbeddedNats, free_port, process_gone
 from support.cli import Proc, run_cli, up_config
 
 
@@ -111,7 +111,7 @@ async def test_the_cli_never_uses_a_nats_it_was_not_pointed_at(tmp_path, nats_se
     trusted, and that server gets no SpiderDuck stream."""
     data_dir = tmp_path / "var"
     data_dir.mkdir()
-    (data_dir / bus.EMBEDDED_URL_FILE).write_text(nats_server.url + "\n")
+    (data_dir / up_nats.EMBEDDED_URL_FILE).write_text(nats_server.url + "\n")
     code, out, err = await run_cli(*command, "--set", f"data_dir={data_dir}",
                                    "--set", f"metadata_api.listen=127.0.0.1:{free_port()}")
     assert code == 2, err
@@ -150,10 +150,10 @@ async def test_ups_nats_admits_only_the_token_up_made_which_ps_does_not_show(tmp
     up = Proc(tmp_path, "up", "--config", up_config)
     try:
         await up.wait_log("serving every shard")
-        token_file = data_dir / nats_auth.UP_TOKEN_FILE
+        token_file = data_dir / up_nats.UP_TOKEN_FILE
         token = token_file.read_text().strip()
         assert len(token) >= 32 and stat.S_IMODE(token_file.stat().st_mode) == 0o600
-        url = (data_dir / bus.EMBEDDED_URL_FILE).read_text().strip()
+        url = (data_dir / up_nats.EMBEDDED_URL_FILE).read_text().strip()
         for anonymous in ({}, {"token": token[::-1]}):
             with pytest.raises(nats.errors.Error, match="Authorization Violation"):
                 await nats.connect(url, allow_reconnect=False, error_cb=_quiet, **anonymous)

@@ -7,7 +7,7 @@ import asyncio
 from aiohttp import web
 
 from cli.roles import run_up
-from common.nats_server import port_open
+from cli.nats_server import port_open
 from support.service import Client, service_settings, wait_port
 
 

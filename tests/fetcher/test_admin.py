@@ -12,7 +12,7 @@ import pytest
 
 from common import config
 from common.grpc_server import GrpcServer
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.status import Status
 from fetcher import admin, server
 from fetcher import domain_controls

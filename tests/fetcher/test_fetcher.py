@@ -10,7 +10,7 @@ from aiohttp import web
 from common import config
 from common.freshness import Validators
 from common.grpc_server import GrpcServer
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.status import Status
 from fetcher import server
 from fetcher.fetcher import Fetcher

@@ -21,7 +21,7 @@ from common import bus, config
 from common.shards import SHARD_KEY, decode_lease, encode_lease, shard_of
 from common.status import Status
 from common.grpc_server import GrpcServer
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from fetcher import server
 from common.errors import WrongFetcher
 from fetcher.fetcher import Fetcher

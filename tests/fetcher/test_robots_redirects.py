@@ -11,7 +11,7 @@ import pytest
 from aiohttp import web
 
 from common import config, urls
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
 from fetcher.ownership import AllShards

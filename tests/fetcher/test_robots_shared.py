@@ -12,7 +12,7 @@ import pytest
 from common import config, urls
 from common.errors import ConfigError
 from common.fetch import FetchResult
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.status import Status
 from fetcher.fetcher import Fetcher
 from fetcher.ownership import AllShards

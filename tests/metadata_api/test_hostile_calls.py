@@ -10,7 +10,7 @@ import pytest
 
 from common.config import MetadataApiSettings
 from common.grpc_server import GrpcServer
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.record import UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store

@@ -8,7 +8,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from common.config import MetadataApiSettings
 from common.grpc_server import GrpcServer
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from common.record import UrlRecord
 from common.status import Status
 from common.stores.open import open_metadata_store

@@ -10,7 +10,7 @@ import time
 import pytest
 import yaml
 
-from common.nats_server import free_port
+from cli.nats_server import free_port
 
 CLI = [sys.executable, "-m", "cli.main"]
 

@@ -11,7 +11,7 @@ from google.protobuf import json_format
 
 from common import bus, config, record_proto
 from common.config import Settings
-from common.nats_server import free_port, port_open
+from cli.nats_server import free_port, port_open
 from fetcher.main import run_fetcher
 from metadata_api.main import run_metadata_api
 from scheduler.worker import run_scheduler

@@ -10,7 +10,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from cli.roles import run_metadata_api_and_web
 from support.service import Client, RunningService, service_settings, wait_port
 

@@ -8,7 +8,7 @@ import aiohttp
 import pytest
 
 from common.errors import ConfigError
-from common.nats_server import free_port
+from cli.nats_server import free_port
 from cli.roles import run_metadata_api_and_web
 from support.certs import TestCA
 from support.service import RunningService, service_settings, wait_port

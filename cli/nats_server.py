@@ -58,7 +58,7 @@ def kill_with_parent() -> None:
 def reap_orphan(store_dir: str, timeout: float = 10.0) -> int | None:
     """Stop a nats-server left running on `store_dir` by an `up` that was killed (its pid file
     names it, and its command line names the folder); returns its pid if there was one. The
-    caller holds data_dir's lock (common.up_lock), so no live `up` is using that server."""
+    caller holds data_dir's lock (cli.up_lock), so no live `up` is using that server."""
     try:
         with open(os.path.join(store_dir, PID_FILE), encoding="ascii") as fh:
             pid = int(fh.read().strip())
