@@ -42,7 +42,8 @@ import grpc
 import nats
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from pipeline_bench import RssSampler, corpus_pages, serve, start_service   # noqa: E402
+from pipeline_bench import corpus_pages, serve, start_service              # noqa: E402
+from process_tree import RssSampler                                        # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 
 from cli import up_nats                                                   # noqa: E402
