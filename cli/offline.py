@@ -17,7 +17,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
     one {"case": name, ...record} line per case, written as each case is done."""
     from cli.client import progress_bar
     from scheduler.extraction.page import load_cases, page_json
-    parser, prefer_dates = settings.process.parser, settings.process.prefer_dates
+    parser = settings.process.parser
     out = sys.stdout.buffer
     try:
         cases = load_cases(path)
@@ -31,7 +31,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
                 body = (folder / case["html"]).read_bytes()
             except OSError as exc:
                 raise SpiderDuckError(f"cannot read {folder / case['html']}: {exc.strerror or exc}") from exc
-            record = page_json(body, case["url"], case.get("content_type"), parser, prefer_dates)
+            record = page_json(body, case["url"], case.get("content_type"), parser)
             if jsonl:
                 out.write(orjson.dumps({"case": case["name"], **record}) + b"\n")
                 out.flush()
@@ -44,7 +44,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
 
 def cmd_extract(settings: Settings, args) -> int:
     from scheduler.extraction import extract_page
-    parser, prefer_dates = settings.process.parser, settings.process.prefer_dates
+    parser = settings.process.parser
     if args.cases:
         _extract_cases(settings, args.cases, args.jsonl)
         return 0
@@ -57,7 +57,7 @@ def cmd_extract(settings: Settings, args) -> int:
             body = fh.read()
     except OSError as exc:
         raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
-    page = extract_page(body, args.url, args.content_type, parser, prefer_dates)
+    page = extract_page(body, args.url, args.content_type, parser)
     sys.stdout.buffer.write(orjson.dumps(page_to_dict(args.url, page)) + b"\n")
     return 0
 

@@ -20,7 +20,7 @@ import yaml
 
 from common.errors import ConfigError
 from common.settings import (   # noqa: F401  (re-exported: importers use common.config)
-    CLIENT_AUTH, DATE_PREFERENCES, DEFAULT_EMBED_HOSTS, DURATION, HTML_PARSERS, MAX_EMBED_HOSTS,
+    CLIENT_AUTH, DEFAULT_EMBED_HOSTS, DURATION, HTML_PARSERS, MAX_EMBED_HOSTS, REMOVED_KEYS,
     Duration, FetcherSettings, MetadataApiSettings, ProcessSettings, SchedulerSettings, Settings,
     StreamSettings, TlsSettings, WebSettings)
 
@@ -51,6 +51,8 @@ def _coerce(cls: type, path: str, raw: Mapping[str, Any]) -> Any:
     kwargs = {}
     for key, value in raw.items():
         if key not in known:
+            if f"{path}{key}" in REMOVED_KEYS:
+                raise ConfigError(f"{path}{key}: {REMOVED_KEYS[f'{path}{key}']}")
             raise ConfigError(f"unknown config key: {path}{key}")
         hint = hints[key]
         if dataclasses.is_dataclass(hint):

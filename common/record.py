@@ -42,7 +42,8 @@ class PageMetadata:
     description: str = ""
     site_name: str = ""
     author: str = ""
-    published_time: str = ""          # RFC 3339, or empty
+    published_time: str = ""          # RFC 3339, or empty: when the page was first published
+    modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
     lang: str = ""
     canonical_url: str = ""           # absolute, or empty when the page names none
     image: Image | None = None
@@ -97,6 +98,8 @@ class UrlRecord:
     sensitive: bool = False           # the page declares adult content
     embed_html: str = ""              # one iframe from an allowed host
     fediverse_creator: str = ""       # <meta name="fediverse:creator">
+    truncated: bool = False           # the body was cut at fetcher.max_body_bytes; metadata is of what was read
+    modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
 
     @property
     def ok(self) -> bool:

@@ -29,7 +29,8 @@ from spiderduck.v1 import metadata_pb2 as pb
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
             "content_ref", "error", "content_length", "etag", "clean_url", "sensitive", "embed_html",
-            "fediverse_creator")
+            "fediverse_creator", "truncated")
+_DATES = ("published_time", "modified_time")         # RFC 3339 strings as Timestamps
 _LISTS = ("robots_directives", "removed_params")     # repeated string: tuples of str
 _TIMES = ("first_seen", "fetched_at", "expires_at", "last_modified")   # epoch floats as Timestamps
 
@@ -111,10 +112,10 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
         setattr(msg, name, getattr(rec, name))
     for r in rec.redirects:
         msg.redirects.add(url=r.url, http_status=r.http_status)
-    if rec.published_time:
-        ts = _ts_from_rfc3339(rec.published_time)
+    for name in _DATES:
+        ts = _ts_from_rfc3339(getattr(rec, name)) if getattr(rec, name) else None
         if ts is not None:
-            msg.published_time.CopyFrom(ts)
+            getattr(msg, name).CopyFrom(ts)
     if rec.image:
         msg.image.CopyFrom(pb.Image(url=rec.image.url, width=rec.image.width,
                                     height=rec.image.height, content_type=rec.image.content_type))
@@ -139,8 +140,9 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     values: dict[str, Any] = {name: getattr(msg, name) for name in _SCALARS}
     values["status"] = Status(msg.status)
     values["redirects"] = tuple(Redirect(r.url, r.http_status) for r in msg.redirects)
-    if msg.HasField("published_time"):
-        values["published_time"] = msg.published_time.ToJsonString()
+    for name in _DATES:
+        if msg.HasField(name):
+            values[name] = getattr(msg, name).ToJsonString()
     if msg.HasField("image"):
         values["image"] = Image(msg.image.url, msg.image.width, msg.image.height, msg.image.content_type)
     if msg.HasField("video"):
@@ -235,10 +237,14 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
     if rec.last_modified:
         out["last_modified"] = _ts_from_epoch(rec.last_modified).ToJsonString()
     for name in ("robots_directives", "clean_url", "removed_params", "sensitive", "embed_html",
-                 "fediverse_creator"):
+                 "fediverse_creator", "truncated"):
         value = getattr(rec, name)
         if value:
             out[name] = list(value) if isinstance(value, tuple) else value
+    if rec.modified_time:
+        ts = _ts_from_rfc3339(rec.modified_time)
+        if ts is not None:
+            out["modified_time"] = ts.ToJsonString()
     return out
 
 

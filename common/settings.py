@@ -19,7 +19,7 @@ from common.version import VERSION
 __all__ = [
     "DURATION", "Duration", "MetadataApiSettings", "WebSettings", "FetcherSettings", "CLIENT_AUTH",
     "TlsSettings", "SchedulerSettings", "StreamSettings", "HTML_PARSERS", "DEFAULT_EMBED_HOSTS",
-    "MAX_EMBED_HOSTS", "DATE_PREFERENCES", "ProcessSettings", "Settings",
+    "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "Settings",
 ]
 
 # Here, not with the parsing in common/config.py: the declarations' hints resolve in this module.
@@ -249,14 +249,17 @@ DEFAULT_EMBED_HOSTS = (
     "giphy.com", "www.loom.com", "fast.wistia.net", "embed.ted.com", "www.mixcloud.com")
 _HOST_GLOB = re.compile(r"(?:\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 MAX_EMBED_HOSTS = 1000
-DATE_PREFERENCES = ("modified", "published")   # process.prefer_dates
+# Keys that were, and what took their place: a config naming one is refused with these words.
+REMOVED_KEYS = {
+    "process.prefer_dates": "removed: published_time is always when the page was first published, "
+                            "and modified_time when it was last modified (both are in the record)",
+}
 
 
 @dataclass(frozen=True)
 class ProcessSettings:
     """The Post Processor: how a fetched page becomes the record."""
     parser: str = "selectolax"        # HTML parser: selectolax (lexbor) or html5lib (the reference)
-    prefer_dates: str = "modified"    # published_time when a page states both: modified | published
     related_fetches: bool = True      # fetch the page's image (first bytes) and oEmbed, via the fetchers
     image_probe_bytes: int = 65_536   # bytes of the representative image read for its size and type
     oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
@@ -283,9 +286,6 @@ class ProcessSettings:
             raise ConfigError(f"process.min_image_size: {self.min_image_size} is negative (0 = any size)")
         if self.extract_timeout <= 0:
             raise ConfigError(f"process.extract_timeout: {self.extract_timeout:g}s must be positive")
-        if self.prefer_dates not in DATE_PREFERENCES:
-            raise ConfigError(f"process.prefer_dates: {self.prefer_dates!r} is not one of "
-                              f"{', '.join(DATE_PREFERENCES)}")
         if not isinstance(self.embed_allow_hosts, list) or len(self.embed_allow_hosts) > MAX_EMBED_HOSTS:
             raise ConfigError(f"process.embed_allow_hosts: a list of at most {MAX_EMBED_HOSTS} host names")
         for host in self.embed_allow_hosts:

@@ -63,7 +63,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                        timeout=p.related_timeout, cache_size=p.related_cache_size,
                        min_image_size=p.min_image_size, embed_allow_hosts=p.embed_allow_hosts,
                        metrics=metrics),
-        PostProcessor(parser=p.parser, prefer_dates=p.prefer_dates, freshness=freshness, extract=extract,
+        PostProcessor(parser=p.parser, freshness=freshness, extract=extract,
                       robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
                       clock=clock),
     )

@@ -96,7 +96,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         p = settings.process
         pool = await stack.enter_async_context(ExtractionPool(
             workers=settings.extraction_workers if workers is None else workers,
-            budget=p.extract_timeout, parser=p.parser, prefer_dates=p.prefer_dates,
+            budget=p.extract_timeout, parser=p.parser,
             robots_token=robots_token(settings.fetcher.user_agent)))
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload, reply=replier(nc))
         claims = Claims(await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),

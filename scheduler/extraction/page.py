@@ -29,12 +29,12 @@ ROBOTS_TOKEN = signals.robots_token(FetcherSettings().user_agent)
 
 
 def extract_page(body: bytes, url: str, content_type: str | None = None,
-                 parser: str = _PROCESS.parser, prefer_dates: str = _PROCESS.prefer_dates,
+                 parser: str = _PROCESS.parser,
                  robots_token: str = ROBOTS_TOKEN, http_status: int = 200) -> PageMetadata:
     """The metadata of one fetched HTML page. `url` is the page's (final) URL.
 
-    Only the first MAX_HTML_BYTES of `body` are read. `parser` and `prefer_dates` are the
-    settings `process.parser` and `process.prefer_dates`; `robots_token` names the robots meta
+    Only the first MAX_HTML_BYTES of `body` are read. `parser` is the setting `process.parser`;
+    `robots_token` names the robots meta
     for us (`<meta name="spiderduck">`); `http_status` is the response's (a wall may come with
     a 403 or a 503: `interstitial`).
     """
@@ -53,7 +53,8 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         description=rules.description(s),
         site_name=publisher.site_name(s),
         author=rules.author(s),
-        published_time=rules.published_time(s, prefer_dates),
+        published_time=rules.published_time(s),
+        modified_time=rules.modified_time(s),
         lang=rules.lang(s),
         canonical_url=rules.canonical_url(s),
         image=images[0] if images else None,
@@ -83,18 +84,17 @@ def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
 
 
-def page_json(body: bytes, url: str, content_type: str | None = None, parser: str = _PROCESS.parser,
-              prefer_dates: str = _PROCESS.prefer_dates) -> dict[str, Any]:
+def page_json(body: bytes, url: str, content_type: str | None = None,
+              parser: str = _PROCESS.parser) -> dict[str, Any]:
     """One saved page's record in its JSON shape (`spiderduck extract`)."""
-    return page_to_dict(url, extract_page(body, url, content_type, parser, prefer_dates))
+    return page_to_dict(url, extract_page(body, url, content_type, parser))
 
 
-def extract_cases(cases_json_path: str | Path, parser: str = _PROCESS.parser,
-                  prefer_dates: str = _PROCESS.prefer_dates) -> dict[str, dict[str, Any]]:
+def extract_cases(cases_json_path: str | Path, parser: str = _PROCESS.parser) -> dict[str, dict[str, Any]]:
     """{case name: the page's record as JSON} for every case of a corpus cases file."""
     folder = Path(cases_json_path).parent
     out: dict[str, dict[str, Any]] = {}
     for case in load_cases(cases_json_path):
         body = (folder / case["html"]).read_bytes()
-        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser, prefer_dates)
+        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser)
     return out

@@ -1,6 +1,6 @@
 """Extraction off the event loop: worker processes with a time budget per page.
 
-    pool = ExtractionPool(workers=2, budget=2.0, parser="selectolax", prefer_dates="modified")
+    pool = ExtractionPool(workers=2, budget=2.0, parser="selectolax")
     async with pool:
         page = await pool.extract(body, url, content_type)
 
@@ -76,14 +76,14 @@ def _closing(jobs) -> None:
 
 class ExtractionPool:
     def __init__(self, *, workers: int, budget: float, parser: str = _PROCESS.parser,
-                 prefer_dates: str = _PROCESS.prefer_dates, robots_token: str = ROBOTS_TOKEN,
+                 robots_token: str = ROBOTS_TOKEN,
                  command: tuple[str, ...] | None = None):
         """`command` runs one worker (default: this Python, `-m scheduler.extraction.worker`);
         the budget in seconds is appended to it."""
         self._size = max(1, workers)
         self._budget = budget
         self._command = (*(command or (sys.executable, "-m", "scheduler.extraction.worker",
-                                       parser, prefer_dates, robots_token)), repr(float(budget)))
+                                       parser, robots_token)), repr(float(budget)))
         self._workers: list[Worker] = []
         self._waiting: collections.deque[Job] = collections.deque()   # in order of arrival
         self._rescued: list[Job] = []        # copies of jobs queued behind a slow page

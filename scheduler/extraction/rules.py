@@ -138,9 +138,8 @@ def type_(s: Sources) -> str:
 
 # --- dates ------------------------------------------------------------------------------------
 
-# Which date a page's `published_time` reports when it states both (config `process.prefer_dates`):
-# "modified", the newest stated date, like the corpus's reference extractor (metascraper) and the
-# previews that show when an article was last updated; or "published", its first publication.
+# A record states two dates apart: `published_time`, when the page was first published (what a
+# preview shows), and `modified_time`, when it says it was last modified.
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
                    "published_time", "datepublished", "dc.date.issued", "dcterms.issued",
@@ -177,20 +176,30 @@ def _modified_dates(s: Sources) -> Iterator[Any]:
     return _stated_dates(s, "dateModified", _MODIFIED_META, modified=True)
 
 
-def published_time(s: Sources, prefer: str) -> str:
-    """The page's date, RFC 3339 in UTC: its last modification or its publication, whichever
-    `prefer` names, else the other; else a date shown as text (`<p class="date">`)."""
-    order = (_published_dates, _modified_dates) if prefer == "published" else (_modified_dates, _published_dates)
-    for dates in order:
-        for value in dates(s):
-            date = values.rfc3339(value) if value else ""
-            if date:
-                return date
+def _first_date(dates: Iterator[Any]) -> str:
+    for value in dates:
+        date = values.rfc3339(value) if value else ""
+        if date:
+            return date
+    return ""
+
+
+def published_time(s: Sources) -> str:
+    """When the page was first published, RFC 3339 in UTC: a stated publication date, else a
+    date shown as text (`<p class="date">`); never its modification date."""
+    date = _first_date(_published_dates(s))
+    if date:
+        return date
     for value in s.doc.dated_texts():
         date = values.rfc3339(value, text=True)
         if date:
             return date
     return ""
+
+
+def modified_time(s: Sources) -> str:
+    """When the page says it was last modified, RFC 3339 in UTC, or ''."""
+    return _first_date(_modified_dates(s))
 
 
 # --- URLs -------------------------------------------------------------------------------------

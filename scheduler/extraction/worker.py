@@ -57,7 +57,7 @@ def write_frame(fh, value) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser, prefer_dates, robots_token, budget = argv[0], argv[1], argv[2], float(argv[3])
+    parser, robots_token, budget = argv[0], argv[1], float(argv[2])
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     # The pool ends this worker by closing stdin (which closes too if the pool's process dies).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
         job_id, body, url, content_type, http_status = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
-            page = extract_page(body, url, content_type, parser, prefer_dates, robots_token, http_status)
+            page = extract_page(body, url, content_type, parser, robots_token, http_status)
             if page.structured_data:       # encoded here, once, rather than on the event loop
                 page = dataclasses.replace(
                     page, structured_data=StructuredData.from_dict(page.structured_data))

@@ -76,21 +76,19 @@ def _not_modified(task: CrawlTask, final: FetchResult) -> bool:
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str, prefer_dates: str, freshness: Freshness,
+    def __init__(self, *, parser: str, freshness: Freshness,
                  extract: Extract | None = None, robots_token: str = ROBOTS_TOKEN,
                  embed_allow_hosts: Sequence[str] = (), clock=time.time):
         self._freshness = freshness
         self._embed_hosts = tuple(embed_allow_hosts)
         self._robots_token = robots_token
         self._parser = parser
-        self._prefer_dates = prefer_dates
         self._extract = extract or self._extract_here
         self._clock = clock
 
     async def _extract_here(self, body: bytes, url: str, content_type: str | None,
                             http_status: int = 200) -> PageMetadata:
-        return extract_page(body, url, content_type, self._parser, self._prefer_dates, self._robots_token,
-                            http_status)
+        return extract_page(body, url, content_type, self._parser, self._robots_token, http_status)
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome] | None = None) -> Outcome:
         final = task.hops[-1]

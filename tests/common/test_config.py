@@ -88,7 +88,7 @@ def test_durations(text, seconds):
     ({"scheduler.max_in_flight": True}, r"scheduler.max_in_flight: bad value True"),
     ({"scheduler.max_ack_pending": 100}, r"scheduler.max_ack_pending: 100 is below one scheduler's max_in_flight"),
     ({"process.parser": "lxml"}, "process.parser: 'lxml' is not one of selectolax, html5lib"),
-    ({"process.prefer_dates": "newest"}, "process.prefer_dates"),
+    ({"process.prefer_dates": "published"}, "process.prefer_dates: removed: published_time is always"),
     ({"fetcher.allowed_networks": ["10.0.0.0/33"]}, r"fetcher.allowed_networks: bad value '10.0.0.0/33'"),
     ({"fetcher.allowed_networks": "127.0.0.0/8,banana"}, r"fetcher.allowed_networks: bad value 'banana'"),
     ({"fetcher.allowed_networks": ["fc00::/129"]}, r"fetcher.allowed_networks: bad value 'fc00::/129'"),
@@ -105,11 +105,10 @@ def test_allowed_networks_are_checked_at_load_and_may_have_host_bits():
     assert settings.fetcher.allowed_networks == networks
 
 
-def test_process_settings_select_parser_and_dates():
+def test_process_settings_select_parser_and_timeouts():
     settings = config.load(env={"SPIDERDUCK_PROCESS__PARSER": "html5lib"},
-                           overrides={"process.prefer_dates": "published", "process.related_timeout": "30s"})
+                           overrides={"process.related_timeout": "30s"})
     assert settings.process.parser == "html5lib"
-    assert settings.process.prefer_dates == "published"
     assert settings.process.related_timeout == 30.0
 
 

@@ -34,7 +34,8 @@ EVERYTHING = UrlRecord(
     expires_at=1_700_003_601.5, etag='W/"v1-\u00e9"', last_modified=1_600_000_000.0,
     robots_directives=("noindex", "max-image-preview:large"), clean_url="http://n.test/c?id=3",
     removed_params=("utm_source", "fbclid"), sensitive=True,
-    embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test")
+    embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test",
+    truncated=True, modified_time="2021-05-06T07:08:09Z")
 
 CASES = {
     "everything": EVERYTHING,
@@ -135,3 +136,11 @@ def test_structured_data_is_mapped_in_one_pass_as_through_json_text():
     cyclic["self"] = cyclic
     with pytest.raises(ValueError):                       # as json.dumps says: a cycle
         structured_json(cyclic)
+
+
+def test_every_field_of_the_record_is_set_in_everything():
+    """A field added to UrlRecord (truncated, modified_time, ...) is in EVERYTHING, so the JSON
+    mapping and the round trip are tested for it."""
+    import dataclasses
+    unset = [f.name for f in dataclasses.fields(UrlRecord) if getattr(EVERYTHING, f.name) in ("", 0, 0.0, (), None, False)]
+    assert unset == []

@@ -123,31 +123,22 @@ def test_type_and_charset(parser):
 
 # --- dates -----------------------------------------------------------------------------------
 
-def test_published_time_precedence(parser):
+def test_published_time_is_the_first_publication_and_modified_time_the_last_change(parser):
     both = ('<meta property="article:published_time" content="2020-01-02T03:04:05+01:00">'
             '<meta property="article:modified_time" content="2021-01-01T00:00:00Z">')
-    # By default the newest stated date: the last modification (process.prefer_dates: modified).
-    assert page(both, parser=parser).published_time == "2021-01-01T00:00:00Z"
-    assert page(both + ld('{"dateModified": "2022-05-06T07:08:09Z"}'),
-                parser=parser).published_time == "2022-05-06T07:08:09Z"
-    assert page(both + ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2021-01-01T00:00:00Z"
+    stated = page(both, parser=parser)
+    assert (stated.published_time, stated.modified_time) == ("2020-01-02T02:04:05Z", "2021-01-01T00:00:00Z")
+    ld_modified = page(both + ld('{"dateModified": "2022-05-06T07:08:09Z"}'), parser=parser)
+    assert (ld_modified.published_time, ld_modified.modified_time) == ("2020-01-02T02:04:05Z", "2022-05-06T07:08:09Z")
+    assert page(both + ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2019-05-06T00:00:00Z"
     assert page(ld('{"datePublished": "2019-05-06"}'), parser=parser).published_time == "2019-05-06T00:00:00Z"
     assert page('<meta name="dcterms.created" content="2018-02-03T10:00:00">',
                 parser=parser).published_time == "2018-02-03T10:00:00Z"
     assert page("", '<time datetime="2017-07-08T09:10:11-04:00">July 8</time>',
                 parser=parser).published_time == "2017-07-08T13:10:11Z"
-    assert page('<meta property="article:modified_time" content="2021-01-01T00:00:00Z">',
-                parser=parser).published_time == "2021-01-01T00:00:00Z"
-
-
-def test_prefer_published_reports_the_first_publication(parser):
-    both = ('<meta property="article:published_time" content="2020-01-02T03:04:05+01:00">'
-            '<meta property="article:modified_time" content="2021-01-01T00:00:00Z">')
-    html = f"<html><head>{both}</head></html>".encode()
-    assert extract_page(html, URL, parser=parser, prefer_dates="published").published_time == "2020-01-02T02:04:05Z"
-    only_modified = b'<meta property="article:modified_time" content="2021-01-01T00:00:00Z">'
-    assert extract_page(only_modified, URL, parser=parser, prefer_dates="published").published_time \
-        == "2021-01-01T00:00:00Z"
+    # A page that states only when it changed has no publication date: the change is not it.
+    only_modified = page('<meta property="article:modified_time" content="2021-01-01T00:00:00Z">', parser=parser)
+    assert (only_modified.published_time, only_modified.modified_time) == ("", "2021-01-01T00:00:00Z")
 
 
 def test_date_shown_only_as_text_is_the_last_resort(parser):

@@ -15,6 +15,15 @@ MIN_AGREEMENT = 0.953
 FIELD_FLOOR = {"title": 60, "description": 57, "lang": 54, "publisher": 54, "author": 47, "date": 48}
 
 
+def as_metascraper_dates(got: dict[str, dict]) -> dict[str, dict]:
+    """metascraper's `date` is the newest date a page states: its last modification where it
+    gives one. Our record states the two apart (issue 29: published_time is the first
+    publication, what a preview shows), so its `date` is compared with modified_time, else
+    published_time."""
+    return {name: {**record, "published_time": record.get("modified_time") or record.get("published_time")}
+            if record.get("modified_time") else record for name, record in got.items()}
+
+
 def _scorer(shared_path):
     path = shared_path("tools", "score_metadata.py")
     spec = importlib.util.spec_from_file_location("score_metadata", path)
@@ -38,7 +47,7 @@ def agreement(cases: list[dict], got: dict[str, dict], score, fields=None) -> tu
 def test_agreement_with_the_corpus(shared_path):
     cases_path = shared_path("corpus", "metascraper", "cases.json")
     cases = json.loads(cases_path.read_text())
-    got = extract_cases(str(cases_path))
+    got = as_metascraper_dates(extract_cases(str(cases_path)))
     assert set(got) == {c["name"] for c in cases}
     score = _scorer(shared_path)
     hit, total = agreement(cases, got, score)

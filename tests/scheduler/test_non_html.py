@@ -53,7 +53,7 @@ def test_probe_says_nothing_of_what_it_cannot_read(data):
 
 async def process(result: FetchResult):
     task = CrawlTask(result.url, 0.0, url=result.url, hops=(result,))
-    return (await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
+    return (await PostProcessor(parser=PROCESS.parser,
                                 freshness=Freshness.from_settings(config.load(env={})))(task)).record
 
 

@@ -257,7 +257,7 @@ async def test_post_processor_maps_the_final_hop_onto_one_status(result, status)
 
 
 async def post_process(task: CrawlTask) -> Outcome:
-    return await PostProcessor(parser=PROCESS.parser, prefer_dates=PROCESS.prefer_dates,
+    return await PostProcessor(parser=PROCESS.parser,
                                freshness=Freshness.from_settings(DEFAULTS))(task)
 
 
