@@ -11,7 +11,13 @@
     handed_back(data, headers, published_at) -> Outgoing: a received message queued again as it
                                  came (without its Nats-Msg-Id, with its first submit time)
     decode_submission(data, headers) -> Decoded: what a message on the subject asks for (protobuf
-                                 UrlSubmission, JSON, or a bare URL); raises InvalidMessage
+                                 UrlSubmission, JSON, or a bare URL); raises InvalidMessage. Its
+                                 first MAX_URLS_PER_MESSAGE URLs are `urls`, the rest `over`
+    over_limit(decoded, headers, delivery=, stream_seq=) -> [(letter, msg_id)]: the dead letters
+                                 of the URLs over the limit, each resubmittable as it is
+    dead_letter(reason, data, headers, delivery=) -> bytes: a message's dead letter (JSON), as
+                                 spiderduck.urls.dead holds every one
+    dead_letterer(js)         -> dead_letter(letter, msg_id): publish one there; BusError
     reply_subject(headers)    -> the _INBOX subject a ResolveUrl call waits on, or ""
 
 The scheduler's Decoder (scheduler.stages.submission) is the one reader of the subject and calls
@@ -22,6 +28,8 @@ sites that turn a NATS failure into an error of their own do so from BusError.
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -30,7 +38,7 @@ from typing import Awaitable, Callable, Mapping
 from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
-from common.bus import PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER
+from common.bus import DEAD_SUBJECT, PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER
 from common.errors import BusError, InvalidMessage
 from common.pending import mark_queued
 from common.tweets import fetchable, urls_in_tweet
@@ -128,6 +136,8 @@ class Decoded:
     source: str = ""           # who submitted, echoed in the event
     index: int = 0             # a split part's place among its submission's URLs (UrlSubmission.url_index)
     count: int = 0             # and their number; 0: the URLs are these (count len(urls))
+    over: tuple[str, ...] = ()  # the URLs past MAX_URLS_PER_MESSAGE, in order: never processed
+                                # from this message, but dead-lettered (over_limit)
 
     def place(self, i: int) -> tuple[int, int]:
         """(url_index, url_count) of this submission's i-th URL, as its event reports them."""
@@ -139,6 +149,9 @@ def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> 
     decoded = _decode(data, headers)
     for url in decoded.urls:
         _unicode("a URL", url)
+    if len(decoded.urls) > MAX_URLS_PER_MESSAGE:
+        decoded = dataclasses.replace(decoded, urls=decoded.urls[:MAX_URLS_PER_MESSAGE],
+                                      over=tuple(decoded.urls[MAX_URLS_PER_MESSAGE:]))
     return decoded
 
 
@@ -199,8 +212,8 @@ def _from_json(text: str) -> Decoded:
     if isinstance(obj.get("url"), str):
         urls = [obj["url"]]
     elif isinstance(obj.get("urls"), list) and all(isinstance(u, str) for u in obj["urls"]):
-        if not obj["urls"] or len(obj["urls"]) > MAX_URLS_PER_MESSAGE:
-            raise InvalidMessage(f"urls must hold 1 to {MAX_URLS_PER_MESSAGE} strings")
+        if not obj["urls"]:
+            raise InvalidMessage("urls must hold at least one string")
         urls = list(obj["urls"])
     elif isinstance(obj.get("tweet"), str):
         urls = _tweet(obj["tweet"])
@@ -223,10 +236,68 @@ def _label(name: str, value: object) -> str:
 
 def _tweet(text: str) -> list[str]:
     found = [fetchable(u) for u in urls_in_tweet(text)]
-    unique = list(dict.fromkeys(found))[:MAX_URLS_PER_MESSAGE]
+    unique = list(dict.fromkeys(found))
     if not unique:
         raise InvalidMessage("the tweet contains no URL")
     return unique
+
+
+# Dead letters: spiderduck.urls.dead, one JSON object per message (or part of one) given up on.
+
+DeadLetter = Callable[[bytes, str], Awaitable[None]]
+_NOT_RESUBMITTED = {"Content-Type", MSG_ID_HEADER, REPLY_TO_HEADER}
+
+
+def dead_letter(reason: str, data: bytes, headers: Mapping[str, str] | None, *, delivery: int,
+                **extra: object) -> bytes:
+    """A dead letter: why (`reason`), the delivery it came on, the subject and headers, the
+    message's bytes (data_base64, and data when UTF-8 text: at most MAX_MESSAGE_BYTES of them),
+    and any `extra` fields."""
+    entry: dict[str, object] = {"reason": reason, "delivery": delivery, "subject": SUBMIT_SUBJECT,
+                                "headers": dict(headers or {}),
+                                "data_base64": base64.b64encode(data[:MAX_MESSAGE_BYTES]).decode("ascii")}
+    try:
+        entry["data"] = data[:MAX_MESSAGE_BYTES].decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    entry.update(extra)
+    return json.dumps(entry).encode("utf-8")
+
+
+def dead_letterer(js) -> DeadLetter:
+    """dead_letter(letter, msg_id): publish a dead letter through JetStream, with Nats-Msg-Id
+    `msg_id` when given (so one repeated after a crash is dropped). Raises BusError (retryable)."""
+    async def publish_letter(letter: bytes, msg_id: str = "") -> None:
+        try:
+            await js.publish(DEAD_SUBJECT, letter, headers={MSG_ID_HEADER: msg_id} if msg_id else None)
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise BusError(f"cannot publish to {DEAD_SUBJECT}: {exc}") from exc
+    return publish_letter
+
+
+def over_limit(decoded: Decoded, headers: Mapping[str, str] | None, *, delivery: int,
+               stream_seq: int) -> list[tuple[bytes, str]]:
+    """The dead letters of a message's URLs over MAX_URLS_PER_MESSAGE: one per
+    MAX_URLS_PER_MESSAGE of them, each (letter, Nats-Msg-Id made of the message's stream
+    sequence). A letter's reason names its URLs' places and the limit; its `urls` lists them;
+    its data is a JSON {"urls": [...]} submission of them alone (with the message's refresh, id
+    and source), which may be published to spiderduck.urls.submit as it is, with its headers
+    (the message's, but Content-Type, Nats-Msg-Id and SpiderDuck-Reply-To)."""
+    total = len(decoded.urls) + len(decoded.over)
+    kept = {k: v for k, v in (headers or {}).items() if k not in _NOT_RESUBMITTED}
+    letters = []
+    for start in range(0, len(decoded.over), MAX_URLS_PER_MESSAGE):
+        chunk = list(decoded.over[start:start + MAX_URLS_PER_MESSAGE])
+        first = len(decoded.urls) + start + 1
+        last = first + len(chunk) - 1
+        places = f"URL {first} of {total} is" if first == last else f"URLs {first} to {last} of {total} are"
+        reason = (f"{places} over the limit of {MAX_URLS_PER_MESSAGE} URLs per message: not processed "
+                  f"(the first {len(decoded.urls)} were); data submits them alone")
+        options = {"refresh": decoded.refresh, "id": decoded.id, "source": decoded.source}
+        data = json.dumps({"urls": chunk, **{k: v for k, v in options.items() if v}}, ensure_ascii=False)
+        letters.append((dead_letter(reason, data.encode("utf-8"), kept, delivery=delivery, urls=chunk),
+                        f"spiderduck-over-{stream_seq}-{start // MAX_URLS_PER_MESSAGE}"))
+    return letters
 
 
 _INBOX = re.compile(r"_INBOX\.[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}")

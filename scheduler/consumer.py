@@ -16,9 +16,7 @@ so JetStream does not redeliver a message still being worked on.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import json
 import logging
 import random
 import time
@@ -28,7 +26,7 @@ from nats.errors import MsgAlreadyAckdError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from common.backoff import Backoff
-from common.bus import DEAD_SUBJECT, SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
+from common.bus import SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
 from common import metrics, submissions
 from common.errors import BusError, DomainBusy, InvalidMessage, SpiderDuckError, StoreError
@@ -122,6 +120,7 @@ class Consumer:
         self._stopping = asyncio.Event()
         self._returns: list = []                    # pulled while stopping: to hand back
         self._room = asyncio.Condition()
+        self._publish_dead = submissions.dead_letterer(js)
         self.stats = Stats(metrics.recorder("scheduler"))
         metrics.recorder("scheduler").gauge("in_flight", self.in_flight)
 
@@ -342,15 +341,8 @@ class Consumer:
                 return
 
     async def _dead_letter(self, msg, reason: str, delivery: int) -> None:
-        entry = {"reason": reason, "delivery": delivery, "subject": msg.subject,
-                 "headers": dict(msg.headers or {}),
-                 "data_base64": base64.b64encode(msg.data[:65536]).decode("ascii")}
-        try:
-            entry["data"] = msg.data[:65536].decode("utf-8")
-        except UnicodeDecodeError:
-            pass
         log.warning("dead-lettering message (delivery %d): %s", delivery, reason)
-        await self._js.publish(DEAD_SUBJECT, json.dumps(entry).encode("utf-8"))
+        await self._publish_dead(submissions.dead_letter(reason, msg.data, msg.headers, delivery=delivery))
         await msg.term()
         self.stats.add("dead_lettered")
 

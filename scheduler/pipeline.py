@@ -24,7 +24,7 @@ from common.freshness import Freshness
 from common.metrics import Recorder
 from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
-from common.submissions import Resubmit
+from common.submissions import DeadLetter, Resubmit
 from scheduler.events import Publish
 from scheduler.extraction.signals import robots_token
 from scheduler.stages.announcement import Notifier
@@ -41,16 +41,19 @@ from scheduler.stages.submission import Decoder
 def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
                    fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
-                   claims: Claims | None = None, clock=time.time) -> Pipeline:
+                   dead_letter: DeadLetter | None = None, claims: Claims | None = None,
+                   clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
     `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
-    refreshes of records answered STALE (stages/crawl_decision.py). `claims` (common.claims)
-    keeps a URL's crawls apart across schedulers; None: within this pipeline only.
+    refreshes of records answered STALE (stages/crawl_decision.py); `dead_letter` publishes the
+    dead letters of a submission's URLs over the limit of one message (stages/submission.py).
+    `claims` (common.claims) keeps a URL's crawls apart across schedulers; None: within this
+    pipeline only.
     `metrics` is the scheduler's recorder (common.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
     freshness = Freshness.from_settings(settings)
     return compose(
-        Decoder(resubmit),
+        Decoder(resubmit, dead_letter),
         Notifier(publish, metrics=metrics, clock=clock),
         SightingRecorder(metadata),
         CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,

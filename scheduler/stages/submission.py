@@ -23,13 +23,23 @@ URL that failed is never retried with those that succeeded. The parts keep the s
 id and source, and carry a Nats-Msg-Id made of
 the original's stream sequence, so a split repeated after a crash is dropped by JetStream's
 duplicate window, and the original's submit time, so latency still counts from the producer.
+
+A message holds at most MAX_URLS_PER_MESSAGE (100) URLs; a tweet or list of more is split all the
+same, its first 100 URLs as above, and those past the limit are dead-lettered (`dead_letter`,
+publish to spiderduck.urls.dead): one letter per 100 of them, whose reason names their places and
+the limit and whose data submits them alone (common.submissions.over_limit). The message is acked
+only once both are published. A Decoder that cannot split (no `resubmit` or `dead_letter`, or a
+submission not read from the stream) refuses such a message whole (InvalidMessage, naming the
+limit), so no URL of it is ever dropped unsaid.
 """
 from __future__ import annotations
 
 import asyncio
 
 from common import submissions
-from common.submissions import Resubmit, decode_submission, reply_subject
+from common.errors import InvalidMessage
+from common.submissions import (MAX_URLS_PER_MESSAGE, DeadLetter, Decoded, Resubmit, decode_submission,
+                                reply_subject)
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Submission
 
@@ -40,13 +50,22 @@ class Decoder:
     submission not read from the stream, several run here at once and the first failure fails all.
     """
 
-    def __init__(self, resubmit: Resubmit | None = None):
+    def __init__(self, resubmit: Resubmit | None = None, dead_letter: DeadLetter | None = None):
         self._resubmit = resubmit
+        self._dead_letter = dead_letter
 
     async def __call__(self, submission: Submission, next: Next[CrawlTask, Outcome]) -> tuple[Outcome, ...]:
         decoded = decode_submission(submission.data, submission.headers)
-        if len(decoded.urls) > 1 and self._resubmit is not None and submission.stream_seq:
+        splits = self._resubmit is not None and bool(submission.stream_seq)
+        if decoded.over and not (splits and self._dead_letter is not None):
+            raise InvalidMessage(f"{len(decoded.urls) + len(decoded.over)} URLs are over the limit of "
+                                 f"{MAX_URLS_PER_MESSAGE} URLs per message and cannot be split here: "
+                                 "none was processed")
+        if len(decoded.urls) > 1 and splits:
             await self._split(submission, decoded)
+            for letter, msg_id in submissions.over_limit(decoded, submission.headers, delivery=submission.delivery,
+                                                         stream_seq=submission.stream_seq):
+                await self._dead_letter(letter, msg_id)
             return ()
         reply_to = reply_subject(submission.headers)
         tasks = [CrawlTask(submitted=u, received_at=submission.received_at, attempt=submission.delivery,
