@@ -10,11 +10,20 @@ reviewer can read, never by one string:
 - the page's shape, read only for pages that may be walls, from its first SHAPE_BYTES: how many
   words it shows, and how much of that is inside forms (a form that is most of the page), a
   password field, a date-of-birth question;
-- whether it has real sharing metadata (og:/twitter: title or description, a JSON-LD headline).
-  A page that states its own metadata is the content, whatever banner or paywall it also has.
+- whether it has real sharing metadata of its own (og:/twitter: title or description, a JSON-LD
+  headline). A page that states its own metadata is the content, whatever banner or paywall it
+  also has. Site-level metadata is not the page's own (`_own_metadata`): og:site_name never
+  counts; a title made only of the site's name (og:site_name, application-name, or the brand of
+  its host: "Instagram", "Log in • Instagram") and a wall's own words is the site's; so is a
+  description that is the site's name or names it when the page has no title of its own (a
+  tagline); and on a deeper page whose og:url (else rel=canonical) names a site's root, all of it
+  is the template's, as the canonical guard (rules.canonical_url) says of that URL;
+- the page's URL, when known: a consent page a site sends its readers to (`consent_page`) is a
+  consent wall whatever it states. `consent_redirect` says the same of a redirect chain.
 
 The kinds, each decided by one rule (`detect`), first match wins:
 
+- consent_wall, by its URL alone (`consent_page`);
 - bot_challenge: a challenge marker, and a wall status or no real metadata;
 - captcha: a captcha widget, no real metadata, and a wall status or a title asking to prove the
   reader is human;
@@ -22,8 +31,9 @@ The kinds, each decided by one rule (`detect`), first match wins:
   401/403/451 status or few words;
 - login_wall: a password field, no real metadata, and forms holding most of the few words shown;
 - age_gate: an age question (date of birth, "are you 18"), no real metadata, and few words;
-- consent_wall: cookie-consent words inside a form or dialog, no real metadata, and few words or
-  forms holding most of them (a consent vendor's markers name the vendor in the reason).
+- consent_wall: the page's URL is a consent page; or cookie-consent words inside a form or
+  dialog, no real metadata, and few words or forms holding most of them (a consent vendor's
+  markers name the vendor in the reason).
 
 A normal page that mentions cookies or has a login link has its metadata, or many words: not a
 wall. Everything is bounded: markers are looked for in the first SCAN_BYTES, and the page's shape
@@ -33,9 +43,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlsplit
 
 from selectolax.lexbor import LexborHTMLParser
 
+from common import urls
 from scheduler.extraction.document import Document
 
 KINDS = ("bot_challenge", "captcha", "access_denied", "login_wall", "age_gate", "consent_wall")
@@ -84,6 +96,25 @@ _MARKERS = (*CHALLENGE_MARKERS, *CAPTCHA_MARKERS, *CONSENT_MARKERS, *_AGE_HINTS,
 _GUARD_OF = {m: next((g for g in _GUARDS if g in m), "") for m in _MARKERS}
 _ENCODED = {m: m.encode("ascii") for m in (*_MARKERS, *_GUARDS)}
 
+# Consent pages a site sends its readers to before the content. These hosts are nothing else:
+CONSENT_HOSTS = ("consent.google.com", "consent.youtube.com", "consent.yahoo.com", "guce.yahoo.com")
+# ... elsewhere a host whose first label, or a path with a segment, is one of these is one when
+# a parameter (RETURN_PARAMS) holds the http(s) URL it sends the reader back to once answered.
+CONSENT_LABELS = ("consent", "guce", "myprivacy")
+CONSENT_SEGMENTS = ("consent", "cookie-consent", "cookies-consent", "privacy-gate", "cookie-wall", "cookiewall",
+                    "gdpr-consent")
+RETURN_PARAMS = ("continue", "redirect", "redirect_url", "redirect_uri", "redirecturl", "return", "return_to",
+                 "returnurl", "return_url", "done", "destination")
+_CONSENT_HINTS = ("consent", "guce", "myprivacy", "privacy-gate", "cookie-wall", "cookiewall")
+
+# A title made only of the site's name and these words is the site's, not the page's ("Log in •
+# Instagram", "Welcome to Portal"): the words of the wall itself, matched on the title lower-cased
+# without spaces or punctuation, the site's names taken out.
+_WALL_WORDS = re.compile(r"(?:log(?:in|on)|signin|signup|register|createanaccount|account|welcome|home|cookies?"
+                         r"|consent|privacy|settings|before|you|your|continue|or|and|to|the|page)*")
+_SHORT = 120                  # characters of a title or description compared with the site's names
+_SHORTEST_NAME = 3            # a site name shorter than this is not looked for inside a description
+
 
 @dataclass(frozen=True)
 class Wall:
@@ -91,10 +122,13 @@ class Wall:
     reason: str        # the signals that decided it
 
 
-def detect(markup: str | bytes, doc: Document, http_status: int = 200) -> Wall | None:
-    """The wall this page is, or None for content. `markup` is the page as parsed into `doc`."""
+def detect(markup: str | bytes, doc: Document, http_status: int = 200, url: str = "") -> Wall | None:
+    """The wall this page is, or None for content. `markup` is the page as parsed into `doc`;
+    `url` the page's (final) URL, when known."""
     status = f"HTTP {http_status}" if http_status in WALL_STATUSES else ""
-    stated = _has_metadata(doc)
+    if url and (consent := consent_page(url)):
+        return _wall("consent_wall", status, consent)
+    stated = _own_metadata(doc, url)
     if stated and not status:          # most pages: their own metadata, answered 200
         return None
     head = _Head(markup)
@@ -130,10 +164,114 @@ def detect(markup: str | bytes, doc: Document, http_status: int = 200) -> Wall |
     return None
 
 
-def _has_metadata(doc: Document) -> bool:
-    """Whether the page states real sharing metadata of its own."""
-    return (any(doc.meta(k) for k in ("og:title", "og:description", "twitter:title", "twitter:description"))
-            or any('"headline"' in block for block in doc.jsonld))
+def interstitial(markup: str | bytes, doc: Document, http_status: int = 200, url: str = "") -> str:
+    """"<kind>: <signals>" when the page is a wall (`detect`), else '': the record's `error`."""
+    wall = detect(markup, doc, http_status, url)
+    return f"{wall.kind}: {wall.reason}" if wall else ""
+
+
+def consent_page(url: str) -> str:
+    """Why `url` is a consent page a site sends its readers to before the content, or ''.
+
+    One of CONSENT_HOSTS; or a host whose first label is in CONSENT_LABELS, or a path with a
+    segment in CONSENT_SEGMENTS, that holds the URL to go back to in one of RETURN_PARAMS
+    (`consent.portal.test/m?continue=https://www.portal.test/watch`, `site.test/privacy-gate?
+    redirect=https://site.test/a`). An article at `/consent` with no such parameter is not."""
+    lowered = url[:SCAN_BYTES].lower()
+    if not any(hint in lowered for hint in _CONSENT_HINTS):
+        return ""
+    try:
+        parts = urlsplit(lowered)
+        host = (parts.hostname or "").rstrip(".")
+    except ValueError:
+        return ""
+    if parts.scheme not in ("http", "https") or not host:
+        return ""
+    if host in CONSENT_HOSTS:
+        return f"consent page {host}"
+    segments = [seg for seg in parts.path.split("/") if seg]
+    where = (f"consent host {host}" if host.split(".", 1)[0] in CONSENT_LABELS else
+             next((f"consent path {parts.path!r}" for seg in segments if seg in CONSENT_SEGMENTS), ""))
+    if not where:
+        return ""
+    back = next((value for name, value in parse_qsl(urlsplit(url[:SCAN_BYTES]).query, keep_blank_values=True)
+                 if name.lower() in RETURN_PARAMS and value.lower().startswith(("http://", "https://"))), "")
+    return f"{where} returning to {back[:120]!r}" if back else ""
+
+
+def consent_redirect(chain_urls: list[str] | tuple[str, ...]) -> str | None:
+    """Why a redirect chain (the URLs fetched in order, the last one answered) ends on a consent
+    page rather than the content (`consent_page`), or None. A chain of one URL is no redirect."""
+    if len(chain_urls) < 2:
+        return None
+    reason = consent_page(chain_urls[-1])
+    return f"redirected to {reason}" if reason else None
+
+
+def _own_metadata(doc: Document, url: str = "") -> bool:
+    """Whether the page states real sharing metadata of its own, not its site's (see the module's
+    docstring): a JSON-LD headline, or an og:/twitter: title or description that is not the site's."""
+    titles = [t for t in (doc.meta("og:title"), doc.meta("twitter:title")) if t]
+    descriptions = [d for d in (doc.meta("og:description"), doc.meta("twitter:description")) if d]
+    if any('"headline"' in block for block in doc.jsonld):
+        return True
+    if not (titles or descriptions) or (url and _names_a_root(doc, url)):
+        return False
+    names = _site_names(doc, url)
+    if any(not _site_title(t, names) for t in titles):
+        return True
+    return any(not _site_description(d, names) for d in descriptions)
+
+
+def _names_a_root(doc: Document, url: str) -> bool:
+    """A deeper page (a path or a query) whose og:url, else its first rel=canonical, is a site's root."""
+    try:
+        page = urlsplit(url)
+        if not (page.path.strip("/") or page.query):
+            return False
+        declared = doc.meta("og:url") or next((link.href for link in doc.links if "canonical" in link.rel), "")
+        if not declared.strip():
+            return False
+        claimed = urlsplit(urls.join(url, declared.strip()) or "")
+    except ValueError:
+        return False
+    return bool(claimed.netloc) and not (claimed.path.strip("/") or claimed.query)
+
+
+def _site_names(doc: Document, url: str) -> set[str]:
+    """The site's names, _folded: og:site_name, application-name, and the brand of its host (the
+    first label of its registrable domain: `instagram` for www.instagram.com)."""
+    names = {_folded(doc.meta("og:site_name")), _folded(doc.meta("application-name"))}
+    try:
+        host = (urlsplit(url).hostname or "") if url else ""
+        if host and not urls.is_ip_literal(host):
+            names.add(_folded(urls.registrable_domain(host).split(".", 1)[0]))
+    except (ValueError, urls.InvalidUrl):
+        pass
+    names.discard("")
+    return names
+
+
+def _site_title(title: str, names: set[str]) -> bool:
+    """Whether a title is only the site's names and a wall's own words."""
+    folded = _folded(title[:_SHORT * 4])
+    if len(folded) > _SHORT:
+        return False
+    for name in sorted(names, key=len, reverse=True):
+        folded = folded.replace(name, "")
+    return _WALL_WORDS.fullmatch(folded) is not None
+
+
+def _site_description(description: str, names: set[str]) -> bool:
+    """Whether a description (of a page without a title of its own) is the site's: its name, or
+    a tagline that names it."""
+    folded = _folded(description[:_SHORT * 4])
+    return folded in names or any(len(name) >= _SHORTEST_NAME and name in folded for name in names)
+
+
+def _folded(text: str) -> str:
+    """Lower case, letters and digits only: "Log in • Instagram" -> "logininstagram"."""
+    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 def _scanned(markup: str | bytes) -> str | bytes:
