@@ -69,7 +69,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         sensitive=signals.sensitive(doc, s.graph),
         fediverse_creator=signals.fediverse_creator(doc),
         oembed_url=oembed.discover(doc, base),
-        interstitial=_interstitial(markup, doc, http_status),
+        interstitial=walls.interstitial(markup, doc, http_status, url),
     )
 
 
