@@ -1,16 +1,25 @@
-"""Choosing a page's character encoding, in the WHATWG order.
+"""Choosing a page's character encoding: the WHATWG order, checked against the bytes.
 
-    1. a byte order mark (UTF-8, UTF-16BE, UTF-16LE)
-    2. the charset parameter of the HTTP Content-Type header
-    3. a prescan of the first 1024 bytes for <meta charset> or
+    1. a byte order mark (UTF-8, UTF-16BE, UTF-16LE): always obeyed
+    2. the declared encoding: the charset parameter of the HTTP Content-Type header, else a
+       prescan of the first 1024 bytes for <meta charset> or
        <meta http-equiv=Content-Type content="...; charset=...">
-    4. UTF-8 when the bytes are valid UTF-8, else windows-1252; judged on the first
-       DETECT_BYTES when they hold non-ASCII text (valid multi-byte UTF-8 there is proof
-       enough), else on the whole body
+    3. without a declaration, UTF-8 when the bytes are valid UTF-8, else windows-1252
 
-One deviation from the standard: a <meta> naming a legacy encoding is overruled
-when the bytes are valid, non-ASCII UTF-8 (see `sniff`). The header and the BOM
-are always obeyed.
+A declaration is a claim the bytes can contradict (a page re-encoded without updating its head,
+a server that labels everything utf-8 or iso-8859-1: common on older Cyrillic and Japanese
+sites), so when the page holds non-ASCII bytes, judged on its first DETECT_BYTES, they decide:
+
+    - valid UTF-8 with multi-byte sequences is UTF-8, whatever was declared (legacy text
+      practically never forms valid multi-byte UTF-8 sequences);
+    - otherwise the declared encoding is kept when it decodes the bytes strictly and reads as
+      plausibly as charset-normalizer's best guess (its "chaos" and "coherence", as Scrapy's and
+      requests' detection use them); else the guess is taken. Without a declaration, or with
+      one the bytes break, the windows-1252 default is held to the same test.
+
+The detector sees only the text of that prefix that holds non-ASCII bytes (between tags, or in
+them), at most DETECT_TEXT_BYTES, and guesses among the encodings WHATWG decoders exist for.
+ASCII and UTF-8 pages never reach it. UTF-16 declared in a header is obeyed.
 
 Labels go through the WHATWG Encoding Standard's label table (webencodings), so `latin1`,
 `iso-8859-1` and `ascii` mean windows-1252, `gb2312` means GBK, `x-sjis` means
@@ -22,7 +31,9 @@ from __future__ import annotations
 import codecs
 import re
 
+import charset_normalizer
 import webencodings
+from charset_normalizer.utils import iana_name
 
 # The WHATWG label table comes from webencodings (html5lib's, kept to the Encoding Standard), so
 # `latin1` is windows-1252, `x-sjis` Shift_JIS (decoded as cp932), `big5` Big5-HKSCS, and so on.
@@ -35,6 +46,13 @@ _UNUSED = frozenset({"replacement", "x-user-defined"})
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16be"), (codecs.BOM_UTF16_LE, "utf-16le"))
 _PRESCAN_BYTES = 1024
 DETECT_BYTES = 64 * 1024
+DETECT_TEXT_BYTES = 16 * 1024      # of non-ASCII text from that prefix, given to the detector
+# How much worse than the detector's best guess a declared encoding may read and still be kept:
+# its chaos (mess ratio, 0..1, lower is cleaner) at most CHAOS_MARGIN higher, its coherence (how
+# well the letters fit a language, 0..1) at most COHERENCE_MARGIN lower.
+CHAOS_MARGIN = 0.1
+COHERENCE_MARGIN = 0.2
+_BREAKS = bytes.maketrans(b"<>", b"\n\n")
 _COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.S)
 _META = re.compile(rb"<meta[\s/]([^>]*)", re.I)
 _ATTR = re.compile(rb"""([^\s/=>]+)\s*(?:=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
@@ -92,36 +110,108 @@ def prescan(body: bytes) -> str | None:
     return None
 
 
-def _is_utf8(body: bytes) -> bool:
+def _sample(body: bytes) -> bytes | None:
+    """The bytes the encoding is judged on: the first DETECT_BYTES when they hold non-ASCII
+    bytes, else the whole body when it does; None for an all-ASCII body."""
     head = body[:DETECT_BYTES]
-    if len(body) > DETECT_BYTES and not head.isascii():
-        # Non-ASCII text that is valid UTF-8 is practically never a legacy encoding, and text
-        # that is not valid UTF-8 here is not UTF-8: no need to decode the rest of a big page.
-        return _valid_utf8(head)
-    return _valid_utf8(body)
+    if not head.isascii():
+        return head
+    return None if len(body) <= DETECT_BYTES or body.isascii() else body
+
+
+def _decodes(data: bytes, name: str) -> bool:
+    """`data` decodes strictly with the WHATWG encoding `name` (a cut at the end is forgiven)."""
+    try:
+        data.decode(codec(name))
+    except UnicodeDecodeError as exc:
+        # A body cut at the size cap (or a prefix) may end inside a character.
+        return exc.reason in ("unexpected end of data", "incomplete multibyte sequence") \
+            and exc.start >= len(data) - 3
+    except LookupError:
+        return False
+    return True
 
 
 def _valid_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        # A body cut at the size cap (or a prefix) may end inside a character.
-        return exc.reason == "unexpected end of data" and exc.start >= len(data) - 3
-    return True
+    return _decodes(data, "utf-8")
+
+
+def _text(sample: bytes) -> bytes:
+    """The lines of `sample` (split at tags too) that hold non-ASCII bytes, at most
+    DETECT_TEXT_BYTES: the page's words, without the markup and scripts that dilute them."""
+    kept, size = [], 0
+    for line in sample.translate(_BREAKS).split(b"\n"):
+        if line.isascii():
+            continue
+        line = line.strip()
+        if size + len(line) > DETECT_TEXT_BYTES:
+            break
+        kept.append(line)
+        size += len(line) + 1
+    return b"\n".join(kept) or sample[:DETECT_TEXT_BYTES]
+
+
+def _guessable() -> dict[str, str]:
+    """{charset-normalizer's name for a codec: its WHATWG encoding}, for every WHATWG encoding
+    but the UTF-16s (a BOM or a header says those)."""
+    names = {found.name for found in map(webencodings.lookup, webencodings.LABELS) if found}
+    return {iana_name(codec(name), False): name for name in sorted(names - _UNUSED)
+            if not name.startswith("utf-16")}
+
+
+_GUESSABLE = _guessable()
+
+
+# Among readings the detector scores alike (short texts), the encodings most used on the web.
+_COMMON = ("windows-1252", "windows-1251", "shift_jis", "gbk", "euc-kr", "euc-jp", "windows-1250", "big5")
+
+
+def _reading(text: bytes, codecs_: list[str]):
+    """charset-normalizer's best reading of `text` among `codecs_`, or None; of those it scores
+    as well as its best, the most common encoding."""
+    matches = list(charset_normalizer.from_bytes(text, cp_isolation=codecs_, preemptive_behaviour=False))
+    if not matches:
+        return None
+    best = matches[0]
+    ties = {_GUESSABLE.get(m.encoding): m for m in matches
+            if (m.chaos, m.coherence) == (best.chaos, best.coherence)}
+    return next((ties[name] for name in _COMMON if name in ties), best)
+
+
+def _checked(sample: bytes, claimed: str) -> str:
+    """`claimed` (declared, or the default), unless the bytes read clearly better otherwise."""
+    text = _text(sample)
+    best = _reading(text, list(_GUESSABLE))
+    guess = _GUESSABLE.get(best.encoding) if best is not None else None
+    if guess is None or guess == claimed:
+        return claimed
+    if not _decodes(sample, claimed):
+        return guess
+    mine = _reading(text, [iana_name(codec(claimed), False)])
+    if mine is not None and mine.chaos <= best.chaos + CHAOS_MARGIN \
+            and mine.coherence >= best.coherence - COHERENCE_MARGIN:
+        return claimed
+    return guess
 
 
 def sniff(body: bytes, content_type: str | None = None) -> str:
     """The WHATWG name of the encoding to decode `body` with."""
-    found = bom(body) or charset_param(content_type)
+    found = bom(body)
     if found:
         return found
-    declared = prescan(body)
-    if declared and declared != "utf-8" and not body.isascii() and _is_utf8(body):
-        # A <meta> that names a legacy encoding over bytes that are valid, non-ASCII UTF-8 is
-        # almost always stale (a page re-encoded without updating its head): legacy text
-        # practically never forms valid multi-byte UTF-8 sequences.
+    declared = charset_param(content_type)
+    if declared in ("utf-16be", "utf-16le"):
+        return declared
+    declared = declared or prescan(body)
+    sample = _sample(body)
+    if sample is None:                     # all ASCII: any ASCII-compatible encoding reads it
+        return declared or "utf-8"
+    if _valid_utf8(sample):
+        # Legacy text practically never forms valid multi-byte UTF-8 sequences: a declaration
+        # of another encoding over them is stale.
         return "utf-8"
-    return declared or ("utf-8" if _is_utf8(body) else "windows-1252")
+    # A declaration the bytes break is no declaration: the default is checked instead.
+    return _checked(sample, declared if declared and _decodes(sample, declared) else "windows-1252")
 
 
 def decode(body: bytes, content_type: str | None = None) -> tuple[str, str]:

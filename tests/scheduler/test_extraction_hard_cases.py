@@ -71,10 +71,14 @@ def test_meta_charset_that_lies(parser):
     html = '<meta charset="windows-1251"><title>Привет</title>'.encode("utf-8")
     meta = extract_page(html, URL, "text/html; charset=utf-8", parser=parser)
     assert (meta.title, meta.charset) == ("Привет", "utf-8")
-    # Says UTF-8, is windows-1252: decoded as declared, bad bytes become U+FFFD, never a failure.
+    # Says UTF-8, is windows-1252: the bytes are not UTF-8, and read as windows-1252 (issue 29).
     html = '<meta charset="utf-8"><title>Café</title>'.encode("cp1252")
     meta = extract_page(html, URL, None, parser=parser)
-    assert (meta.title, meta.charset) == ("Caf\ufffd", "utf-8")
+    assert (meta.title, meta.charset) == ("Café", "windows-1252")
+    # Bytes no encoding reads cleanly: decoded as declared, bad bytes U+FFFD, never a failure.
+    html = b'<meta charset="utf-8"><title>Caf\xe9\x00\x81\xff\xfe</title>'
+    meta = extract_page(html, URL, None, parser=parser)
+    assert meta.charset and isinstance(meta.title, str)
 
 
 def test_json_ld_graph_arrays_and_id_references(parser):
