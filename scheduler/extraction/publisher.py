@@ -3,7 +3,7 @@ what a <title> adds to it."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 from common import urls
@@ -45,15 +45,36 @@ def site_name(s: Sources, from_title: bool = True) -> str:
     name, the names in `_SITE_NAME_META`, a JSON-LD Organization on the page's own site (a team
     or about page states only that), a JSON-LD node whose url is the site's home page (its owner:
     `_ld_home_name`), and the site part of <title> (`_title_site`); with from_title=False, ''
-    rather than that guess."""
+    rather than that guess. A name that is only a domain (`example.com`) is taken only when no
+    source states a name: it is the address, not what the site calls itself."""
+    domain = ""
+    for name in _site_names(s, from_title):
+        if _DOMAIN.match(name):
+            domain = domain or name
+        elif name:
+            return _NAME_ASIDE.sub("", name) or name
+    return domain
+
+
+_DOMAIN = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.I)
+
+
+def _site_names(s: Sources, from_title: bool) -> Iterator[str]:
+    """The site's names in the order of `site_name`'s precedence."""
     og = _meta(s, "og:site_name")
     website = _ld_typed_name(s, _WEBSITE_TYPES)
     publisher, by_person = _ld_publisher(s)
-    name = ((og if og and og == website else "")
-            or ("" if by_person else publisher) or _microdata_publisher(s) or og or website
-            or _meta(s, *_SITE_NAME_META) or _ld_typed_name(s, None, same_site=True) or _ld_home_name(s)
-            or (_title_site(s) if from_title else "") or publisher)
-    return _NAME_ASIDE.sub("", name) or name
+    yield og if og and og == website else ""
+    yield "" if by_person else publisher
+    yield _microdata_publisher(s)
+    yield og
+    yield website
+    for key in _SITE_NAME_META:
+        yield _meta(s, key)
+    yield _ld_typed_name(s, None, same_site=True)
+    yield _ld_home_name(s)
+    yield _title_site(s) if from_title else ""
+    yield publisher
 
 
 _WEBSITE_TYPES = frozenset({"WebSite"})

@@ -159,11 +159,56 @@ def _from_iso(m: re.Match[str]) -> datetime:
 
 
 def _text_date(value: str) -> datetime | None:
-    """The first date written for people in `value` whose month is a month's name."""
+    """The first date written for people in `value` whose month is a month's name; else the
+    first written in digits (`_digits_date`)."""
     for m in _TEXT_DATE.finditer(value):
         dt = _from_text(m)
         if dt is not None:
             return dt
+    return _digits_date(value)
+
+
+# Dates written in digits inside a text: year first (`2020-01-13`, `2020.01.13`, `2020/1/13`,
+# with a time and zone if any: `2020-01-13 10:05 +01:00`), in Chinese, Japanese or Korean
+# (`2020年1月13日`, `2020년 1월 13일`), or day first with dots or dashes, as Europe writes it
+# (`13.01.2020`, `13-01-2020`). With slashes the order is the writer's custom (`01/13/2020` in the
+# United States, `13/01/2020` elsewhere): such a date is read only when one order is impossible.
+_DIGITS_DATE = re.compile(
+    r"(?<![\d.])(?:(?P<y>\d{4})(?P<s>[-./])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})"
+    r"|(?P<cy>\d{4})\s*[年년]\s*(?P<cm>\d{1,2})\s*[月월]\s*(?P<cd>\d{1,2})\s*[日일]"
+    r"|(?P<a>\d{1,2})(?P<t>[-./])(?P<b>\d{1,2})(?P=t)(?P<ey>\d{4}))(?![\d])"
+    r"(?:(?:T|\s*@\s*|,?\s+(?:at\s+|um\s+|à\s+|a las\s+|às\s+|alle\s+)?)(?P<h>\d{1,2}):(?P<mi>\d{2})"
+    r"(?::(?P<sec>\d{2}))?\s*(?P<tz>Z|UTC|GMT|[+-]\d{1,2}(?:[:.]?\d{2})?)?(?!\w))?")
+
+
+def _digits_date(value: str) -> datetime | None:
+    for m in _DIGITS_DATE.finditer(value):
+        if m["y"]:
+            year, month, day = int(m["y"]), int(m["m"]), int(m["d"])
+        elif m["cy"]:
+            year, month, day = int(m["cy"]), int(m["cm"]), int(m["cd"])
+        else:
+            a, b, year = int(m["a"]), int(m["b"]), int(m["ey"])
+            if m["t"] != "/":
+                day, month = a, b
+            elif (a > 12) == (b > 12):
+                continue            # both orders possible (or neither)
+            else:
+                day, month = (a, b) if a > 12 else (b, a)
+        try:
+            if m["h"] is None:
+                return datetime(year, month, day, TEXT_DATE_HOUR, tzinfo=timezone.utc)
+            dt = datetime(year, month, day, int(m["h"]), int(m["mi"]), int(m["sec"] or 0))
+        except ValueError:
+            continue
+        zone = (m["tz"] or "").upper()
+        if zone[:1] in ("+", "-"):     # +01:00, +0100, +1, and +5.30 (India, as some CMSs write it)
+            hours, _, minutes = zone[1:].replace(".", ":").partition(":")
+            if not minutes and len(hours) > 2:
+                hours, minutes = hours[:-2], hours[-2:]
+            offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
+            return dt.replace(tzinfo=timezone(-offset if zone[0] == "-" else offset))
+        return dt.replace(tzinfo=timezone.utc) if zone else dt
     return None
 
 

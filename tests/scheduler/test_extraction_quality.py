@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from scheduler.extraction import extract_cases
+from tests.scheduler.test_extraction_corpus import as_metascraper_dates
 
 CASES = Path(__file__).resolve().parent.parent / "pages" / "quality" / "cases.json"
 FIELDS = ("title", "description", "image", "url", "lang", "publisher", "author", "date")
@@ -85,7 +86,9 @@ def cases() -> list[dict]:
 
 @pytest.fixture(scope="module", params=("selectolax", "html5lib"))
 def extracted(request) -> dict[str, dict]:
-    return extract_cases(CASES, parser=request.param)
+    # The cases' `date` was written, before issue 29 split the record's dates, as the newest date
+    # the page states: compared, as in the metascraper corpus, with modified_time, else published_time.
+    return as_metascraper_dates(extract_cases(CASES, parser=request.param))
 
 
 def test_the_corpus_is_well_formed(cases):
