@@ -1,8 +1,10 @@
 """gRPC servers: one asyncio server with health checking and reflection on, plaintext or TLS
-(config `tls`, common.grpc_tls), with the guards of its services (common.grpc_guard)."""
+(config `tls`, common.grpc_tls), with the guards of its services (common.grpc_guard). Every
+handler registered on it, by `add` or on `server` itself, is `checked` (common.grpc_guard): a
+malformed request is INVALID_ARGUMENT with a short reason, whatever the service."""
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -11,7 +13,7 @@ from grpc_reflection.v1alpha import reflection
 from common import grpc_tls
 from common.config import TlsSettings
 from common.errors import ConfigError
-from common.grpc_guard import Guard, GuardInterceptor
+from common.grpc_guard import CheckedHandlers, Guard, GuardInterceptor, checked
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
@@ -30,13 +32,13 @@ class GrpcServer:
         self.stop_grace = stop_grace
         self._credentials = grpc_tls.server_credentials(tls) if tls is not None else None
         active = {name: guard for name, guard in (guards or {}).items() if guard is not None}
-        self.server = grpc.aio.server(
+        self.server: grpc.aio.Server = CheckedServer(grpc.aio.server(
             maximum_concurrent_rpcs=max_concurrent_rpcs,
             interceptors=[GuardInterceptor(active)] if active else None, options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.so_reuseport", 0),
-        ])
+        ]))
         self.health = health.aio.HealthServicer()
         self._names: list[str] = []
         self.port = 0
@@ -85,3 +87,36 @@ class GrpcServer:
     async def __aexit__(self, *exc) -> None:
         await self.stop()
 
+
+
+class CheckedServer(grpc.aio.Server):
+    """A grpc.aio server whose every registered handler is `checked`: no service can forget to
+    answer a malformed request INVALID_ARGUMENT. Everything else is the server's own."""
+
+    def __init__(self, server: grpc.aio.Server):
+        self._server = server
+
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self._server.add_generic_rpc_handlers(tuple(CheckedHandlers(h) for h in generic_rpc_handlers))
+
+    def add_registered_method_handlers(self, service_name: str, method_handlers) -> None:
+        self._server.add_registered_method_handlers(
+            service_name, {name: checked(handler) for name, handler in method_handlers.items()})
+
+    def add_insecure_port(self, address: str) -> int:
+        return self._server.add_insecure_port(address)
+
+    def add_secure_port(self, address: str, server_credentials) -> int:
+        return self._server.add_secure_port(address, server_credentials)
+
+    async def start(self) -> None:
+        await self._server.start()
+
+    async def stop(self, grace: float | None) -> None:
+        await self._server.stop(grace)
+
+    async def wait_for_termination(self, timeout: float | None = None) -> bool:
+        return await self._server.wait_for_termination(timeout)
+
+    def __getattr__(self, name: str):
+        return getattr(self._server, name)

@@ -2,9 +2,9 @@
 ResolveUrl (metadata_api.resolver) when the metadata-api has NATS.
 
 Answers are written from the stored records' bytes (metadata_api.responses): the method is
-registered with a serializer that sends bytes as they are. Requests arrive as bytes too and are
-parsed here, so a malformed one (garbage, invalid UTF-8 in a URL) is INVALID_ARGUMENT with the
-reason rather than gRPC's UNKNOWN. An answer over metadata_api.max_response_bytes is
+registered with a serializer that sends bytes as they are. A malformed request (garbage, invalid
+UTF-8 in a URL) is INVALID_ARGUMENT with the reason, as on every service of a
+common.grpc_server server (common.grpc_guard.checked). An answer over metadata_api.max_response_bytes is
 RESOURCE_EXHAUSTED before it is built. A URL not found is `pending` when it is queued or being
 crawled (common.pending; only with NATS).
 """
@@ -14,7 +14,6 @@ import dataclasses
 import logging
 
 import grpc
-from google.protobuf.message import DecodeError
 
 from common import record_proto, urls
 from common.config import MetadataApiSettings
@@ -59,10 +58,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, f"too many {method} calls at once")
         self._slots[method] -= 1
 
-    async def ResolveUrl(self, data: bytes, context: grpc.aio.ServicerContext):
-        request, error = _parsed(metadata_pb2.ResolveUrlRequest, data)
-        if error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
+    async def ResolveUrl(self, request: metadata_pb2.ResolveUrlRequest, context: grpc.aio.ServicerContext):
         if self._resolver is None:
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION,
                                 "ResolveUrl needs NATS, and this metadata-api has none (set nats_url)")
@@ -92,17 +88,14 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         metadata = record_proto.to_proto(dataclasses.replace(record, url=request.url))
         return metadata_pb2.UrlMetadataResult(url=request.url, found=True, metadata=metadata).SerializeToString()
 
-    async def GetUrlMetadata(self, data: bytes, context: grpc.aio.ServicerContext):
+    async def GetUrlMetadata(self, request: metadata_pb2.GetUrlMetadataRequest, context: grpc.aio.ServicerContext):
         await self._take_slot("GetUrlMetadata", context)
         try:
-            return await self._get(data, context)
+            return await self._get(request, context)
         finally:
             self._slots["GetUrlMetadata"] += 1
 
-    async def _get(self, data: bytes, context: grpc.aio.ServicerContext):
-        request, error = _parsed(metadata_pb2.GetUrlMetadataRequest, data)
-        if error:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, error)
+    async def _get(self, request: metadata_pb2.GetUrlMetadataRequest, context: grpc.aio.ServicerContext):
         asked = list(request.urls)       # each read of request.urls makes its strings again
         if len(asked) > self._max_urls:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT,
@@ -145,15 +138,6 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         return waiting
 
 
-def _parsed(message, data: bytes):
-    """(the request, None), or (None, why it is not one) for an INVALID_ARGUMENT (gRPC's own
-    parsing would say UNKNOWN)."""
-    try:
-        return message.FromString(data), None
-    except DecodeError as exc:
-        return None, f"not a {message.__name__} (URLs must be UTF-8 text): {exc}"
-
-
 def _as_is(data: bytes) -> bytes:
     return data
 
@@ -163,8 +147,9 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
     already: the response serializer sends them as they are."""
     grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, {
         name: grpc.unary_unary_rpc_method_handler(
-            getattr(servicer, name), request_deserializer=_as_is, response_serializer=_as_is)
-        for name in ("GetUrlMetadata", "ResolveUrl")}),))
+            getattr(servicer, name), request_deserializer=request.FromString, response_serializer=_as_is)
+        for name, request in (("GetUrlMetadata", metadata_pb2.GetUrlMetadataRequest),
+                              ("ResolveUrl", metadata_pb2.ResolveUrlRequest))}),))
 
 
 def register(server, store: MetadataStore, settings: MetadataApiSettings,
