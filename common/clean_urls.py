@@ -4,11 +4,16 @@ A separate field only: the URL we fetch, canonicalise and store is still the URL
 
     clean("https://youtu.be/abc?si=XyZ&t=42")  ->  ("https://youtu.be/abc?t=42", ("si",))
 
-Which names are tracking comes from the ClearURLs rules, kept as data in
-`clean_urls_rules.json` beside this module (what was taken and what was changed is listed there):
-the global list (utm_*, fbclid, gclid, mc_eid, msclkid, _ga, ...) on every host, and the lists of
-about thirty big sites on their own hosts (YouTube and Spotify `si`, Instagram `igshid`, Twitter
-and X `s`, `t`, `ref_src`, Reddit `share_id`, Amazon `pd_rd_*`, ...), with their exceptions.
+Which names are tracking comes from two places:
+- `GLOBAL_PARAMS` below, in code: names whose meaning is the same on every host (utm_*, fbclid,
+  gclid, msclkid, mc_eid, Instagram's `igshid`, Twitter's embed `ref_src`, ...), each with the
+  reason it is tracking, removed on every host but where ClearURLs' global rules are excepted;
+- the ClearURLs rules, kept as data in `clean_urls_rules.json` beside this module (what was taken
+  and what was changed is listed there): their global list on every host, and the lists of about
+  thirty big sites on their own hosts (YouTube and Spotify `si`, Twitter and X `s`, `t`, Reddit
+  `share_id`, Amazon `pd_rd_*`, ...), with their exceptions.
+A name that means tracking on one site and something else on others stays a site rule:
+`NOT_GLOBAL` says why for the common ones (`si`, `s`, `t`, `feature`, `source`, `ref`, `tag`).
 
 What we keep on purpose: referral and affiliate parameters (`ref`, `referrer`, Amazon's `tag`),
 which credit the person who shared the link rather than follow the reader, and which often
@@ -59,7 +64,50 @@ import ada_url
 
 from common.urls import FETCHABLE_SCHEMES, is_ip_literal, registrable_domain
 
-__all__ = ["MAX_NAME_LENGTH", "RULES_FILE", "SOURCE", "clean"]
+__all__ = ["GLOBAL_PARAMS", "MAX_NAME_LENGTH", "NOT_GLOBAL", "RULES_FILE", "SOURCE", "clean"]
+
+# Tracking on every host: what each name is. "name*" is every name starting so ("utm_source").
+# Only names a vendor documents and appends to links wherever they lead; never one that selects
+# what a page shows.
+GLOBAL_PARAMS: dict[str, str] = {
+    "utm_*": "Google Analytics campaign tags (source, medium, campaign, term, content, id)",
+    "mtm_*": "Matomo campaign tags",
+    "pk_campaign": "Matomo (Piwik) campaign name", "pk_kwd": "Matomo (Piwik) campaign keyword",
+    "pk_source": "Matomo (Piwik) campaign source", "pk_medium": "Matomo (Piwik) campaign medium",
+    "_ga": "Google Analytics client id carried across domains", "_gl": "Google Analytics cross-domain linker",
+    "gclid": "Google Ads click id", "dclid": "Google Display & Video 360 click id",
+    "gbraid": "Google Ads click id (iOS app to web)", "wbraid": "Google Ads click id (iOS web to app)",
+    "gad_source": "Google Ads: the ad network a click came from",
+    "srsltid": "Google Merchant Center's tag on shopping results",
+    "fbclid": "Facebook click id, added to every link leaving Facebook",
+    "igshid": "Instagram share id, added to links shared from the app, whatever their host",
+    "igsh": "Instagram share id (its newer name)",
+    "ref_src": "Twitter's embed marker (ref_src=twsrc^tfw), added to every link of an embedded tweet",
+    "msclkid": "Microsoft Advertising click id", "twclid": "X (Twitter) Ads click id",
+    "ttclid": "TikTok Ads click id", "li_fat_id": "LinkedIn Ads click id", "epik": "Pinterest Ads click id",
+    "yclid": "Yandex Direct click id", "wickedid": "Wicked Reports click id",
+    "s_cid": "Adobe Analytics campaign code",
+    "mc_cid": "Mailchimp campaign id", "mc_eid": "Mailchimp subscriber id",
+    "_hsenc": "HubSpot email tracking", "_hsmi": "HubSpot email message id",
+    "__hstc": "HubSpot visitor cookie carried across domains", "__hssc": "HubSpot session cookie carried across domains",
+    "__hsfp": "HubSpot browser fingerprint carried across domains",
+    "mkt_tok": "Marketo email tracking token", "_kx": "Klaviyo email subscriber id",
+    "oly_anon_id": "Omeda newsletter reader id", "oly_enc_id": "Omeda newsletter subscriber id",
+    "vero_id": "Vero email subscriber id", "vero_conv": "Vero email conversion tracking",
+    "_branch_match_id": "Branch deep-link click id",
+}
+
+# Names that are tracking on some sites only, and left to their rules: why each is not global.
+NOT_GLOBAL: dict[str, str] = {
+    "si": "a share id on YouTube and Spotify, but two letters that mean a section, an index or a size elsewhere",
+    "s": "a share marker on X and Twitter, a search query on most sites (WordPress's ?s=)",
+    "t": "a share marker on X, a timestamp on YouTube, a tab or topic elsewhere",
+    "feature": "a share marker on YouTube, a feature or section elsewhere",
+    "source": "Medium's feed marker, but it selects what many pages show",
+    "src": "Twitter's search marker, an image or a feed elsewhere",
+    "ref": "credits whoever shared the link, and is a branch on code hosts (?ref=main)",
+    "tag": "Amazon's affiliate tag credits the sharer; a tag's page elsewhere",
+}
 
 # Data derived from ClearURLs Rules (LGPL-3.0); see the NOTICE above and the file's "about".
 RULES_FILE = Path(__file__).with_name("clean_urls_rules.json")
@@ -144,7 +192,16 @@ def _load(path: Path) -> tuple[tuple[_Rule, ...], dict]:
     return tuple(rules), data["source"]
 
 
-_RULES, SOURCE = _load(RULES_FILE)
+def _global_rule(excepts: tuple[_Place, ...]) -> _Rule:
+    """GLOBAL_PARAMS as a rule on every host, with the exceptions of ClearURLs' global rules."""
+    names = [_AFTER_ENCODED_QUESTION_MARK
+             + (re.escape(name[:-1]) + "[a-z0-9_]*" if name.endswith("*") else re.escape(name))
+             for name in GLOBAL_PARAMS]
+    return _Rule("GLOBAL_PARAMS", (_Place.read("*"),), excepts, _union(names))
+
+
+_CLEARURLS_RULES, SOURCE = _load(RULES_FILE)
+_RULES = (*_CLEARURLS_RULES, _global_rule(next(r.excepts for r in _CLEARURLS_RULES if r.provider == "globalRules")))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -83,7 +83,7 @@ def test_amazon_search_keeps_what_selects_the_results():
 @pytest.mark.parametrize("url", [
     "https://shop.example/item?id=7&p=2&q=shoes&page=3&article=9&lang=fr&v=2",
     "https://example.com/?ref=friend&referrer=news&source=home",      # referral, kept everywhere
-    "https://example.com/?si=1&s=2&t=3&feature=x&igshid=4",           # site-specific names elsewhere
+    "https://example.com/?si=1&s=2&t=3&feature=x&src=y",              # site-specific names elsewhere
     "https://github.com/o/r/tree/main?ref=main",                      # a branch
     "https://gitlab.com/o/r/-/tree/dev?ref_type=heads&ref=dev",
     "https://www.youtube.com/watch?v=abc&t=1m30s",                    # t is a timestamp there
