@@ -24,10 +24,15 @@ document's iframe may fill it later, stages/related.py). `clean_url` is the fina
 names them), whatever the outcome.
 
 Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
-runs it in a worker process within `process.extract_timeout`; a page past that budget is recorded
-as TIMEOUT, one whose extraction fails as UNSUPPORTED_CONTENT, each with the reason in `error`
-and the response's own facts (status, type, length) kept. Without a pool (tests, tools), pages
-are extracted in this process.
+runs it in a worker process within `process.extract_timeout`. A page past that budget is extracted
+again from its head alone (extraction.head, within a budget of its own): OK when that gives a
+title, a description or an image, with the timeout in `error`; else TIMEOUT. One whose extraction
+fails is UNSUPPORTED_CONTENT; each keeps the reason in `error` and the response's own facts
+(status, type, length). Without a pool (tests, tools), pages are extracted in this process.
+
+A body over fetcher.max_body_bytes was read up to the cap (`truncated`): the record is of what
+was read, OK when that is a page with a title, a description or an image, else TOO_LARGE (a
+body not HTML, or HTML that gave nothing), with what the first bytes said (an image's size) kept.
 """
 from __future__ import annotations
 
@@ -42,6 +47,7 @@ from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from common import embeds
 from scheduler.extraction import extract_page, images, signals
+from scheduler.extraction.head import head_of
 from scheduler.extraction.page import ROBOTS_TOKEN
 from scheduler.extraction.walls import WALL_STATUSES
 from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
@@ -59,6 +65,11 @@ def media_type(result: FetchResult) -> str:
         if head.startswith((b"<!doctype html", b"<html")) or b"<head" in head:
             return "text/html"
     return kind
+
+
+def usable(page: PageMetadata) -> bool:
+    """The page's metadata makes a preview: a title, a description or an image."""
+    return bool(page.title or page.description or page.image)
 
 
 Extract = Callable[[bytes, str, "str | None", int], Awaitable[PageMetadata]]
@@ -141,8 +152,15 @@ class PostProcessor:
     async def _classify(self, task: CrawlTask, final: FetchResult,
                         record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
         record, page = await self._read(task, final, record)
-        if final.truncated and record.status in (Status.OK, Status.UNSUPPORTED_CONTENT):
-            # Over the cap: what the first bytes said (a page's head, an image's size) is kept.
+        if not final.truncated or task.failure is not None or final.status is not Status.OK:
+            return record, page
+        # Over the cap: the fetcher read the first fetcher.max_body_bytes, and the record is of
+        # those (`truncated`). A page whose first bytes give a preview is an OK page; a body they
+        # give nothing usable from (not HTML, or no markup) is TOO_LARGE, with what they did say
+        # (an image's size) kept.
+        record = dataclasses.replace(record, truncated=True)
+        if record.status is Status.UNSUPPORTED_CONTENT or (
+                record.status is Status.OK and not (page is not None and usable(page))):
             record = dataclasses.replace(record, status=Status.TOO_LARGE, error=(
                 f"the body is larger than fetcher.max_body_bytes; the first {len(final.body)} bytes were read"))
         return record, page
@@ -174,15 +192,31 @@ class PostProcessor:
 
     async def _page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
         length = len(final.body)
+        note = record.error
         try:
             page = await self._extract(final.body, final.url, final.header("content-type"), final.http_status)
         except ExtractionTimeout as exc:
-            return dataclasses.replace(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
+            page = await self._head_alone(final)
+            if page is None:
+                return dataclasses.replace(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
+            note = f"{exc}; the metadata is of the page's head alone"
         except ExtractionFailed as exc:
             return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
                                        content_length=length), None
         embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
-        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
+        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, note)
         record = dataclasses.replace(record, **with_page(page), content_length=length, status=status, error=error,
                                      **({"embed_html": embed} if embed else {}))
         return record, page
+
+    async def _head_alone(self, final: FetchResult) -> PageMetadata | None:
+        """The metadata of the page's head alone (extraction.head), when the whole page ran out of
+        budget: within a budget of its own, and only if it makes a preview."""
+        head = head_of(final.body)
+        if head is None:
+            return None
+        try:
+            page = await self._extract(head, final.url, final.header("content-type"), final.http_status)
+        except (ExtractionTimeout, ExtractionFailed):
+            return None
+        return page if usable(page) else None

@@ -72,6 +72,7 @@ async def test_an_image_over_the_body_cap_is_too_large_and_still_gets_its_size()
                                        (("Content-Type", "image/jpeg"), ("Content-Length", "52428800")),
                                        jpeg[:400], truncated=True))
     assert record.status is Status.TOO_LARGE and "fetcher.max_body_bytes" in record.error
+    assert record.truncated
     assert record.image == Image("http://a.test/big.jpg", 1024, 768, "image/jpeg")
     assert record.content_length == 400                   # what was read, not what was claimed
 
@@ -97,11 +98,11 @@ async def test_other_types_get_content_type_and_length():
     assert cut.status is Status.TOO_LARGE and cut.content_length == 10
 
 
-async def test_a_page_over_the_body_cap_is_too_large_with_what_its_head_said():
+async def test_a_page_over_the_body_cap_is_what_its_first_bytes_said():
     html = b"<!doctype html><title>Big</title>" + b"<p>x</p>" * 1000
     record = await process(FetchResult("http://a.test/", Status.OK, 200,
                                        (("Content-Type", "text/html"),), html, truncated=True))
-    assert record.status is Status.TOO_LARGE and record.title == "Big"
+    assert record.status is Status.OK and record.title == "Big" and record.truncated
     assert record.content_length == len(html)
     assert record_proto.to_dict(record)["content_length"] == len(html)      # a number in JSON
 
