@@ -98,7 +98,7 @@ class UrlRecord:
     sensitive: bool = False           # the page declares adult content
     embed_html: str = ""              # one iframe from an allowed host
     fediverse_creator: str = ""       # <meta name="fediverse:creator">
-    truncated: bool = False           # the body was cut at fetcher.max_body_bytes; metadata is of what was read
+    truncated: bool = False           # the metadata is of the page's first part (body over the cap, or its head alone)
     modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
 
     @property

@@ -26,7 +26,7 @@ names them), whatever the outcome.
 Extraction is `extract(body, url, content_type)`: in the service, ExtractionPool.extract, which
 runs it in a worker process within `process.extract_timeout`. A page past that budget is extracted
 again from its head alone (extraction.head, within a budget of its own): OK when that gives a
-title, a description or an image, with the timeout in `error`; else TIMEOUT. One whose extraction
+title, a description or an image, marked `truncated` (no `error`: it is OK); else TIMEOUT. One whose extraction
 fails is UNSUPPORTED_CONTENT; each keeps the reason in `error` and the response's own facts
 (status, type, length). Without a pool (tests, tools), pages are extracted in this process.
 
@@ -192,20 +192,21 @@ class PostProcessor:
 
     async def _page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
         length = len(final.body)
-        note = record.error
+        head_alone = False
         try:
             page = await self._extract(final.body, final.url, final.header("content-type"), final.http_status)
         except ExtractionTimeout as exc:
             page = await self._head_alone(final)
             if page is None:
                 return dataclasses.replace(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
-            note = f"{exc}; the metadata is of the page's head alone"
+            head_alone = True       # OK and `truncated`: the metadata is of the page's head alone
         except ExtractionFailed as exc:
             return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
                                        content_length=length), None
         embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
-        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, note)
+        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
         record = dataclasses.replace(record, **with_page(page), content_length=length, status=status, error=error,
+                                     truncated=record.truncated or head_alone,
                                      **({"embed_html": embed} if embed else {}))
         return record, page
 
