@@ -74,11 +74,6 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
 
 
 
-def _interstitial(markup: str | bytes, doc, http_status: int) -> str:
-    """"<kind>: <signals>" when the page is a wall (extraction.walls), else ''."""
-    wall = walls.detect(markup, doc, http_status)
-    return f"{wall.kind}: {wall.reason}" if wall else ""
-
 def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     """A corpus cases file: a list of {name, url, html (relative to the file's folder), expected}."""
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
