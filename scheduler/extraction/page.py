@@ -73,7 +73,6 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     )
 
 
-
 def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     """A corpus cases file: a list of {name, url, html (relative to the file's folder), expected}."""
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
