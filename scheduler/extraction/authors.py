@@ -69,6 +69,8 @@ def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool]]:
         yield [value], False, True
     for value in s.doc.byline_links():
         yield [value], False, True
+    for value in _byline_names(s.doc.byline_texts()):
+        yield [value], False, False
     # A social network's post or profile is titled by its author's name and handle:
     # `Name (@handle) on Network`, `Name (@user@instance)`.
     for value in (_meta(s, "og:title", "twitter:title"), s.doc.title):
@@ -105,6 +107,27 @@ def _handle(value: str) -> str:
     (`@https://twitter.com/name`, a common CMS slip) is the name at that URL's end."""
     m = _PROFILE_URL.match(value)
     return m.group(1) if m else value
+
+
+# What ends the name in a byline's text: a separator, a date, a place (`By Jane Doe | January 13`,
+# `By Jane Doe, Reuters`, `Por Ana Díaz el 13 de enero`, `Von Anna Roth am 13.01.2020`); the
+# little words in lower case only (`Marine Le Pen`).
+_BYLINE_END = re.compile(r"\s*[|·•—–,;:(]\s*|\s+-\s+|\s+(?:on|updated|published|el|le|am|il|em|in)\s+(?=[\w])|\d")
+_BYLINE_WORDS = 6          # words at most: "Jane Doe and John Roe" is five
+
+
+def _byline_names(texts: tuple[str, ...]) -> Iterator[str]:
+    """The names a byline's text states: the text up to what ends the name (`_BYLINE_END`), of
+    at most `_BYLINE_WORDS` words, two or more unless it says `By`. A text that holds another byline's
+    (a block around the name and its role) is skipped for that one."""
+    for text in texts:
+        if any(other != text and other in text for other in texts):
+            continue
+        explicit = _BY.match(text)
+        name = _BYLINE_END.split(_BY.sub("", text), 1)[0].strip()
+        words = len(name.split())
+        if name and (words > 1 or explicit) and words <= _BYLINE_WORDS:
+            yield name
 
 
 def _byline(found: list[str]) -> str:

@@ -5,9 +5,9 @@ The publication date's sources, in order:
 
 1. a date the page states for machines: JSON-LD datePublished, the publication metas
    (`_PUBLISHED_META`), microdata's date properties, a video's uploadDate;
-2. a <time datetime> of the body: the first one, unless one falls on the day the page's URL
-   names (`/2020/01/13/slug`), which is then the article's own (the others are a sidebar's or
-   comments'); then JSON-LD dateCreated;
+2. a <time datetime> of the body: the article's before one outside it, and one of a sidebar,
+   a comment or a related list last (`Document.article_times`); but first one that falls on the
+   day the page's URL names (`/2020/01/13/slug`): the article's own. Then JSON-LD dateCreated;
 3. a date shown as text (`<p class="date">13 January 2020</p>`, `13.01.2020`), unless that text
    says it is an update (`Updated 14 Jan 2020`, `Aktualisiert am ...`): an update is no
    publication;
@@ -79,7 +79,7 @@ def _created(s: Sources) -> Iterator[Any]:
 
 def _body_times(s: Sources, day: str) -> Iterator[str]:
     """The body's <time datetime>s, one on the URL's day (as written, in the page's zone) first."""
-    times = s.doc.times
+    times = s.doc.article_times() or s.doc.times
     if day:
         yield from (t for t in times if t[:10] == day)
     yield from times

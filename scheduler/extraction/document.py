@@ -7,6 +7,7 @@ matter, for every parser alike, so that all parsers give the same `Document`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 from typing import Callable, Iterable
 
 _JSONLD_TYPE = "application/ld+json"
@@ -52,7 +53,7 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "has_items", "_index", "_bylines", "_dated", "_item_html")
+                 "has_items", "_index", "_bylines", "_dated", "_item_html", "_placed", "_byline_texts")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
@@ -60,7 +61,9 @@ class Document:
                  author_links: tuple[str, ...], images: tuple[Img, ...], video_poster: str,
                  bylines: Callable[[], tuple[str, ...]] = tuple,
                  dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False,
-                 item_html: Callable[[], str | None] = lambda: None):
+                 item_html: Callable[[], str | None] = lambda: None,
+                 placed_times: Callable[[], tuple[str, ...]] = tuple,
+                 byline_texts: Callable[[], tuple[str, ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -85,6 +88,8 @@ class Document:
         self._bylines: Callable[[], tuple[str, ...]] | tuple[str, ...] = bylines
         self._dated: Callable[[], tuple[str, ...]] | tuple[str, ...] = dated
         self._item_html = item_html
+        self._placed: Callable[[], tuple[str, ...]] | tuple[str, ...] = placed_times
+        self._byline_texts: Callable[[], tuple[str, ...]] | tuple[str, ...] = byline_texts
 
     def byline_links(self) -> tuple[str, ...]:
         """Texts of the first few links inside an element whose class mentions "author", in
@@ -100,6 +105,22 @@ class Document:
         if callable(self._dated):
             self._dated = self._dated()
         return self._dated
+
+    def article_times(self) -> tuple[str, ...]:
+        """The datetime attributes of the page's first <time>s, the article's first: those inside
+        <article>, <main>, the article's body, header or byline (`ARTICLE`), then those outside
+        both, then those of an <aside>, <nav>, a comment, sidebar or related list (`ASIDE`) last. Found on first use only, like `byline_links`."""
+        if callable(self._placed):
+            self._placed = self._placed()
+        return self._placed
+
+    def byline_texts(self) -> tuple[str, ...]:
+        """Short texts of the first few elements whose class mentions "byline" or "author"
+        (`<span class="author-name">Jane Doe</span>`, `<p class="byline">By Jane Doe</p>`), in
+        document order. Found on first use only, like `byline_links`."""
+        if callable(self._byline_texts):
+            self._byline_texts = self._byline_texts()
+        return self._byline_texts
 
     def item_html(self) -> str | None:
         """The page's top-level microdata items as HTML, for a parse of just them; None when
@@ -123,8 +144,10 @@ class Document:
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Document) and self.byline_links() == other.byline_links()
                 and self.dated_texts() == other.dated_texts()
+                and self.article_times() == other.article_times()
+                and self.byline_texts() == other.byline_texts()
                 and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
-                        if s not in ("_bylines", "_dated", "_item_html")))
+                        if s not in ("_bylines", "_dated", "_item_html", "_placed", "_byline_texts")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -234,12 +257,14 @@ class Builder:
 
     def build(self, bylines: Callable[[], tuple[str, ...]] = tuple,
               dated: Callable[[], tuple[str, ...]] = tuple,
-              item_html: Callable[[], str | None] = lambda: None) -> Document:
+              item_html: Callable[[], str | None] = lambda: None,
+              placed_times: Callable[[], tuple[str, ...]] = tuple,
+              byline_texts: Callable[[], tuple[str, ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
-                        self.has_items, item_html)
+                        self.has_items, item_html, placed_times, byline_texts)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -283,3 +308,43 @@ def texts(texts: Iterable[str], max_length: int = 0) -> tuple[str, ...]:
             if len(found) == _MAX_HINTS:
                 break
     return tuple(found)
+
+
+# Where a <time> is (see `Document.article_times`): the article's own, or a sidebar's or comment's.
+ARTICLE, OUTSIDE, ASIDE = 0, 1, 2
+_ARTICLE_TAGS = frozenset({"article", "main"})
+_ASIDE_TAGS = frozenset({"aside", "nav"})
+_ARTICLE_CLASS = ("byline", "article-body", "articlebody", "entry-content", "post-content", "entry-meta",
+                  "post-meta", "article-meta", "entry-header", "post-header", "article-header")
+_ASIDE_CLASS = ("comment", "sidebar", "related", "widget", "recommend", "trending", "popular", "most-read",
+                "reply")
+_PLACED_MAX = 16   # <time>s placed per page
+
+
+def place(ancestors: Iterable[tuple[str, dict[str, str]]]) -> int:
+    """ARTICLE, OUTSIDE or ASIDE for an element under these (tag, attributes) ancestors, in any
+    order: ASIDE when any is one (a comment inside an article is a comment), else ARTICLE when any is one."""
+    found = OUTSIDE
+    for tag, attrs in ancestors:
+        classes = (attrs.get("class") or "").lower().split()
+        if tag in _ASIDE_TAGS or any(c.startswith(_ASIDE_CLASS) for c in classes):
+            return ASIDE
+        if (tag in _ARTICLE_TAGS or (attrs.get("itemprop") or "").lower() == "articlebody"
+                or any(c.startswith(_ARTICLE_CLASS) for c in classes)):
+            found = ARTICLE
+    return found
+
+
+def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
+    """The datetimes of (place, datetime) pairs in document order, ordered by place (stable)."""
+    kept = [(rank, value.strip()) for rank, value in islice(times, _PLACED_MAX) if value.strip()]
+    return tuple(value for _, value in sorted(kept, key=lambda pair: pair[0]))
+
+
+BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography
+
+
+def shows_byline(attrs: dict[str, str]) -> bool:
+    """Whether an element is a byline (see `Document.byline_texts`)."""
+    cls = attrs.get("class", "").lower()
+    return "byline" in cls or "author" in cls
