@@ -10,8 +10,8 @@ from typing import Callable, Iterator
 from selectolax.lexbor import LexborHTMLParser
 
 from common.config import HTML_PARSERS as PARSERS, ProcessSettings
-from scheduler.extraction.document import (DATED_TEXT_MAX, HINT_RELS, Builder, Document, shows_date,
-                                           texts, wanted)
+from scheduler.extraction.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
+                                           place, placed, shows_byline, shows_date, texts, wanted)
 
 # A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it
 # is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.
@@ -25,6 +25,9 @@ _SELECTOR = ("html, title, base, meta, "
 _BYLINE_BLOCKS = "[class*=author i]"
 # Elements showing a date as text (see `shows_date`); the last resort for a date, found on demand.
 _DATED_SELECTOR = "time:not([datetime]), [class*=date i], [class*=time i]"
+# Bylines as text (see `shows_byline`), and <time>s to place (`document.place`): found on demand.
+_BYLINE_SELECTOR = "[class*=byline i], [class*=author i]"
+_TIMES_SELECTOR = "time[datetime]"
 
 
 def _from_selectolax(markup: str | bytes) -> Document:
@@ -62,7 +65,18 @@ def _from_selectolax(markup: str | bytes) -> Document:
     return builder.build(lambda: texts(node.text() for node in _byline_links(tree)),
                          lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
                                        DATED_TEXT_MAX),
-                         lambda: _item_html(tree))
+                         lambda: _item_html(tree),
+                         lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
+                                        for node in tree.css(_TIMES_SELECTOR)),
+                         lambda: texts((node.text(separator=" ") for node in tree.css(_BYLINE_SELECTOR)),
+                                       BYLINE_TEXT_MAX))
+
+
+def _ancestors(node) -> Iterator[tuple[str, dict]]:
+    parent = node.parent
+    while parent is not None:
+        yield parent.tag, parent.attributes
+        parent = parent.parent
 
 
 def _byline_links(tree) -> Iterator:
@@ -128,7 +142,32 @@ def _from_html5lib(markup: str | bytes) -> Document:
         lambda: texts(("".join(_etree_text(el)) for el, _ in _walk(root)
                        if isinstance(el.tag, str) and not el.tag.startswith("{")
                        and shows_date(el.tag, {k: str(v) for k, v in el.attrib.items()})),
-                      DATED_TEXT_MAX))
+                      DATED_TEXT_MAX),
+        placed_times=lambda: placed((place(_chain(ancestors)), str(el.attrib.get("datetime", "")))
+                                    for el, ancestors in _walk_placed(root)
+                                    if el.tag == "time" and "datetime" in el.attrib),
+        byline_texts=lambda: texts((" ".join(_etree_text(el)) for el, _ in _walk(root)
+                                    if isinstance(el.tag, str) and not el.tag.startswith("{")
+                                    and shows_byline({k: str(v) for k, v in el.attrib.items()})),
+                                   BYLINE_TEXT_MAX))
+
+
+def _walk_placed(root) -> Iterator[tuple[object, tuple]]:
+    """Elements in document order, each with its ancestors as a chain ((tag, attributes), rest)
+    (iterative, like `_walk`; a chain, not a list, so that deep nesting costs no more)."""
+    stack = [(root, ())]
+    while stack:
+        el, ancestors = stack.pop()
+        yield el, ancestors
+        if isinstance(el.tag, str):
+            inner = ((el.tag, el.attrib), ancestors)
+            stack.extend((child, inner) for child in reversed(el))
+
+
+def _chain(ancestors: tuple) -> Iterator[tuple[str, dict]]:
+    while ancestors:
+        (tag, attrib), ancestors = ancestors
+        yield tag, {k: str(v) for k, v in attrib.items() if isinstance(k, str)}
 
 
 def _walk(root) -> Iterator[tuple[object, bool]]:

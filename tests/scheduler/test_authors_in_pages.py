@@ -114,3 +114,23 @@ def test_a_domain_is_the_site_name_only_when_no_name_is_stated(parser):
     head = '<meta property="og:site_name" content="dailyplanet.test">'
     assert page(head + '<meta name="application-name" content="Daily Planet">', parser=parser).site_name == "Daily Planet"
     assert page(head, parser=parser).site_name == "dailyplanet.test"       # guard: all there is
+
+
+@pytest.mark.parametrize("byline, expected", [
+    ('<p class="byline">By Jane Doe | <time datetime="2020-01-13">January 13, 2020</time></p>', "Jane Doe"),
+    ('<div class="byline">By Jane Doe, Reuters</div>', "Jane Doe"),
+    ('<div class="author"><span class="author-name">Jane Doe</span><span class="author-role">Senior Reporter</span></div>',
+     "Jane Doe"),
+    ('<div class="post-author"><i class="icon-author"></i> Jane Doe</div>', "Jane Doe"),
+    ('<p class="byline">Por Ana Díaz el 13 de enero de 2020</p>', "Ana Díaz"),
+    ('<p class="article-byline">By Staff</p>', "Staff"),
+    ('<span class="byline">Marine Le Pen</span>', "Marine Le Pen"),
+])
+def test_a_byline_stated_as_text_names_the_author(byline, expected, parser):
+    assert author(body=byline, parser=parser) == expected
+
+
+def test_an_authors_biography_is_no_byline(parser):
+    bio = ('<div class="author-bio">Jane Doe is a reporter covering the city council and transit for the '
+           'Daily Planet.</div>')
+    assert author(body=bio, parser=parser) == ""       # guard

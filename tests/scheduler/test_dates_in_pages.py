@@ -99,3 +99,20 @@ def test_a_shown_update_is_no_publication(update, parser):
 def test_stated_dates_as_cmss_misprint_them(content, expected, parser):
     head = f'<meta itemprop="datePublished" content="{content}">'
     assert published(head=head, parser=parser) == expected
+
+
+def test_the_articles_time_before_a_sidebars_or_a_comments(parser):
+    sidebar = '<aside class="most-read"><time datetime="2021-06-01T08:00:00Z">1 June</time></aside>'
+    nav = '<nav><time datetime="2021-06-02T08:00:00Z">Today</time></nav>'
+    related = '<div class="related-posts"><time datetime="2021-06-03T08:00:00Z">3 June</time></div>'
+    comment = '<li class="comment"><time datetime="2021-06-04T08:00:00Z">4 June</time></li>'
+    article = '<p class="byline">By Ann Lee, <time datetime="2020-01-13T09:30:00+01:00">13 January</time></p>'
+    for before in (sidebar, nav, related):
+        html = (f"<!doctype html><html><head><title>Story</title></head><body>{before}"
+                f"<article><h1>Story</h1>{article}<p>Text.</p><ol>{comment}</ol></article></body></html>")
+        assert extract_page(html.encode(), "https://news.test/story", parser=parser).published_time == (
+            "2020-01-13T08:30:00Z")
+    # a comment's time inside the article comes after a time outside both
+    html = (f"<!doctype html><html><body><article><ol>{comment}</ol></article>"
+            '<div class="meta"><time datetime="2020-01-13T08:30:00Z">13 January</time></div></body></html>')
+    assert extract_page(html.encode(), "https://news.test/story", parser=parser).published_time == "2020-01-13T08:30:00Z"
