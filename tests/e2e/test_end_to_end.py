@@ -20,6 +20,8 @@ CYRILLIC_TITLE = "Привет, мир"
 META_CHARSET = ('<html><head><meta charset="windows-1251"><title>' + CYRILLIC_TITLE +
                 "</title></head><body></body></html>").encode("windows-1251")
 
+JITTER = 0.05     # seconds an arrival at a loopback origin may be late on a loaded machine
+
 
 async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_server, localweb):
     web = localweb
@@ -90,8 +92,13 @@ async def test_submitted_urls_are_resolved_stored_and_announced(tmp_path, nats_s
     # A page right after robots.txt is not compared: the fetcher sends it only once robots.txt
     # was answered, so an origin slow to take the robots.txt request shrinks the gap it records
     # (225 ms seen on a loaded CI run, as in test_failover).
-    gaps = [b[0] - a[0] for a, b in zip(news_hits, news_hits[1:]) if a[1] != "/robots.txt"]
-    assert min(gaps) >= 1 / 4.0 - 0.02, gaps         # never closer than news.test's rate allows
+    # Arrivals are measured at the origin, so one request the loaded machine delivers late makes
+    # the next gap look short (229 ms seen): each gap may lose JITTER, and the pages after
+    # robots.txt, taken together, still span their number of intervals at news.test's rate.
+    pages = [at for at, path in news_hits if path != "/robots.txt"]
+    gaps = [b - a for a, b in zip(pages, pages[1:])]
+    assert min(gaps) >= 1 / 4.0 - JITTER, gaps        # never closer than the rate allows, give or take
+    assert pages[-1] - pages[0] >= (len(pages) - 1) / 4.0 - JITTER, pages
 
 
 async def test_many_urls_are_in_flight_at_once_bounded_by_config(tmp_path, nats_server, localweb):
