@@ -22,7 +22,7 @@ from common.pending import PendingLookup
 from metadata_api.resolver import Resolver, StillResolving
 from common.stores.keys import lookup_key
 from common.stores.metadata import AnswerTooLarge, MetadataStore
-from metadata_api import responses
+from metadata_api import explain, responses
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 log = logging.getLogger("spiderduck.metadata_api")
@@ -47,7 +47,8 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         # Each method its own bound: ResolveUrl calls wait for crawls, and must never take the
         # places of GetUrlMetadata's (the server admits the sum).
         self._slots = {"GetUrlMetadata": settings.max_concurrent_calls,
-                       "ResolveUrl": settings.max_concurrent_resolves}
+                       "ResolveUrl": settings.max_concurrent_resolves,
+                       "ExplainUrl": settings.max_concurrent_calls}
 
     async def _take_slot(self, method: str, context) -> None:
         """A place among `method`'s calls (RESOURCE_EXHAUSTED when none is left); the caller
@@ -87,6 +88,13 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))
         metadata = record_proto.to_proto(dataclasses.replace(record, url=request.url))
         return metadata_pb2.UrlMetadataResult(url=request.url, found=True, metadata=metadata).SerializeToString()
+
+    async def ExplainUrl(self, request: metadata_pb2.ExplainUrlRequest, context: grpc.aio.ServicerContext):
+        await self._take_slot("ExplainUrl", context)
+        try:
+            return await explain.explain(self._store, request, context)
+        finally:
+            self._slots["ExplainUrl"] += 1
 
     async def GetUrlMetadata(self, request: metadata_pb2.GetUrlMetadataRequest, context: grpc.aio.ServicerContext):
         await self._take_slot("GetUrlMetadata", context)
@@ -145,11 +153,14 @@ def _as_is(data: bytes) -> bytes:
 def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
     """As metadata_pb2_grpc.add_MetadataServiceServicer_to_server, but the answer is bytes
     already: the response serializer sends them as they are."""
-    grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, {
-        name: grpc.unary_unary_rpc_method_handler(
-            getattr(servicer, name), request_deserializer=request.FromString, response_serializer=_as_is)
+    handlers = {name: grpc.unary_unary_rpc_method_handler(
+        getattr(servicer, name), request_deserializer=request.FromString, response_serializer=_as_is)
         for name, request in (("GetUrlMetadata", metadata_pb2.GetUrlMetadataRequest),
-                              ("ResolveUrl", metadata_pb2.ResolveUrlRequest))}),))
+                              ("ResolveUrl", metadata_pb2.ResolveUrlRequest))}
+    handlers["ExplainUrl"] = grpc.unary_unary_rpc_method_handler(
+        servicer.ExplainUrl, request_deserializer=metadata_pb2.ExplainUrlRequest.FromString,
+        response_serializer=metadata_pb2.Explanation.SerializeToString)
+    grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
 
 
 def register(server, store: MetadataStore, settings: MetadataApiSettings,

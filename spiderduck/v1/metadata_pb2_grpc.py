@@ -44,6 +44,11 @@ class MetadataServiceStub:
                 request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.SerializeToString,
                 response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.FromString,
                 _registered_method=True)
+        self.ExplainUrl = channel.unary_unary(
+                '/spiderduck.v1.MetadataService/ExplainUrl',
+                request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.Explanation.FromString,
+                _registered_method=True)
 
 
 class MetadataServiceServicer:
@@ -66,6 +71,16 @@ class MetadataServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExplainUrl(self, request, context):
+        """Why a URL's preview looks as it does: each field's source and the values that lost, and what
+        each platform will show. Extraction is run again on the stored raw page (never fetched again);
+        NOT_FOUND for a URL never seen; a record whose page was not archived (noarchive) is explained
+        from what the record holds, and says so.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MetadataServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -78,6 +93,11 @@ def add_MetadataServiceServicer_to_server(servicer, server):
                     servicer.ResolveUrl,
                     request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.FromString,
                     response_serializer=spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.SerializeToString,
+            ),
+            'ExplainUrl': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExplainUrl,
+                    request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_metadata__pb2.Explanation.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -134,6 +154,33 @@ class MetadataService:
             '/spiderduck.v1.MetadataService/ResolveUrl',
             spiderduck_dot_v1_dot_metadata__pb2.ResolveUrlRequest.SerializeToString,
             spiderduck_dot_v1_dot_metadata__pb2.UrlMetadataResult.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExplainUrl(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.MetadataService/ExplainUrl',
+            spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.SerializeToString,
+            spiderduck_dot_v1_dot_metadata__pb2.Explanation.FromString,
             options,
             channel_credentials,
             insecure,
