@@ -295,6 +295,14 @@ class ProcessSettings:
 
 
 @dataclass(frozen=True)
+class TelemetrySettings:
+    otlp_endpoint: str = ""           # host:port of an OTLP gRPC receiver (an OpenTelemetry collector)
+                                      # that gets each role's trace spans; empty = off (no spans made)
+    service_name: str = ""            # the spans' resource service.name; empty = spiderduck-<role>
+                                      # (spiderduck-scheduler, spiderduck-fetcher, spiderduck-up, ...)
+
+
+@dataclass(frozen=True)
 class Settings:
     data_dir: str = "./var"           # where embedded state lives (NATS JetStream, SQLite, WARC files)
     nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server; several
@@ -336,6 +344,7 @@ class Settings:
     streams: StreamSettings = field(default_factory=StreamSettings)
     web: WebSettings = field(default_factory=WebSettings)
     tls: TlsSettings = field(default_factory=TlsSettings)
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
 
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.
