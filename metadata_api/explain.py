@@ -12,6 +12,7 @@ from __future__ import annotations
 import grpc
 
 from common.errors import StoreError
+from common.findings import findings
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
 from spiderduck.v1 import metadata_pb2
@@ -33,4 +34,5 @@ async def explain(store: MetadataStore, request: metadata_pb2.ExplainUrlRequest,
         await context.abort(grpc.StatusCode.NOT_FOUND, f"{request.url} has never been seen")
     metadata = metadata_pb2.UrlMetadata.FromString(wire)
     metadata.url = request.url
-    return metadata_pb2.Explanation(metadata=metadata, fields=list(metadata.provenance))
+    return metadata_pb2.Explanation(metadata=metadata, fields=list(metadata.provenance),
+                                    findings=findings(metadata))

@@ -42,3 +42,10 @@ async def test_a_url_never_seen_is_not_found_and_an_empty_one_invalid(stub):
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest())
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_the_answer_carries_each_platforms_findings(stub):
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url="http://short.test/a"))
+    found = {(f.platform, f.code, f.severity, f.field) for f in explained.findings}
+    assert ("facebook", "image_missing", "warning", "image") in found       # the record has no image
+    assert not any(f.code == "title_missing" for f in explained.findings)  # it has a title
