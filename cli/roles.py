@@ -15,7 +15,7 @@ import uvloop
 from cli import logs, up_nats
 from cli.nats_server import EmbeddedNats, free_port, port_open, reap_orphan, write_private
 from cli.up_lock import UpLock
-from common import metrics, nats_auth
+from common import metrics, nats_auth, telemetry
 from common.config import Settings
 from fetcher.local import LocalTransport
 from fetcher.main import run_fetcher
@@ -130,7 +130,11 @@ def _one_role(name: str):
         logs.log_settings(settings, name)
         if name in NEEDS_NATS:
             settings = up_nats.with_up_nats(settings)
-        serve(run_roles(settings, [ROLES[name]]))
+        shutdown_traces = telemetry.setup(settings.telemetry, name)
+        try:
+            serve(run_roles(settings, [ROLES[name]]))
+        finally:
+            shutdown_traces()       # what is batched goes out before the process ends
         return 0
     return run
 
@@ -180,7 +184,11 @@ def cmd_up(settings: Settings, args) -> int:
     logs.setup(settings.log_level)
     with UpLock(settings.data_dir), embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")
-        serve(run_up(settings))
+        shutdown_traces = telemetry.setup(settings.telemetry, "up")
+        try:
+            serve(run_up(settings))
+        finally:
+            shutdown_traces()
     return 0
 
 

@@ -39,6 +39,7 @@ from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
 from common.bus import DEAD_SUBJECT, PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER
+from common import telemetry
 from common.errors import BusError, InvalidMessage
 from common.pending import mark_queued
 from common.tweets import fetchable, urls_in_tweet
@@ -57,10 +58,12 @@ class Outgoing:
 
 def encode(url: str = "", *, tweet: str = "", refresh: bool = False, source: str = "",
            submission_id: str = "", url_index: int = 0, url_count: int = 0,
-           msg_id: str = "", submitted_at: float | None = None, reply_to: str = "") -> Outgoing:
+           msg_id: str = "", submitted_at: float | None = None, reply_to: str = "",
+           traceparent: str = "") -> Outgoing:
     """A protobuf UrlSubmission of one `url` or one `tweet` (exactly one), with its headers:
     Content-Type always; Nats-Msg-Id (JetStream's dedupe id) when `msg_id`; SpiderDuck-Submitted-At
-    (repr of the float) when `submitted_at` is not None; SpiderDuck-Reply-To when `reply_to`."""
+    (repr of the float) when `submitted_at` is not None; SpiderDuck-Reply-To when `reply_to`;
+    traceparent (W3C Trace Context: the scheduler's spans continue that trace) when `traceparent`."""
     if bool(url) == bool(tweet):
         raise ValueError("a submission holds exactly one of url and tweet")
     fields: dict[str, object] = {"url": url} if url else {"tweet": tweet}
@@ -76,13 +79,18 @@ def encode(url: str = "", *, tweet: str = "", refresh: bool = False, source: str
         headers[SUBMITTED_AT_HEADER] = repr(submitted_at)
     if reply_to:
         headers[REPLY_TO_HEADER] = reply_to
+    if traceparent:
+        headers[telemetry.TRACEPARENT] = traceparent
     return Outgoing(data, headers, (url,) if url else ())
 
 
 async def publish(js, outgoing: Outgoing) -> None:
-    """Publish through JetStream (which confirms it stored it). Raises BusError."""
+    """Publishes `outgoing`, its headers carrying the current span's traceparent (traces on,
+    common/telemetry.py) unless they carry one already: a split's parts, a refresh and a
+    handed-back copy stay in the trace of the message they came from. Through JetStream (which
+    confirms it stored it). Raises BusError."""
     try:
-        await js.publish(SUBMIT_SUBJECT, outgoing.data, headers=outgoing.headers)
+        await js.publish(SUBMIT_SUBJECT, outgoing.data, headers=telemetry.inject(dict(outgoing.headers)))
     except (NatsError, asyncio.TimeoutError) as exc:
         raise BusError(f"cannot publish to {SUBMIT_SUBJECT}: {exc}") from exc
 

@@ -1,11 +1,14 @@
-"""FetcherService over gRPC: a thin adapter; errors map to gRPC codes here only."""
+"""FetcherService over gRPC: a thin adapter; errors map to gRPC codes here only. With traces on
+(common/telemetry.py) each call is a `Fetch` span continuing the caller's trace (the traceparent
+of its gRPC metadata)."""
 from __future__ import annotations
 
 import logging
 
 import grpc
+from opentelemetry.trace import SpanKind
 
-from common import fetch_proto
+from common import fetch_proto, telemetry
 from common.freshness import Validators
 from common.errors import FetcherBusy, WrongFetcher
 from fetcher.fetcher import Fetcher
@@ -22,6 +25,12 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
     async def Fetch(self, request: fetcher_pb2.FetchRequest, context: grpc.aio.ServicerContext):
         if not request.url:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
+        with telemetry.span("Fetch", parent=telemetry.extract(context.invocation_metadata()),
+                            kind=SpanKind.SERVER,
+                            attributes={"url.full": request.url, "spiderduck.purpose": request.purpose}):
+            return await self._fetch(request, context)
+
+    async def _fetch(self, request: fetcher_pb2.FetchRequest, context: grpc.aio.ServicerContext):
         try:
             validators = Validators(request.if_none_match, request.if_modified_since)
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,

@@ -11,7 +11,9 @@ NATS, failing: a retryable StoreError or BusError) is not the URL's fault and us
 its deliveries: the message stays here, holding its slot, and is retried in place with capped
 exponential backoff (scheduler.outage_backoff_base/_max) for up to scheduler.outage_retry_for
 per delivery, so a store down for minutes costs no URL. Long runs send in-progress heartbeats
-so JetStream does not redeliver a message still being worked on.
+so JetStream does not redeliver a message still being worked on. With traces on
+(common/telemetry.py) each delivery's run is a span continuing the trace of the message's
+`traceparent` header (its submitter's), the stages' spans inside it.
 """
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ from typing import Any, Awaitable, Callable
 
 from nats.errors import MsgAlreadyAckdError
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+from opentelemetry.trace import SpanKind
 
 from common.backoff import Backoff
 from common.bus import SCHEDULER_DURABLE, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER, URLS_STREAM
 from common.config import SchedulerSettings
-from common import metrics, submissions
+from common import metrics, submissions, telemetry
 from common.errors import BusError, DomainBusy, InvalidMessage, SpiderDuckError, StoreError
 from scheduler.intake import PULL_EXPIRES, PULL_GRACE, PullIntake
 from scheduler.task import Submission
@@ -290,8 +293,13 @@ class Consumer:
                                 stream_seq=meta.sequence.stream)
         deadline = asyncio.timeout(self._settings.url_timeout or None)
         try:
-            async with deadline:
-                await self._handler(submission)
+            with telemetry.span("process submission", parent=telemetry.extract(submission.headers),
+                                kind=SpanKind.CONSUMER,
+                                attributes={"messaging.destination.name": SUBMIT_SUBJECT,
+                                            "spiderduck.delivery": delivery,
+                                            "spiderduck.stream_seq": submission.stream_seq}):
+                async with deadline:
+                    await self._handler(submission)
         except InvalidMessage as exc:
             await self._dead_letter(msg, f"invalid message: {exc}", delivery)
         except DomainBusy:

@@ -7,6 +7,8 @@
 fit the server's max payload (`fitted`), and `dedupe_id` (the same for the same submission of
 the same URL) becomes its Nats-Msg-Id, so a message redelivered after its event went out (an ack
 lost in a NATS failover) is not announced twice in the stream. A failed send raises BusError.
+With traces on (common/telemetry.py) the event's headers carry the URL's trace (traceparent), from
+a `publish UrlProcessed` span.
 """
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from typing import Awaitable, Callable
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from common import bus, record_proto
+from opentelemetry.trace import SpanKind
+
+from common import bus, record_proto, telemetry
 from scheduler.task import Outcome
 from spiderduck.v1 import events_pb2
 
@@ -60,11 +64,16 @@ def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],
     limit = max(max_payload - HEADER_ROOM, 1024)
 
     async def publish(outcome: Outcome, dedupe_id: str = "") -> None:
+        with telemetry.span("publish UrlProcessed", kind=SpanKind.PRODUCER,
+                            attributes={"url.full": outcome.task.submitted}):
+            await _publish(outcome, dedupe_id)
+
+    async def _publish(outcome: Outcome, dedupe_id: str) -> None:
         event = fitted(processed_event(outcome), limit)
         if outcome.task.reply_to and reply is not None:
             await reply(outcome.task.reply_to, event.SerializeToString())
             return
-        headers = {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}
+        headers = telemetry.inject({"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
         if dedupe_id:
             digest = hashlib.blake2b(dedupe_id.encode("utf-8", "surrogatepass"), digest_size=16)
             headers["Nats-Msg-Id"] = f"spiderduck-event-{digest.hexdigest()}"

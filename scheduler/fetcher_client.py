@@ -12,7 +12,8 @@ redelivered later). The waits double from `scheduler.hop_backoff_base` up to `ho
 (hop_backoff). The scheduler also bounds the hops in flight per domain
 (`scheduler.max_hops_per_domain`, and as many again waiting): past that a hop raises
 DomainBusy and the consumer defers the message, so one slow domain never takes every
-slot of the scheduler.
+slot of the scheduler. With traces on (common/telemetry.py) each hop is a `fetch hop` span, and
+the gRPC call's metadata carries its traceparent to the fetcher's `Fetch` span.
 """
 from __future__ import annotations
 
@@ -23,8 +24,9 @@ import random
 import time
 
 import grpc
+from opentelemetry.trace import SpanKind
 
-from common import fetch_proto, urls
+from common import fetch_proto, telemetry, urls
 from common.backoff import Backoff
 from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
 from common.fetch import FetchResult
@@ -104,7 +106,8 @@ class GrpcTransport:
             request.if_none_match = validators.if_none_match
             request.if_modified_since = validators.if_modified_since
         try:
-            response = await self._stub(address).Fetch(request, timeout=timeout)
+            response = await self._stub(address).Fetch(request, timeout=timeout,
+                                                       metadata=telemetry.grpc_metadata())
         except grpc.aio.AioRpcError as exc:
             code = exc.code()
             detail = f"{address}: {code.name}: {exc.details()}"
@@ -150,8 +153,10 @@ class FetcherClient:
         domain = urls.registrable_domain(urls.host_of(url))
         limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
         async with self._per_domain.hold(domain):
-            return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
-                                     validators)
+            with telemetry.span("fetch hop", kind=SpanKind.CLIENT,
+                                attributes={"url.full": url, "spiderduck.purpose": purpose}):
+                return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
+                                         validators)
 
     async def _fetch(self, url: str, domain: str, purpose: str, max_body_bytes: int,
                      limit: float, wait_if_busy: bool, validators: Validators | None) -> FetchResult:

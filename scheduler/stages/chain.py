@@ -5,13 +5,16 @@ the outcome: a `Stage[In, Out]`, its task an In and its answer an Out. It may ca
 own. `compose(a, b, c)` joins stages into one callable `service(task)`, and its
 repr lists the chain: each stage's `name` if it has one (a wrapper, as scheduler.trace's,
 keeps the name of the stage it wraps), else its class's name. The joining code turns
-unexpected exceptions into a retryable `StageFailed`, so stage authors need not.
+unexpected exceptions into a retryable `StageFailed`, so stage authors need not. With traces on
+(common/telemetry.py) each call of a stage is a span named after it, a child of the stage that
+called it (the message's span for the outermost).
 """
 from __future__ import annotations
 
 import logging
 from typing import Any, Awaitable, Callable, Protocol, TypeVar
 
+from common import telemetry
 from common.errors import SpiderDuckError
 
 In = TypeVar("In")
@@ -69,6 +72,9 @@ def _bind(stage: Stage[Any, Any], next_call: Next[Any, Any]) -> Next[Any, Any]:
 
     async def call(task: Any) -> Any:
         try:
+            if telemetry.enabled():
+                with telemetry.span(name):
+                    return await stage(task, next_call)
             return await stage(task, next_call)
         except SpiderDuckError:
             raise
