@@ -1,0 +1,139 @@
+"""Traces across processes: a scheduler and a fetcher, each its own `spiderduck` process with
+telemetry.otlp_endpoint set, export their spans over OTLP gRPC to a receiver in this test (the
+collector's protocol: opentelemetry.proto.collector.trace.v1.TraceService/Export). One URL
+submitted with the submitter's own traceparent makes one trace: the submitter's id, a span for
+the delivery, one per scheduler stage, the hop and the fetcher's Fetch, the event's publish; and
+the UrlProcessed event carries the trace on in its headers."""
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import os
+
+import grpc
+import nats
+import yaml
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+from cli.nats_server import free_port
+from common import bus, submissions
+from common.config import as_dict
+from scheduler.pipeline import build_pipeline
+from support.cli import Proc
+from support.service import service_settings, wait_port
+
+ORIGIN = os.path.join(os.path.dirname(__file__), "..", "support", "origin_process.py")
+TRACE_ID = "5a1f2b3c4d5e6f708192a3b4c5d6e7f8"
+SUBMITTER_SPAN = "1122334455667788"
+TRACEPARENT = f"00-{TRACE_ID}-{SUBMITTER_SPAN}-01"
+
+
+class OtlpReceiver(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP gRPC trace receiver on a free port: every span exported to it, as
+    (service.name, span) pairs; `arrived` is set on each export."""
+
+    def __init__(self):
+        self.spans: list[tuple[str, object]] = []
+        self.arrived = asyncio.Event()
+        self.address = f"127.0.0.1:{free_port()}"
+
+    async def Export(self, request, context):
+        for resource_spans in request.resource_spans:
+            service = next((a.value.string_value for a in resource_spans.resource.attributes
+                            if a.key == "service.name"), "")
+            for scope_spans in resource_spans.scope_spans:
+                self.spans.extend((service, span) for span in scope_spans.spans)
+        self.arrived.set()
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+    async def __aenter__(self) -> "OtlpReceiver":
+        self._server = grpc.aio.server()
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(self, self._server)
+        self._server.add_insecure_port(self.address)
+        await self._server.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self._server.stop(None)
+
+    async def wait_for(self, done, timeout: float) -> None:
+        """Until `done(spans)` is true, waking on each export; fails after `timeout` seconds."""
+        async def until():
+            while not done(self.spans):
+                self.arrived.clear()
+                await self.arrived.wait()
+        try:
+            await asyncio.wait_for(until(), timeout)
+        except TimeoutError:
+            names = sorted({(s, span.name) for s, span in self.spans})
+            raise AssertionError(f"spans so far: {names}") from None
+
+
+def stage_names(settings) -> list[str]:
+    """The scheduler's stages, by the names their spans take (scheduler.stages.chain)."""
+    from scheduler.stages.chain import stage_name
+    pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=None,
+                              publish=None, metrics=None)
+    return [stage_name(s) for s in pipeline.stages]
+
+
+async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_path, nats_server):
+    origin_port = free_port()
+    origin = subprocess.Popen([sys.executable, ORIGIN, str(origin_port), "0"])
+    url = f"http://traced.test:{origin_port}/page"
+    procs: list[Proc] = []
+    async with OtlpReceiver() as receiver:
+        settings = service_settings(tmp_path, nats_server.url, **{
+            "telemetry.otlp_endpoint": receiver.address})
+        config_path = tmp_path / "spiderduck.yaml"
+        config_path.write_text(yaml.safe_dump(as_dict(settings)))
+        nc = await nats.connect(nats_server.url)
+        try:
+            js = nc.jetstream()
+            await bus.ensure_streams(js)
+            events: asyncio.Queue = asyncio.Queue()
+            await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.put)
+            procs.append(Proc(tmp_path, "fetcher", "--config", str(config_path)))
+            procs.append(Proc(tmp_path, "scheduler", "--config", str(config_path)))
+            await wait_port(f"127.0.0.1:{origin_port}", 20)
+            await wait_port(settings.fetcher.listen, 30)
+
+            await submissions.publish(js, submissions.encode(url, traceparent=TRACEPARENT))
+            event = await asyncio.wait_for(events.get(), 60)
+            assert event.headers["traceparent"].startswith(f"00-{TRACE_ID}-")
+
+            stages = stage_names(settings)
+
+            def complete(spans) -> bool:
+                names = {(service, span.name) for service, span in spans}
+                return ({("spiderduck-scheduler", s) for s in stages} | {
+                    ("spiderduck-fetcher", "Fetch"), ("spiderduck-scheduler", "publish UrlProcessed"),
+                    ("spiderduck-scheduler", "process submission")}) <= names
+            await receiver.wait_for(complete, 30)
+        finally:
+            for proc in procs:
+                await proc.stop()
+            await nc.close()
+            origin.terminate()
+            origin.wait()
+
+    spans = receiver.spans
+    assert {span.trace_id.hex() for _, span in spans} == {TRACE_ID}
+    by_name = {}
+    for service, span in spans:
+        by_name.setdefault(span.name, []).append((service, span))
+    ((_, root),) = by_name["process submission"]
+    assert root.parent_span_id.hex() == SUBMITTER_SPAN       # the submitter's span continued
+    # Each stage a child of the one outside it, the outermost of the delivery's span.
+    parent = root
+    for name in stages[:stages.index("RedirectFollower") + 1]:
+        service, span = by_name[name][0]
+        assert (service, span.parent_span_id) == ("spiderduck-scheduler", parent.span_id), name
+        parent = span
+    # The fetcher's Fetch span is a child of a hop the scheduler made, across processes.
+    hops = {span.span_id for service, span in by_name["fetch hop"] if service == "spiderduck-scheduler"}
+    fetches = [span for service, span in by_name["Fetch"] if service == "spiderduck-fetcher"]
+    assert fetches and all(span.parent_span_id in hops for span in fetches)
+    assert any(a.value.string_value == url for span in fetches for a in span.attributes
+               if a.key == "url.full")
