@@ -72,3 +72,25 @@ def test_an_exception_leaving_a_span_is_recorded_on_it(spans):
     (span,) = spans.get_finished_spans()
     assert not span.status.is_ok
     assert span.events[0].name == "exception"
+
+
+class _Js:
+    def __init__(self):
+        self.published = []
+
+    async def publish(self, subject, data, headers=None):
+        self.published.append(headers)
+
+
+async def test_a_submission_carries_its_submitters_traceparent_and_a_resubmitted_part_its_span(spans):
+    from common import submissions
+    assert submissions.encode("http://a.test/", traceparent=PARENT).headers["traceparent"] == PARENT
+    js = _Js()
+    part = submissions.encode("http://a.test/1")
+    with telemetry.span("Decoder", parent=telemetry.extract({"traceparent": PARENT})):
+        await submissions.publisher(js)(part.data, part.headers)
+        await submissions.publish(js, submissions.encode("http://a.test/2", traceparent=PARENT))
+    (decoder,) = spans.get_finished_spans()
+    assert js.published[0]["traceparent"] == f"00-{TRACE_ID}-{format(decoder.context.span_id, '016x')}-01"
+    assert js.published[1]["traceparent"] == PARENT       # one already there is kept
+    assert "traceparent" not in part.headers              # the part as encoded is left as it was
