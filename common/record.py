@@ -36,6 +36,31 @@ class Video(Media):
 
 
 @dataclass(frozen=True)
+class FieldSource:
+    """Where one field of a record was read (UrlMetadata.provenance): `field` by its JSON name,
+    `source` the meta name or property as written, lower-case (`og:title`), `json-ld:<property>`,
+    `microdata:<itemprop>`, `<title>`, `<img>`, `<link rel=icon>`, `<html lang>`, `oembed:<field>`,
+    `/favicon.ico`, or `derived` (from the URL or another field)."""
+    field: str
+    source: str
+
+
+# The fields provenance covers, in the order it lists them.
+PROVENANCE_FIELDS = ("title", "description", "image", "site_name", "author", "published_time",
+                     "canonical_url", "lang", "favicon")
+
+
+def with_source(provenance: tuple[FieldSource, ...], field: str, source: str) -> tuple[FieldSource, ...]:
+    """`provenance` with `field` read from `source` (its entry replaced, or added in PROVENANCE_FIELDS'
+    order; `source` '': the field is empty now, its entry dropped)."""
+    kept = [p for p in provenance if p.field != field]
+    if source:
+        kept.append(FieldSource(field, source))
+    rank = {name: n for n, name in enumerate(PROVENANCE_FIELDS)}
+    return tuple(sorted(kept, key=lambda p: rank.get(p.field, len(rank))))
+
+
+@dataclass(frozen=True)
 class PageMetadata:
     """What the Post Processor extracts from one page."""
     title: str = ""
@@ -55,11 +80,25 @@ class PageMetadata:
     robots_directives: tuple[str, ...] = ()   # from the page's robots metas (X-Robots-Tag is added later)
     sensitive: bool = False
     fediverse_creator: str = ""
+    provenance: tuple[FieldSource, ...] = ()  # one per filled field (PROVENANCE_FIELDS), canonical_url too
     # Not part of the record:
     oembed_url: str = ""              # the page's oEmbed, for related fetches
     interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
     image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
+    image_sources: tuple[str, ...] = ()       # where each of image_candidates was read (provenance)
     players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
+
+    # An extraction worker's answer is unpickled into the record's own types only
+    # (extraction.channel): provenance crosses as (field, source) pairs of strings.
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["provenance"] = tuple((p.field, p.source) for p in self.provenance)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["provenance"] = tuple(FieldSource(field, source) for field, source in state.get("provenance", ()))
+        self.__dict__.update(state)
 
 
 @dataclass(frozen=True)
@@ -100,6 +139,7 @@ class UrlRecord:
     fediverse_creator: str = ""       # <meta name="fediverse:creator">
     truncated: bool = False           # the metadata is of the page's first part (body over the cap, or its head alone)
     modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
+    provenance: tuple[FieldSource, ...] = ()  # where each filled field was read (PROVENANCE_FIELDS' order)
 
     @property
     def ok(self) -> bool:
@@ -114,7 +154,7 @@ class UrlRecord:
 
 PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
                     if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates",
-                                  "players"))
+                                  "image_sources", "players"))
 
 
 def with_page(page: PageMetadata) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from common import struct_wire
 from common.struct_wire import varint
-from common.record import Image, PageMetadata, Redirect, UrlRecord, Video, with_page
+from common.record import FieldSource, Image, PageMetadata, Redirect, UrlRecord, Video, with_page
 from common.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
 
@@ -133,7 +133,15 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
     for name in _LISTS:
         if getattr(rec, name):
             getattr(msg, name).extend(getattr(rec, name))
+    for p in _provenance(rec):
+        msg.provenance.add(field=p.field, source=p.source)
     return msg
+
+
+def _provenance(rec: UrlRecord) -> list[FieldSource]:
+    """The record's provenance for the fields it holds: a field emptied after extraction (a robots
+    directive's, a limit's) has none."""
+    return [p for p in rec.provenance if getattr(rec, p.field, None)]
 
 
 def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
@@ -154,6 +162,7 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
             values[name] = _epoch_from_ts(getattr(msg, name))
     for name in _LISTS:
         values[name] = tuple(getattr(msg, name))
+    values["provenance"] = tuple(FieldSource(p.field, p.source) for p in msg.provenance)
     return UrlRecord(**values)
 
 
@@ -241,6 +250,9 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         value = getattr(rec, name)
         if value:
             out[name] = list(value) if isinstance(value, tuple) else value
+    provenance = _provenance(rec) if rec.provenance else ()
+    if provenance:
+        out["provenance"] = [_nonzero({"field": p.field, "source": p.source}) for p in provenance]
     if rec.modified_time:
         ts = _ts_from_rfc3339(rec.modified_time)
         if ts is not None:

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 from common import urls
 from scheduler.extraction import values
 from scheduler.extraction.jsonld import node_types
-from scheduler.extraction.publisher import site_name
+from scheduler.extraction.publisher import meta_from, site_name
 from scheduler.extraction.sources import Sources, meta as _meta
 from scheduler.extraction.typography import typeset
 
@@ -42,45 +42,53 @@ _AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author",
 
 
 def author(s: Sources) -> str:
+    return author_from(s)[0]
+
+
+def author_from(s: Sources) -> tuple[str, str]:
+    """`author` and where it was read (a provenance source: `json-ld:author`, a meta's name,
+    `microdata:author`, `<a rel=author>`, `byline` for the body's byline, `<title>`), or ('', '')."""
     site = _site_keys(s)
-    fallback = ""
-    for raw, is_person, link in _candidates(s):
+    fallback = ("", "")
+    for raw, is_person, link, source in _candidates(s):
         found = [n for value in raw for n in names(value) if not link or " " in n]
         found = [n for i, n in enumerate(found) if n not in found[:i]]
         people = found if is_person else [n for n in found if _key(n) not in site]
         if people:
-            return _byline(people)
-        fallback = fallback or _byline(found)
+            return _byline(people), source
+        if not fallback[0] and found:
+            fallback = (_byline(found), source)
     return fallback
 
 
-def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool]]:
-    """(raw names, whether they are JSON-LD Persons, whether they are a link's text) by source."""
+def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool, str]]:
+    """(raw names, whether they are JSON-LD Persons, whether they are a link's text, source) by source."""
     # A product's JSON-LD names no author; its brand is who made it.
     for key in ("author", "creator", "brand"):
         yield from _ld_names(s, key)
     for key in _AUTHOR_META:
-        yield [_meta(s, key)], False, False
+        yield [_meta(s, key)], False, False, key
     for value in s.doc.item_authors:
-        yield [value], False, False
+        yield [value], False, False, "microdata:author"
     # Scholarly pages name every author in its own Highwire Press `citation_author` tag.
-    yield s.doc.meta_all("citation_author"), False, False
+    yield s.doc.meta_all("citation_author"), False, False, "citation_author"
     for value in s.doc.author_links:
-        yield [value], False, True
+        yield [value], False, True, "<a rel=author>"
     for value in s.doc.byline_links():
-        yield [value], False, True
+        yield [value], False, True, "byline"
     for value in _byline_names(s.doc.byline_texts()):
-        yield [value], False, False
+        yield [value], False, False, "byline"
     # A social network's post or profile is titled by its author's name and handle:
     # `Name (@handle) on Network`, `Name (@user@instance)`.
-    for value in (_meta(s, "og:title", "twitter:title"), s.doc.title):
+    shared, source = meta_from(s, "og:title", "twitter:title")
+    for value, source in ((shared, source), (s.doc.title, "<title>")):
         m = _SOCIAL_TITLE.match(value)
         if m:
-            yield [m.group(1)], False, False
-    yield [_handle(_meta(s, "twitter:creator"))], False, False
+            yield [m.group(1)], False, False, source
+    yield [_handle(_meta(s, "twitter:creator"))], False, False, "twitter:creator"
 
 
-def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool, bool]]:
+def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool, bool, str]]:
     """The JSON-LD persons (or organisations) under `key`: their names, and whether all are Persons."""
     value = s.graph.get(key) if s.graph else None
     if value is None:
@@ -94,7 +102,7 @@ def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool, bool]]:
         else:
             persons = False
         raw.append(values.text(item))
-    yield raw, persons, False
+    yield raw, persons, False, "json-ld:" + key
 
 
 _SOCIAL_TITLE = re.compile(r"(\S.{0,127}?)\s+\(@[\w.-]+(?:@[\w.-]+)?\)(?:$|\s+on\s|\s*[|•·:–—-])")

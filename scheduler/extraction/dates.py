@@ -38,59 +38,67 @@ _MODIFIED_META = ("article:modified_time", "og:updated_time", "datemodified", "d
 
 def published_time(s: Sources) -> str:
     """When the page was first published (see the module's docstring); never its modification."""
+    return published_time_from(s)[0]
+
+
+def published_time_from(s: Sources) -> tuple[str, str]:
+    """`published_time` and where it was read (a provenance source: `json-ld:datePublished`, a
+    meta's name, `microdata:<itemprop>`, `<time>`, `text` for a date shown as text, `derived`
+    for the URL's day), or ('', '')."""
     day = url_day(s.url)
     for dates in (_stated_dates(s, "datePublished", _PUBLISHED_META, modified=False),
                   _uploaded(s), _body_times(s, day), _created(s)):
-        date = _first_date(dates)
-        if date:
-            return date
+        found = _first_date(dates)
+        if found[0]:
+            return found
     for text in s.doc.dated_texts():
         date = "" if _UPDATE.match(text) else values.rfc3339(text, text=True)
         if date:
-            return date
-    return f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z" if day else ""
+            return date, "text"
+    return (f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z", "derived") if day else ("", "")
 
 
 def modified_time(s: Sources) -> str:
     """When the page says it was last modified, or ''."""
-    return _first_date(_stated_dates(s, "dateModified", _MODIFIED_META, modified=True))
+    return _first_date(_stated_dates(s, "dateModified", _MODIFIED_META, modified=True))[0]
 
 
-def _stated_dates(s: Sources, graph_key: str, meta_keys: tuple[str, ...], modified: bool) -> Iterator[Any]:
-    """Dates a page states of one kind: JSON-LD's, the metas', then microdata's."""
+def _stated_dates(s: Sources, graph_key: str, meta_keys: tuple[str, ...],
+                  modified: bool) -> Iterator[tuple[Any, str]]:
+    """Dates a page states of one kind, with their sources: JSON-LD's, the metas', then microdata's."""
     if s.graph:
-        yield s.graph.get(graph_key)
+        yield s.graph.get(graph_key), "json-ld:" + graph_key
     for key in meta_keys:
-        yield s.doc.meta(key)
+        yield s.doc.meta(key), key
     for m in s.doc.item_dates:
         if ("modified" in m.key) == modified:
-            yield m.content
+            yield m.content, "microdata:" + m.key
 
 
-def _uploaded(s: Sources) -> Iterator[Any]:
+def _uploaded(s: Sources) -> Iterator[tuple[Any, str]]:
     if s.graph:   # a video (VideoObject) states when it was uploaded, its publication
-        yield s.graph.get("uploadDate")
+        yield s.graph.get("uploadDate"), "json-ld:uploadDate"
 
 
-def _created(s: Sources) -> Iterator[Any]:
+def _created(s: Sources) -> Iterator[tuple[Any, str]]:
     if s.graph:
-        yield s.graph.get("dateCreated")
+        yield s.graph.get("dateCreated"), "json-ld:dateCreated"
 
 
-def _body_times(s: Sources, day: str) -> Iterator[str]:
+def _body_times(s: Sources, day: str) -> Iterator[tuple[str, str]]:
     """The body's <time datetime>s, one on the URL's day (as written, in the page's zone) first."""
     times = s.doc.article_times() or s.doc.times
     if day:
-        yield from (t for t in times if t[:10] == day)
-    yield from times
+        yield from ((t, "<time>") for t in times if t[:10] == day)
+    yield from ((t, "<time>") for t in times)
 
 
-def _first_date(dates: Iterator[Any]) -> str:
-    for value in dates:
+def _first_date(dates: Iterator[tuple[Any, str]]) -> tuple[str, str]:
+    for value, source in dates:
         date = values.rfc3339(value) if value else ""
         if date:
-            return date
-    return ""
+            return date, source
+    return "", ""
 
 
 # A shown date that says it is the last change: English, Spanish, Portuguese, French, German, Italian.

@@ -29,6 +29,11 @@ def favicon(s: Sources) -> str:
     states none, and that before one stated only smaller or larger. Safari's `mask-icon`, a
     one-colour silhouette, is none. '' when the page names none: the related fetches then try
     the site's /favicon.ico."""
+    return favicon_from(s)[0]
+
+
+def favicon_from(s: Sources) -> tuple[str, str]:
+    """`favicon` and where it was read (`<link rel=icon>`, `<link rel=apple-touch-icon>`), or ('', '')."""
     best, best_rank = "", None
     for order, link in enumerate(s.doc.links):
         kind = next((k for k, rel in enumerate(_ICON_RELS) if rel in link.rel), None)
@@ -38,7 +43,10 @@ def favicon(s: Sources) -> str:
         rank = (_icon_size_rank(link.sizes), kind, order)
         if url and (best_rank is None or rank < best_rank):
             best, best_rank = url, rank
-    return best
+    return (best, _ICON_SOURCES[best_rank[1]]) if best else ("", "")
+
+
+_ICON_SOURCES = tuple(f"<link rel={rel}>" for rel in _ICON_RELS)
 
 
 def _icon_size_rank(sizes: str) -> int:
@@ -63,9 +71,16 @@ def image_candidates(s: Sources) -> tuple[Image, ...]:
     Left out: an image stated smaller than MIN_IMAGE_SIZE in either dimension, a URL that names
     a tracking pixel (`_PIXEL`) or a file that is no image (a video, a sound). The related
     fetches try them in order, and keep the first that loads and is large enough."""
+    return image_candidates_from(s)[0]
+
+
+def image_candidates_from(s: Sources) -> tuple[tuple[Image, ...], tuple[str, ...]]:
+    """`image_candidates`, and where each was read (`og:image`, `twitter:image`, `json-ld:image`,
+    `<img>`, ...: provenance sources), in the same order."""
     found: list[Image] = []
+    sources: list[str] = []
     seen: set[str] = set()
-    for image in _images(s):
+    for image, source in _images(s):
         url = image.url
         if not url or url in seen:
             continue
@@ -73,9 +88,10 @@ def image_candidates(s: Sources) -> tuple[Image, ...]:
         if _NOT_IMAGE.search(url) or _is_pixel(url) or _tiny(image):
             continue      # a URL left out once stays out, whoever names it again
         found.append(image)
+        sources.append(source)
         if len(found) == MAX_IMAGE_CANDIDATES:
             break
-    return tuple(found)
+    return tuple(found), tuple(sources)
 
 
 def image(s: Sources) -> Image | None:
@@ -83,19 +99,23 @@ def image(s: Sources) -> Image | None:
     return candidates[0] if candidates else None
 
 
-def _images(s: Sources) -> Iterator[Image]:
-    """What `image_candidates` chooses from, in order; URLs absolute, or '' when unusable."""
+def _images(s: Sources) -> Iterator[tuple[Image, str]]:
+    """What `image_candidates` chooses from, in order, with their sources; URLs absolute, or ''
+    when unusable."""
     for media in _og_media(s, "og:image"):
-        yield Image(*media)
-    for value in (s.doc.meta("twitter:image"), s.doc.meta("twitter:image:src"), s.doc.meta("image")):
-        yield Image(values.absolute_url(value, s.base))
-    yield from _ld_images(s, "image")
-    yield from _ld_images(s, "thumbnailUrl")
+        yield Image(*media), "og:image"
+    for key in ("twitter:image", "twitter:image:src", "image"):
+        yield Image(values.absolute_url(s.doc.meta(key), s.base)), key
+    for image in _ld_images(s, "image"):
+        yield image, "json-ld:image"
+    for image in _ld_images(s, "thumbnailUrl"):
+        yield image, "json-ld:thumbnailUrl"
     for link in s.doc.links:
         if "image_src" in link.rel:
-            yield Image(values.absolute_url(link.href, s.base))
-    yield from _body_images(s)
-    yield Image(values.absolute_url(s.doc.video_poster, s.base))
+            yield Image(values.absolute_url(link.href, s.base)), "<link rel=image_src>"
+    for image in _body_images(s):
+        yield image, "<img>"
+    yield Image(values.absolute_url(s.doc.video_poster, s.base)), "<video poster>"
 
 
 def _body_images(s: Sources) -> Iterator[Image]:

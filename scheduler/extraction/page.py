@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from common.config import FetcherSettings, ProcessSettings
-from common.record import PageMetadata
+from common.record import FieldSource, PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import charset, jsonld, media, microdata, oembed, publisher, rules, signals, values, walls
+from scheduler.extraction import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
+    values, walls
 from scheduler.extraction.sources import Sources
 from scheduler.extraction.parsers import parse
 
@@ -47,20 +48,33 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     base = (values.join(url, doc.base_href) if doc.base_href else None) or url
     s = Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
                       microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
-    images = media.image_candidates(s)
+    images, image_sources = media.image_candidates_from(s)
+    title, description = rules.title_from(s), rules.description_from(s)
+    site_name, author = publisher.site_name_from(s), authors.author_from(s)
+    published, canonical = dates.published_time_from(s), rules.canonical_url_from(s)
+    lang, favicon = rules.lang_from(s), media.favicon_from(s)
+    # One source per filled field, in the order of PROVENANCE_FIELDS; a page that names no
+    # canonical URL gets its own URL as the record's (derived).
+    provenance = tuple(FieldSource(name, source) for name, (value, source) in (
+        ("title", title), ("description", description),
+        ("image", (images, image_sources[0] if images else "")), ("site_name", site_name),
+        ("author", author), ("published_time", published),
+        ("canonical_url", (True, canonical[1] or "derived")), ("lang", lang), ("favicon", favicon))
+        if value)
     return PageMetadata(
-        title=rules.title(s),
-        description=rules.description(s),
-        site_name=publisher.site_name(s),
-        author=rules.author(s),
-        published_time=rules.published_time(s),
+        title=title[0],
+        description=description[0],
+        site_name=site_name[0],
+        author=author[0],
+        published_time=published[0],
         modified_time=rules.modified_time(s),
-        lang=rules.lang(s),
-        canonical_url=rules.canonical_url(s),
+        lang=lang[0],
+        canonical_url=canonical[0],
         image=images[0] if images else None,
         image_candidates=images,
+        image_sources=image_sources,
         players=media.players(s),
-        favicon=media.favicon(s),
+        favicon=favicon[0],
         type=rules.type_(s),
         video=media.video(s),
         structured_data=rules.structured_data(s),
@@ -70,6 +84,7 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         fediverse_creator=signals.fediverse_creator(doc),
         oembed_url=oembed.discover(doc, base),
         interstitial=walls.interstitial(markup, doc, http_status, url),
+        provenance=provenance,
     )
 
 

@@ -12,6 +12,15 @@ from scheduler.extraction.jsonld import node_types
 from scheduler.extraction.sources import Sources, ld as _ld, meta as _meta
 
 
+def meta_from(s: Sources, *keys: str) -> tuple[str, str]:
+    """`sources.meta`'s value and the key it was read from (the provenance's source), or ('', '')."""
+    for key in keys:
+        value = values.fold(s.doc.meta(key))
+        if value:
+            return value, key
+    return "", ""
+
+
 def stated_headline(s: Sources) -> str:
     """The headline the page's JSON-LD states, else its first microdata item's."""
     headline = _ld(s, "headline")
@@ -47,34 +56,39 @@ def site_name(s: Sources, from_title: bool = True) -> str:
     `_ld_home_name`), and the site part of <title> (`_title_site`); with from_title=False, ''
     rather than that guess. A name that is only a domain (`example.com`) is taken only when no
     source states a name: it is the address, not what the site calls itself."""
-    domain = ""
-    for name in _site_names(s, from_title):
+    return site_name_from(s, from_title)[0]
+
+
+def site_name_from(s: Sources, from_title: bool = True) -> tuple[str, str]:
+    """`site_name` and where it was read (a provenance source), or ('', '')."""
+    domain = ("", "")
+    for name, source in _site_names(s, from_title):
         if _DOMAIN.match(name):
-            domain = domain or name
+            domain = domain[0] and domain or (name, source)
         elif name:
-            return _NAME_ASIDE.sub("", name) or name
+            return _NAME_ASIDE.sub("", name) or name, source
     return domain
 
 
 _DOMAIN = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,}$", re.I)
 
 
-def _site_names(s: Sources, from_title: bool) -> Iterator[str]:
-    """The site's names in the order of `site_name`'s precedence."""
+def _site_names(s: Sources, from_title: bool) -> Iterator[tuple[str, str]]:
+    """The site's names in the order of `site_name`'s precedence, each with its source."""
     og = _meta(s, "og:site_name")
     website = _ld_typed_name(s, _WEBSITE_TYPES)
     publisher, by_person = _ld_publisher(s)
-    yield og if og and og == website else ""
-    yield "" if by_person else publisher
-    yield _microdata_publisher(s)
-    yield og
-    yield website
+    yield (og if og and og == website else ""), "og:site_name"
+    yield ("" if by_person else publisher), "json-ld:publisher"
+    yield _microdata_publisher(s), "microdata:publisher"
+    yield og, "og:site_name"
+    yield website, "json-ld:name"
     for key in _SITE_NAME_META:
-        yield _meta(s, key)
-    yield _ld_typed_name(s, None, same_site=True)
-    yield _ld_home_name(s)
-    yield _title_site(s) if from_title else ""
-    yield publisher
+        yield _meta(s, key), key
+    yield _ld_typed_name(s, None, same_site=True), "json-ld:name"
+    yield _ld_home_name(s), "json-ld:name"
+    yield (_title_site(s) if from_title else ""), "<title>"
+    yield publisher, "json-ld:publisher"
 
 
 _WEBSITE_TYPES = frozenset({"WebSite"})

@@ -23,16 +23,20 @@ from scheduler.extraction import values
 from scheduler.extraction.typography import typeset
 from scheduler.extraction.authors import author  # noqa: F401 (the record's author)
 from scheduler.extraction.dates import modified_time, published_time  # noqa: F401 (the record's dates)
-from scheduler.extraction.publisher import TITLE_SEPARATOR, site_name, stated_headline
+from scheduler.extraction.publisher import TITLE_SEPARATOR, meta_from, site_name, stated_headline
 from scheduler.extraction.sources import Sources, ld as _ld, meta as _meta
 
 
 # --- text fields ------------------------------------------------------------------------------
 
 def title(s: Sources) -> str:
-    shared = _meta(s, "og:title", "twitter:title")
-    if shared or not s.doc.title:
-        return typeset(shared or _ld(s, "headline") or _meta(s, "dc.title", "dcterms.title") or s.doc.h1)
+    return title_from(s)[0]
+
+
+def title_from(s: Sources) -> tuple[str, str]:
+    """The title and where it was read (a provenance source)."""
+    if not s.doc.title or _meta(s, "og:title", "twitter:title"):
+        return _first_text(s, ("og:title", "twitter:title"), "headline", ("dc.title", "dcterms.title"), "h1")
     # A <title> that adds the site's name, which the page states elsewhere, to the page's own
     # title (`Page title | Site`, `Site - Page title`) is the page's title without it.
     # So is one that adds anything to the headline its structured data states.
@@ -40,27 +44,65 @@ def title(s: Sources) -> str:
     for sep in TITLE_SEPARATOR.finditer(text) if site or headline else ():
         before, after = text[:sep.start()], text[sep.end():]
         if before and (after == site or before == headline):
-            return typeset(before)
+            return typeset(before), "<title>"
         if after and (before == site or after == headline):
-            return typeset(after)
-    return typeset(text)
+            return typeset(after), "<title>"
+    text = typeset(text)
+    return text, "<title>" if text else ""
 
 
 def description(s: Sources) -> str:
-    text = (_meta(s, "og:description", "twitter:description", "description")
-            or _ld(s, "description") or _meta(s, "dc.description", "dcterms.description")
-            or s.doc.paragraph)
-    return typeset(text)
+    return description_from(s)[0]
+
+
+def description_from(s: Sources) -> tuple[str, str]:
+    """The description and where it was read (a provenance source)."""
+    return _first_text(s, ("og:description", "twitter:description", "description"), "description",
+                       ("dc.description", "dcterms.description"), "paragraph")
+
+
+def _first_text(s: Sources, shared: tuple[str, ...], ld_key: str, dublin_core: tuple[str, ...],
+                body: str) -> tuple[str, str]:
+    """The first text of the sharing metas, JSON-LD's `ld_key`, Dublin Core's metas, the document's
+    `body` guess (`h1`, `paragraph`: `<h1>`, `<p>`), typeset, with its source."""
+    text, source = meta_from(s, *shared)
+    if not text:
+        text, source = _ld(s, ld_key), "json-ld:" + ld_key
+    if not text:
+        text, source = meta_from(s, *dublin_core)
+    if not text:
+        text, source = getattr(s.doc, body), _BODY_SOURCES[body]
+    text = typeset(text)
+    return text, source if text else ""
+
+
+_BODY_SOURCES = {"h1": "<h1>", "paragraph": "<p>"}
 
 
 def lang(s: Sources) -> str:
-    for value in (s.doc.lang, s.doc.meta("og:locale"), s.doc.meta("inlanguage"),
-                  s.doc.meta("content-language"), _ld(s, "inLanguage"),
-                  s.doc.meta("dc.language"), s.doc.meta("dcterms.language")):
-        tag = values.language(value)
+    return lang_from(s)[0]
+
+
+_LANG_METAS = ("og:locale", "inlanguage", "content-language")
+
+
+def lang_from(s: Sources) -> tuple[str, str]:
+    """The page's language and where it was read (a provenance source)."""
+    tag = values.language(s.doc.lang)
+    if tag:
+        return tag, "<html lang>"
+    for key in _LANG_METAS:
+        tag = values.language(s.doc.meta(key))
         if tag:
-            return tag
-    return ""
+            return tag, key
+    tag = values.language(_ld(s, "inLanguage"))
+    if tag:
+        return tag, "json-ld:inLanguage"
+    for key in ("dc.language", "dcterms.language"):
+        tag = values.language(s.doc.meta(key))
+        if tag:
+            return tag, key
+    return "", ""
 
 
 def type_(s: Sources) -> str:
@@ -73,11 +115,20 @@ def canonical_url(s: Sources) -> str:
     """og:url first, as for every shared field: it is the URL the page asks to be shared as,
     while <link rel=canonical> is often left pointing at a syndication source or an old scheme.
     The first that `_plausible_canonical` keeps."""
-    for value in (s.doc.meta("og:url"), *(link.href for link in s.doc.links if "canonical" in link.rel)):
-        url = values.absolute_url(value, s.base)
-        if url and _plausible_canonical(url, s.url):
-            return url
-    return ""
+    return canonical_url_from(s)[0]
+
+
+def canonical_url_from(s: Sources) -> tuple[str, str]:
+    """`canonical_url` and where it was read: `og:url` or `<link rel=canonical>`, or ('', '')."""
+    url = values.absolute_url(s.doc.meta("og:url"), s.base)
+    if url and _plausible_canonical(url, s.url):
+        return url, "og:url"
+    for link in s.doc.links:
+        if "canonical" in link.rel:
+            url = values.absolute_url(link.href, s.base)
+            if url and _plausible_canonical(url, s.url):
+                return url, "<link rel=canonical>"
+    return "", ""
 
 
 def _plausible_canonical(url: str, page: str) -> bool:

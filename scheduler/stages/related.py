@@ -47,7 +47,7 @@ from common import redirects, urls
 from common.errors import SpiderDuckError
 from common.fetch import FetchResult
 from common.metrics import Recorder
-from common.record import Image, PageMetadata, UrlRecord
+from common.record import Image, PageMetadata, UrlRecord, with_source
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
 from common import embeds
@@ -161,29 +161,36 @@ class RelatedFetcher:
         if first is None:
             return
         candidates = [first, *(c for c in page.image_candidates if c.url != first.url)]
-        await self._choose_image(found, candidates, deadline)
+        sources = dict(zip((c.url for c in page.image_candidates), page.image_sources))
+        sources[first.url] = next((p.source for p in found.record.provenance if p.field == "image"), "")
+        await self._choose_image(found, candidates, deadline, sources)
 
-    async def _choose_image(self, found: _Found, candidates: list[Image], deadline: float) -> None:
+    async def _choose_image(self, found: _Found, candidates: list[Image], deadline: float,
+                            sources: dict[str, str] | None = None) -> None:
         """The first candidate that loads and is large enough, as the record's image (see the
-        module's doc); the record's image is kept, all along, the best not known to fail."""
+        module's doc); the record's image is kept, all along, the best not known to fail.
+        `sources`: where each candidate (by URL) was read, for the record's provenance."""
         failed: set[str] = set()
+
+        def choose(image: Image | None) -> None:
+            found.record = dataclasses.replace(found.record, image=image, provenance=with_source(
+                found.record.provenance, "image", image and (sources or {}).get(image.url) or ""))
+
         for candidate in candidates:
             if not self._too_small(candidate.width, candidate.height):     # stated: nothing to fetch
                 probe = await self._image(candidate.url, found.fetched, deadline)
                 if probe is None:   # not known either way: it stands, unverified, as the page chose
-                    found.record = dataclasses.replace(found.record, image=candidate)
+                    choose(candidate)
                     break
                 if probe.loads and not self._too_small(probe.width or candidate.width,
                                                        probe.height or candidate.height):
                     self._metrics.count("related_images", choice="first" if candidate is candidates[0]
                                         else "fallback")
-                    found.record = dataclasses.replace(found.record, image=Image(
-                        candidate.url, candidate.width or probe.width, candidate.height or probe.height,
-                        candidate.content_type or probe.content_type))
+                    choose(Image(candidate.url, candidate.width or probe.width, candidate.height or probe.height,
+                                 candidate.content_type or probe.content_type))
                     return
             failed.add(candidate.url)
-            found.record = dataclasses.replace(
-                found.record, image=next((c for c in candidates if c.url not in failed), None))
+            choose(next((c for c in candidates if c.url not in failed), None))
         self._metrics.count("related_images", choice="none" if found.record.image is None else "unverified")
 
     def _too_small(self, width: int, height: int) -> bool:
@@ -198,7 +205,8 @@ class RelatedFetcher:
             return
         probe = await self._image(url, found.fetched, deadline, kind="favicon")
         if probe is not None and probe.loads:
-            found.record = dataclasses.replace(found.record, favicon=url)
+            found.record = dataclasses.replace(found.record, favicon=url, provenance=with_source(
+                found.record.provenance, "favicon", "/favicon.ico"))
 
     async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:
@@ -286,4 +294,13 @@ def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
     fill = {"title": found.title, "author": found.author, "site_name": found.site_name,
             "image": None if signals.no_image(record.robots_directives) else found.thumbnail,
             "embed_html": found.html}
-    return dataclasses.replace(record, **{k: v for k, v in fill.items() if v and not getattr(record, k)})
+    fill = {k: v for k, v in fill.items() if v and not getattr(record, k)}
+    provenance = record.provenance
+    for name in fill.keys() & _OEMBED_SOURCES.keys():
+        provenance = with_source(provenance, name, _OEMBED_SOURCES[name])
+    return dataclasses.replace(record, **fill, provenance=provenance)
+
+
+# The oEmbed document's field each record field is filled from (provenance: oembed:<field>).
+_OEMBED_SOURCES = {"title": "oembed:title", "author": "oembed:author_name", "site_name": "oembed:provider_name",
+                   "image": "oembed:thumbnail_url"}

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from common import record_proto
-from common.record import Image, Redirect, UrlRecord, Video, with_page
+from common.record import FieldSource, Image, Redirect, UrlRecord, Video, with_page
 from common.status import Status
 from conftest import shared_path
 from scheduler.extraction import extract_page
@@ -35,7 +35,9 @@ EVERYTHING = UrlRecord(
     robots_directives=("noindex", "max-image-preview:large"), clean_url="http://n.test/c?id=3",
     removed_params=("utm_source", "fbclid"), sensitive=True,
     embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test",
-    truncated=True, modified_time="2021-05-06T07:08:09Z")
+    truncated=True, modified_time="2021-05-06T07:08:09Z",
+    provenance=(FieldSource("title", "og:title"), FieldSource("image", "<img>"),
+                FieldSource("author", "json-ld:author"), FieldSource("favicon", "/favicon.ico")))
 
 CASES = {
     "everything": EVERYTHING,
@@ -47,6 +49,9 @@ CASES = {
     "unreadable date": UrlRecord(url="http://a.test/", status=Status.OK, published_time="last Tuesday"),
     "nanoseconds": UrlRecord(url="http://a.test/", status=Status.OK, fetched_at=1.000000001,
                              published_time="2020-01-01T00:00:00.123456789Z"),
+    "provenance of an emptied field": UrlRecord(url="http://a.test/", status=Status.OK, title="T",
+                                                provenance=(FieldSource("title", "<title>"),
+                                                            FieldSource("description", "description"))),
     "stored structured data": UrlRecord(url="http://a.test/", status=Status.OK,
                                         structured_data=record_proto.StructuredData.from_dict(
                                             {"a": [1, {"b": False}]})),

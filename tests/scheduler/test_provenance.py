@@ -1,0 +1,138 @@
+"""Provenance (issue 30): each filled field of a page's record says where it was read, and that
+survives the stored bytes and reaches the JSON."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from common import record_proto
+from common.record import PROVENANCE_FIELDS, FieldSource, PageMetadata, UrlRecord, with_page, with_source
+from common.status import Status
+from scheduler.extraction import extract_page
+from scheduler.stages.related import _with_oembed
+from scheduler.extraction.oembed import OEmbed
+
+URL = "https://example.test/news/story.html"
+
+
+def page(head: str = "", body: str = "", lang: str = "", parser: str = "selectolax") -> PageMetadata:
+    html = (f"<!doctype html><html{f' lang={lang}' if lang else ''}><head><meta charset=utf-8>{head}</head>"
+            f"<body>{body}</body></html>")
+    return extract_page(html.encode("utf-8"), URL, "text/html", parser=parser)
+
+
+def source(meta: PageMetadata, field: str) -> str | None:
+    found = [p.source for p in meta.provenance if p.field == field]
+    assert len(found) <= 1, meta.provenance
+    return found[0] if found else None
+
+
+@pytest.fixture(params=("selectolax", "html5lib"))
+def parser(request):
+    return request.param
+
+
+def ld(**values) -> str:
+    return f'<script type="application/ld+json">{json.dumps({"@type": "NewsArticle", **values})}</script>'
+
+
+@pytest.mark.parametrize("field, head, body, expected", [
+    ("title", '<meta property="og:title" content="OG"><meta name="twitter:title" content="TW"><title>T</title>',
+     "", "og:title"),
+    ("title", '<meta name="twitter:title" content="TW"><title>T</title>', "", "twitter:title"),
+    ("title", ld(headline="Headline"), "", "json-ld:headline"),
+    ("title", "<title>Plain title</title>", "", "<title>"),
+    ("title", "<title>Story - Site</title>" + '<meta property="og:site_name" content="Site">', "", "<title>"),
+    ("description", '<meta name="description" content="Described.">', "", "description"),
+    ("description", '<meta property="og:description" content="OG described.">'
+                    '<meta name="description" content="Described.">', "", "og:description"),
+    ("image", '<meta property="og:image" content="/og.jpg"><meta name="twitter:image" content="/tw.jpg">',
+     "", "og:image"),
+    ("image", '<meta name="twitter:image" content="/tw.jpg">', "", "twitter:image"),
+    ("image", "", '<img src="/photo.jpg" width="800" height="600">', "<img>"),
+    ("author", ld(author={"@type": "Person", "name": "Jane Doe"}) + '<meta name="author" content="John Roe">',
+     "", "json-ld:author"),
+    ("author", '<meta name="author" content="John Roe">', "", "author"),
+    ("author", "", '<p class="byline">By Jane Doe</p>', "byline"),
+    ("author", "", '<a rel="author" href="/by/jane">Jane Doe</a>', "<a rel=author>"),
+    ("site_name", '<meta property="og:site_name" content="The Site">', "", "og:site_name"),
+    ("published_time", ld(datePublished="2020-01-13T10:00:00Z"), "", "json-ld:datePublished"),
+    ("published_time", '<meta property="article:published_time" content="2020-01-13T10:00:00Z">', "",
+     "article:published_time"),
+    ("favicon", '<link rel="icon" href="/icon.png">', "", "<link rel=icon>"),
+    ("canonical_url", '<meta property="og:url" content="https://example.test/news/story">'
+                      '<link rel="canonical" href="https://example.test/news/other">', "", "og:url"),
+    ("canonical_url", '<link rel="canonical" href="https://example.test/news/story">', "", "<link rel=canonical>"),
+    ("canonical_url", "", "", "derived"),
+])
+def test_each_field_names_the_source_that_won(field, head, body, expected, parser):
+    meta = page(head, body, parser=parser)
+    assert source(meta, field) == expected, meta.provenance
+
+
+def test_lang_from_html_lang(parser):
+    meta = page('<meta property="og:locale" content="fr_FR">', lang="de", parser=parser)
+    assert meta.lang == "de" and source(meta, "lang") == "<html lang>"
+    meta = page('<meta property="og:locale" content="fr_FR">', parser=parser)
+    assert source(meta, "lang") == "og:locale"
+
+
+def test_one_entry_per_filled_field_in_the_issues_order(parser):
+    head = ('<title>T</title><meta name="description" content="D"><meta property="og:image" content="/i.jpg">'
+            '<meta property="og:site_name" content="S"><meta name="author" content="Jane Doe">'
+            '<link rel="icon" href="/f.png">' + ld(datePublished="2020-01-13T10:00:00Z"))
+    meta = page(head, lang="en", parser=parser)
+    assert [p.field for p in meta.provenance] == list(PROVENANCE_FIELDS)
+    bare = page(parser=parser)
+    assert bare.provenance == (FieldSource("canonical_url", "derived"),)
+
+
+def test_no_favicon_named_leaves_it_for_the_site_icon():
+    meta = page("<title>T</title>")
+    assert source(meta, "favicon") is None
+    assert with_source(meta.provenance, "favicon", "/favicon.ico")[-1] == FieldSource("favicon", "/favicon.ico")
+
+
+def test_the_public_value_functions_still_answer_values():
+    from scheduler.extraction import rules, media, publisher, dates, authors  # noqa: F401
+    meta = page('<meta property="og:title" content="OG">')
+    assert meta.title == "OG"
+
+
+def record_of(meta: PageMetadata) -> UrlRecord:
+    bare = UrlRecord(url=URL, status=Status.OK, final_url=URL, canonical_url=URL)
+    return dataclasses.replace(bare, **with_page(meta))
+
+
+def test_provenance_survives_the_stored_bytes_and_is_in_the_json():
+    meta = page('<meta property="og:title" content="OG"><meta name="description" content="D">'
+                '<meta name="twitter:image" content="/tw.jpg">', lang="en")
+    rec = record_of(meta)
+    assert rec.provenance == meta.provenance
+    back = record_proto.from_bytes(record_proto.to_bytes(rec))
+    assert back.provenance == rec.provenance
+    expected = [{"field": "title", "source": "og:title"}, {"field": "description", "source": "description"},
+                {"field": "image", "source": "twitter:image"}, {"field": "canonical_url", "source": "derived"},
+                {"field": "lang", "source": "<html lang>"}]
+    assert record_proto.to_dict(back)["provenance"] == expected
+    assert json.loads(record_proto.to_json(rec))["provenance"] == expected
+    assert record_proto.message_to_dict(record_proto.to_proto(rec))["provenance"] == expected
+
+
+def test_a_field_emptied_after_extraction_loses_its_source():
+    rec = dataclasses.replace(record_of(page('<meta name="description" content="D">')), description="")
+    assert "description" not in [p["field"] for p in record_proto.to_dict(rec)["provenance"]]
+    assert "description" not in [p.field for p in record_proto.from_bytes(record_proto.to_bytes(rec)).provenance]
+
+
+def test_oembed_fills_mark_their_source():
+    rec = record_of(page('<meta property="og:title" content="OG">'))
+    found = OEmbed(title="Other", author="Jane Doe", site_name="Tube", thumbnail=None, html="")
+    filled = _with_oembed(rec, found)
+    assert (filled.title, filled.author, filled.site_name) == ("OG", "Jane Doe", "Tube")
+    sources = {p.field: p.source for p in filled.provenance}
+    assert sources["title"] == "og:title"
+    assert sources["author"] == "oembed:author_name" and sources["site_name"] == "oembed:provider_name"
+    assert [p.field for p in filled.provenance] == [f for f in PROVENANCE_FIELDS if f in sources]
