@@ -1,5 +1,6 @@
 """MetadataService over gRPC: GetUrlMetadata over the metadata store (a thin adapter), and
-ResolveUrl (metadata_api.resolver) when the metadata-api has NATS.
+ResolveUrl (metadata_api.resolver) when the metadata-api has NATS; with traces on
+(common/telemetry.py) a ResolveUrl call is a span continuing its caller's trace.
 
 Answers are written from the stored records' bytes (metadata_api.responses): the method is
 registered with a serializer that sends bytes as they are. A malformed request (garbage, invalid
@@ -14,8 +15,9 @@ import dataclasses
 import logging
 
 import grpc
+from opentelemetry.trace import SpanKind
 
-from common import record_proto, urls
+from common import record_proto, telemetry, urls
 from common.config import MetadataApiSettings
 from common.errors import BusError, StoreError
 from common.pending import PendingLookup
@@ -73,8 +75,12 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         refusal = None
         await self._take_slot("ResolveUrl", context)
         try:
-            resolution, record = await self._resolver.resolve(request.url, max_age=max_age,
-                                                              refresh=request.refresh, wait=wait)
+            # Traces on: a span continuing the caller's trace (its gRPC metadata's traceparent),
+            # which the submission the resolver publishes carries on to the scheduler.
+            with telemetry.span("ResolveUrl", parent=telemetry.extract(context.invocation_metadata()),
+                                kind=SpanKind.SERVER, attributes={"url.full": request.url}):
+                resolution, record = await self._resolver.resolve(request.url, max_age=max_age,
+                                                                  refresh=request.refresh, wait=wait)
         except urls.InvalidUrl as exc:
             refusal = (grpc.StatusCode.INVALID_ARGUMENT, f"not a fetchable URL: {exc}")
         except StillResolving as exc:

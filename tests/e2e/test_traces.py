@@ -1,12 +1,14 @@
-"""Traces across processes: a scheduler and a fetcher, each its own `spiderduck` process with
-telemetry.otlp_endpoint set, export their spans over OTLP gRPC to a receiver in this test (the
+"""Traces across processes: a scheduler, a fetcher and a metadata-api, each its own `spiderduck`
+process with telemetry.otlp_endpoint set, export their spans over OTLP gRPC to a receiver in this test (the
 collector's protocol: opentelemetry.proto.collector.trace.v1.TraceService/Export). One URL
 submitted with the submitter's own traceparent makes one trace: the submitter's id, a span for
 the delivery, one per scheduler stage, the hop and the fetcher's Fetch, the event's publish; and
-the UrlProcessed event carries the trace on in its headers."""
+the UrlProcessed event carries the trace on in its headers. A ResolveUrl call with its caller's
+traceparent in its gRPC metadata joins the metadata-api's span to the same kind of trace."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import os
@@ -22,6 +24,7 @@ from common.config import as_dict
 from scheduler.pipeline import build_pipeline
 from support.cli import Proc
 from support.service import service_settings, wait_port
+from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 ORIGIN = os.path.join(os.path.dirname(__file__), "..", "support", "origin_process.py")
 TRACE_ID = "5a1f2b3c4d5e6f708192a3b4c5d6e7f8"
@@ -78,10 +81,21 @@ def stage_names(settings) -> list[str]:
     return [stage_name(s) for s in pipeline.stages]
 
 
-async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_path, nats_server):
+class Traced:
+    """What a test of traces runs on: the receiver, the settings, NATS and the events."""
+    receiver: OtlpReceiver
+    settings: object
+    js: object
+    events: asyncio.Queue
+    origin_port: int
+
+
+@contextlib.asynccontextmanager
+async def traced_roles(tmp_path, nats_server, *roles: str):
+    """`roles` as `spiderduck` processes exporting to an in-process receiver, an origin process
+    serving any page, and NATS with the event subject followed."""
     origin_port = free_port()
     origin = subprocess.Popen([sys.executable, ORIGIN, str(origin_port), "0"])
-    url = f"http://traced.test:{origin_port}/page"
     procs: list[Proc] = []
     async with OtlpReceiver() as receiver:
         settings = service_settings(tmp_path, nats_server.url, **{
@@ -90,27 +104,15 @@ async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_
         config_path.write_text(yaml.safe_dump(as_dict(settings)))
         nc = await nats.connect(nats_server.url)
         try:
-            js = nc.jetstream()
-            await bus.ensure_streams(js)
-            events: asyncio.Queue = asyncio.Queue()
-            await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.put)
-            procs.append(Proc(tmp_path, "fetcher", "--config", str(config_path)))
-            procs.append(Proc(tmp_path, "scheduler", "--config", str(config_path)))
+            traced = Traced()
+            traced.receiver, traced.settings, traced.js = receiver, settings, nc.jetstream()
+            traced.events, traced.origin_port = asyncio.Queue(), origin_port
+            await bus.ensure_streams(traced.js)
+            await nc.subscribe(bus.PROCESSED_SUBJECT, cb=traced.events.put)
+            procs.extend(Proc(tmp_path, role, "--config", str(config_path)) for role in roles)
             await wait_port(f"127.0.0.1:{origin_port}", 20)
             await wait_port(settings.fetcher.listen, 30)
-
-            await submissions.publish(js, submissions.encode(url, traceparent=TRACEPARENT))
-            event = await asyncio.wait_for(events.get(), 60)
-            assert event.headers["traceparent"].startswith(f"00-{TRACE_ID}-")
-
-            stages = stage_names(settings)
-
-            def complete(spans) -> bool:
-                names = {(service, span.name) for service, span in spans}
-                return ({("spiderduck-scheduler", s) for s in stages} | {
-                    ("spiderduck-fetcher", "Fetch"), ("spiderduck-scheduler", "publish UrlProcessed"),
-                    ("spiderduck-scheduler", "process submission")}) <= names
-            await receiver.wait_for(complete, 30)
+            yield traced
         finally:
             for proc in procs:
                 await proc.stop()
@@ -118,7 +120,23 @@ async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_
             origin.terminate()
             origin.wait()
 
-    spans = receiver.spans
+
+async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_path, nats_server):
+    async with traced_roles(tmp_path, nats_server, "fetcher", "scheduler") as traced:
+        url = f"http://traced.test:{traced.origin_port}/page"
+        await submissions.publish(traced.js, submissions.encode(url, traceparent=TRACEPARENT))
+        event = await asyncio.wait_for(traced.events.get(), 60)
+        assert event.headers["traceparent"].startswith(f"00-{TRACE_ID}-")
+        stages = stage_names(traced.settings)
+
+        def complete(spans) -> bool:
+            names = {(service, span.name) for service, span in spans}
+            return ({("spiderduck-scheduler", s) for s in stages} | {
+                ("spiderduck-fetcher", "Fetch"), ("spiderduck-scheduler", "publish UrlProcessed"),
+                ("spiderduck-scheduler", "process submission")}) <= names
+        await traced.receiver.wait_for(complete, 30)
+
+    spans = traced.receiver.spans
     assert {span.trace_id.hex() for _, span in spans} == {TRACE_ID}
     by_name = {}
     for service, span in spans:
@@ -137,3 +155,29 @@ async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_
     assert fetches and all(span.parent_span_id in hops for span in fetches)
     assert any(a.value.string_value == url for span in fetches for a in span.attributes
                if a.key == "url.full")
+
+
+async def test_a_resolve_url_call_joins_the_metadata_api_to_its_callers_trace(tmp_path, nats_server):
+    """The metadata-api's ResolveUrl span continues the caller's traceparent (gRPC metadata), and
+    the submission it publishes carries the trace on to the scheduler and the fetcher."""
+    async with traced_roles(tmp_path, nats_server, "fetcher", "scheduler", "metadata-api") as traced:
+        url = f"http://resolved.test:{traced.origin_port}/page"
+        await wait_port(traced.settings.metadata_api.listen, 30)
+        async with grpc.aio.insecure_channel(traced.settings.metadata_api.listen) as channel:
+            answer = await metadata_pb2_grpc.MetadataServiceStub(channel).ResolveUrl(
+                metadata_pb2.ResolveUrlRequest(url=url), metadata=(("traceparent", TRACEPARENT),), timeout=60)
+        assert answer.found
+
+        def complete(spans) -> bool:
+            names = {(service, span.name) for service, span in spans}
+            return {("spiderduck-metadata-api", "ResolveUrl"), ("spiderduck-scheduler", "process submission"),
+                    ("spiderduck-fetcher", "Fetch")} <= names
+        await traced.receiver.wait_for(complete, 30)
+
+    spans = traced.receiver.spans
+    assert {span.trace_id.hex() for _, span in spans} == {TRACE_ID}
+    by_name = {span.name: (service, span) for service, span in spans}
+    service, resolve = by_name["ResolveUrl"]
+    assert service == "spiderduck-metadata-api" and resolve.parent_span_id.hex() == SUBMITTER_SPAN
+    _, delivery = by_name["process submission"]
+    assert delivery.parent_span_id == resolve.span_id       # across NATS, from the metadata-api
