@@ -136,3 +136,36 @@ def test_oembed_fills_mark_their_source():
     assert sources["title"] == "og:title"
     assert sources["author"] == "oembed:author_name" and sources["site_name"] == "oembed:provider_name"
     assert [p.field for p in filled.provenance] == [f for f in PROVENANCE_FIELDS if f in sources]
+
+
+# --- the related fetches (RelatedFetcher with the fake web of test_image_candidates) -----------
+
+async def related_record(web, candidates, sources, favicon=""):
+    from scheduler.stages.related import RelatedFetcher
+    from scheduler.task import CrawlTask, Outcome, Resolution
+    from test_image_candidates import SITE, Counts
+    meta = PageMetadata(image=candidates[0] if candidates else None, image_candidates=candidates,
+                        image_sources=sources, favicon=favicon)
+    provenance = (FieldSource("image", sources[0]),) if candidates else ()
+    record = UrlRecord(SITE, Status.OK, final_url=SITE, image=meta.image, favicon=favicon, provenance=provenance)
+
+    async def inner(task):
+        return Outcome(task, record, Resolution.CRAWLED, key=SITE, page=meta)
+    stage = RelatedFetcher(web, enabled=True, max_redirects=3, image_probe_bytes=65_536, oembed_max_bytes=65_536,
+                           timeout=5.0, cache_size=100, metrics=Counts())
+    return (await stage(CrawlTask(SITE, 0.0), inner)).record
+
+
+async def test_the_image_probes_fallback_and_the_sites_icon_mark_their_sources():
+    import io
+    from PIL import Image as PILImage
+    from test_image_candidates import Web, images_at, ok, png
+    ico = io.BytesIO()
+    PILImage.new("RGB", (32, 32)).save(ico, "ICO")
+    web = Web({"http://cdn.test/good.png": ok("http://cdn.test/good.png", png(120, 60)),
+               "http://site.test/favicon.ico": ok("http://site.test/favicon.ico", ico.getvalue(), "image/x-icon")})
+    record = await related_record(web, images_at("missing.jpg", "good.png"), ("og:image", "<img>"))
+    assert record.image.url == "http://cdn.test/good.png"
+    assert record.provenance == (FieldSource("image", "<img>"), FieldSource("favicon", "/favicon.ico"))
+    none = await related_record(Web({}), images_at("missing.jpg"), ("og:image",), favicon="http://site.test/i.png")
+    assert none.image is None and none.provenance == ()
