@@ -88,18 +88,6 @@ class PageMetadata:
     image_sources: tuple[str, ...] = ()       # where each of image_candidates was read (provenance)
     players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
 
-    # An extraction worker's answer is unpickled into the record's own types only
-    # (extraction.channel): provenance crosses as (field, source) pairs of strings.
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["provenance"] = tuple((p.field, p.source) for p in self.provenance)
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        state["provenance"] = tuple(FieldSource(field, source) for field, source in state.get("provenance", ()))
-        self.__dict__.update(state)
-
 
 @dataclass(frozen=True)
 class UrlRecord:

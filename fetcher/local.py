@@ -4,13 +4,15 @@ with (`spiderduck up`), with the gRPC adapter's semantics and none of its copies
 The fetcher's refusals are the scheduler's own (common.errors: FetcherBusy, WrongFetcher, which
 fetcher/server.py sends as gRPC codes and scheduler/fetcher_client.py reads back), named here
 with the fetcher's address as the gRPC client names them; it bounds the hop by the caller's `timeout` as a gRPC
-deadline would. Hops for any other address go to `fallback` (the gRPC transport).
+deadline would. Hops for any other address go to `fallback` (the gRPC transport). With traces
+on (common/telemetry.py), each hop is a `Fetch` span, as fetcher/server.py makes one.
 """
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 
+from common import telemetry
 from common.errors import FetcherBusy, WrongFetcher
 from common.fetch import FetchResult
 from common.freshness import Validators
@@ -31,8 +33,9 @@ class LocalTransport:
         async with asyncio.timeout(timeout):
             fetcher = await asyncio.shield(self._fetcher)
             try:
-                result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
-                                             max_wait=timeout, validators=validators)
+                with telemetry.span("Fetch", attributes={"url.full": url, "spiderduck.purpose": purpose}):
+                    result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
+                                                 max_wait=timeout, validators=validators)
             except (FetcherBusy, WrongFetcher) as exc:
                 raise type(exc)(f"{address}: {exc}") from exc
         # As the gRPC client does, the result names the URL asked for, not its canonical form.

@@ -21,14 +21,14 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from common.record import Image, PageMetadata, Video
+from common.record import FieldSource, Image, PageMetadata, Video
 from common.record_proto import StructuredData
 from scheduler.extraction.worker import JOB_HEADER
 
 F_SETPIPE_SZ = 1031       # Linux fcntl
 PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop turn per 64 KiB
 _ALLOWED = {("common.record", "PageMetadata"): PageMetadata, ("common.record", "Image"): Image,
-            ("common.record", "Video"): Video,
+            ("common.record", "Video"): Video, ("common.record", "FieldSource"): FieldSource,
             ("common.record_proto", "StructuredData"): StructuredData}
 
 
