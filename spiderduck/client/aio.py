@@ -222,6 +222,20 @@ class AsyncClient:
         resolution = dict(trailing or ()).get(RESOLUTION_KEY, "")
         return Resolution(url=url, resolution=str(resolution), record=result.metadata)
 
+    async def explain(self, url: str, timeout: float | None = None) -> metadata_pb2.Explanation:
+        """Why the URL's preview looks as it does (ExplainUrl): its record, where each field was
+        read, and what each platform will show of its card. Never fetches. ServiceError with code
+        "NOT_FOUND" for a URL the service has never seen."""
+        try:
+            request = metadata_pb2.ExplainUrlRequest(url=url)
+        except (TypeError, ValueError) as exc:
+            raise InvalidUrl(f"the URL must be text (str, UTF-8): {exc}") from None
+        try:
+            return await self._service().ExplainUrl(request, timeout=timeout,
+                                                    metadata=self._grpc.call_metadata)
+        except grpc.aio.AioRpcError as exc:
+            raise self._failed(exc, url=url) from None
+
     # -- NATS: submit and events
 
     async def _nats(self) -> Any:

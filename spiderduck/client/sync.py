@@ -14,6 +14,7 @@ from spiderduck.client.errors import Error
 from spiderduck.client.events import EventStream
 from spiderduck.client.names import CLOSE_CALLS_TIMEOUT, DEFAULT_METADATA
 from spiderduck.client.results import Lookup, Resolution
+from spiderduck.v1 import metadata_pb2
 from spiderduck.v1.events_pb2 import UrlProcessed
 
 
@@ -163,6 +164,10 @@ class Client:
                 max_age: float | None = None) -> Resolution:
         """The URL's record, crawled first if need be; see AsyncClient.resolve."""
         return self._run(self._client.resolve(url, timeout, refresh=refresh, max_age=max_age))
+
+    def explain(self, url: str, timeout: float | None = None) -> metadata_pb2.Explanation:
+        """Why the URL's preview looks as it does; see AsyncClient.explain."""
+        return self._run(self._client.explain(url, timeout))
 
     def submit(self, urls: Iterable[str] = (), *, tweets: Iterable[str] = (),
                refresh: bool = False, source: str | None = None, submission_id: str = "",
