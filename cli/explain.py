@@ -29,7 +29,7 @@ def render(explained: metadata_pb2.Explanation) -> str:
     for source in explained.fields:
         value = record.get(source.field)
         shown = value.get("url", "") if isinstance(value, dict) else str(value or "")
-        lines.append(f"  {source.field:<15} {shown[:70]!r:<74} from {source.source}")
+        lines.append(f"  {source.field:<15} {shown[:40]!r:<44} from {source.source}")
         lines.extend(f"  {'':<15}   not {c.value[:60]!r} ({c.source}): {c.reason}" for c in source.rejected)
     findings = sorted(explained.findings, key=lambda f: (SEVERITIES.index(f.severity)
                                                          if f.severity in SEVERITIES else 3, f.platform))
