@@ -5,6 +5,8 @@
                            a URL never seen: "not seen" and a submit button
     GET  /domains          the fetchers' domain table
     GET  /healthz          200 {"status": "ok"} while serving
+    GET  /api/v1/preview?url=U[&max_age=S][&refresh=1], /api/v1/explain?url=U, /oembed?url=U
+                           the JSON API (web.api); errors as JSON {"error": ...}
     POST /admin/submit, /admin/refresh            form u=URL
     POST /admin/pause, /admin/resume, /admin/set-rate   form domain=D [for=30m | rate=2]
          (Authorization: Bearer <web.admin_token>; answered as JSON {ok, message})
@@ -30,7 +32,7 @@ from common.pending import PendingLookup
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
 from spiderduck.v1 import fetcher_pb2
-from web import security, views
+from web import api, security, views
 from web.actions import Actions, ActionFailed
 from web.feed import LAGGED, FeedClosed, RecentFeed, TooManyListeners
 
@@ -83,6 +85,8 @@ def bounded(handler):
     async def page(request: web.Request) -> web.StreamResponse:
         places = request.app[PAGES]
         if places.locked():
+            if request.path.startswith(("/api/", "/oembed")):
+                return api.error(503, "too many requests at once; try again")
             raise web.HTTPServiceUnavailable(text="too many pages at once; try again")
         async with places:
             return await handler(request)
@@ -197,6 +201,17 @@ async def admin(request: web.Request) -> web.Response:
     return web.json_response({"ok": True, "message": message})
 
 
+def _api(answer):
+    """A JSON endpoint of web.api, bounded as the pages are, its refusals JSON too."""
+    @bounded
+    async def endpoint(request: web.Request) -> web.Response:
+        try:
+            return await answer(request.app[CONTEXT], request)
+        except api.ApiError as exc:
+            return api.error(exc.status, str(exc))
+    return endpoint
+
+
 def make_app(ctx: WebContext) -> web.Application:
     web_settings = ctx.settings.web
     hosts = security.host_check(web_settings.listen.rpartition(":")[0], web_settings.allowed_hosts)
@@ -209,6 +224,9 @@ def make_app(ctx: WebContext) -> web.Application:
     app.router.add_get("/url", url_page)
     app.router.add_get("/domains", domains_page)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/api/v1/preview", _api(api.preview_response))
+    app.router.add_get("/api/v1/explain", _api(api.explain_response))
+    app.router.add_get("/oembed", _api(api.oembed_response))
     app.router.add_get("/events", events, allow_head=False)   # a HEAD would hold a live list
     app.router.add_post("/admin/{action:submit|refresh|pause|resume|set-rate}", admin)
     app.router.add_static("/static/", os.path.join(HERE, "static"), append_version=False)
