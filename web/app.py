@@ -116,7 +116,7 @@ async def url_page(request: web.Request) -> web.Response:
                    chain=views.chain_of(record), record_json=views.record_json(record, asked),
                    freshness=views.freshness_of(record, Freshness.from_settings(ctx.settings),
                                                 ctx.settings.serve_stale_for, now),
-                   submit=ctx.actions.can_submit)
+                   submit=ctx.actions.can_submit, why=views.why_of(record))
 
 
 async def _pending(ctx: WebContext, url: str) -> bool | None:

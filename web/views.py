@@ -18,6 +18,7 @@ from typing import Sequence
 from markupsafe import Markup
 
 from common import record_proto, urls
+from common.findings import findings
 from common.embeds import from_oembed_html
 from common.freshness import Freshness
 from common.record import UrlRecord
@@ -142,3 +143,40 @@ def record_json(record: UrlRecord, asked: str) -> str:
     """The record as `spiderduck get` prints it, indented."""
     row = record_proto.to_dict(dataclasses.replace(record, url=asked))
     return json.dumps(row, ensure_ascii=False, indent=2)
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    field: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class FindingRow:
+    severity: str
+    code: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Why:
+    """"Why this preview": each filled field, its value and where it was read; each platform's
+    findings (common.findings), platforms in the order findings lists them."""
+    fields: list[FieldRow]
+    platforms: dict[str, list[FindingRow]]
+
+
+def why_of(record: UrlRecord) -> Why:
+    metadata = record_proto.to_proto(record)
+    fields = []
+    for p in metadata.provenance:
+        value = getattr(record, p.field, "")
+        if p.field in ("image", "video"):
+            value = value.url if value is not None else ""
+        fields.append(FieldRow(p.field, str(value), p.source))
+    platforms: dict[str, list[FindingRow]] = {}
+    for f in findings(metadata):
+        platforms.setdefault(f.platform, []).append(FindingRow(f.severity, f.code, f.field, f.message))
+    return Why(fields, platforms)

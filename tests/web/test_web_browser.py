@@ -89,6 +89,15 @@ async def test_the_card_of_a_crawled_url_with_a_two_hop_redirect_chain(tmp_path,
         assert (await browser.text("#freshness")).startswith("fresh: expires")
         assert await browser.text("#status") == "OK"
         assert '"title": "Ducks resolve every link"' in await browser.text("#record-json")
+        # Why this preview: each field's value and source, and the findings per platform
+        rows = await browser.script("return [...document.querySelectorAll('#why-fields tbody tr')]"
+                                    ".map(r => [...r.cells].map(c => c.textContent))")
+        assert ["title", "Ducks resolve every link", "og:title"] in rows
+        assert ["site_name", "The Pond Gazette", "og:site_name"] in rows
+        findings = await browser.script("return [...document.querySelectorAll('#why-findings tbody tr')]"
+                                        ".map(r => [...r.cells].map(c => c.textContent))")
+        assert ["facebook", "warning", "image_too_small"] in [f[:3] for f in findings]   # 600x300 < 600x315
+        await browser.capture("why")
         # Without web.admin_token the refresh button is there but off.
         assert await browser.script("return document.querySelector('form[action=\"/admin/refresh\"] button').disabled")
         with open(shot, "rb") as fh:
@@ -198,6 +207,11 @@ async def test_a_hostile_page_is_shown_inert(tmp_path, nats_server, localweb, br
         assert await browser.text(".card-title") == "<script>alert(1)</script>"
         assert await browser.text(".card-description") == "<img src=x onerror=document.body.dataset.pwned=1>"
         assert await browser.text(".card-site") == '"><svg onload=alert(2)>'
+        # ... and in "Why this preview": the values as text, the source `<title>` as text
+        rows = await browser.script("return [...document.querySelectorAll('#why-fields tbody tr')]"
+                                    ".map(r => [...r.cells].map(c => c.textContent))")
+        assert ["title", "<script>alert(1)</script>", "<title>"] in rows
+        assert ["description", "<img src=x onerror=document.body.dataset.pwned=1>", "og:description"] in rows
         assert not await browser.run(browser.alert_open)
         assert await browser.script("return document.body.dataset.pwned === undefined")
         assert await browser.script("return [...document.scripts].map(s => s.getAttribute('src'))") == ["/static/app.js"]
