@@ -11,7 +11,7 @@ from common import bus, nats_auth
 from common.config import Settings
 from common.freshness import Freshness
 from common.pending import PendingLookup, queued_bucket
-from metadata_api.resolver import Resolver
+from common.resolver import Resolver
 from common.grpc_server import GrpcServer
 from common.stores.open import open_metadata_store
 from metadata_api import server
@@ -20,14 +20,14 @@ from metadata_api.auth import metadata_guard
 log = logging.getLogger("spiderduck.metadata_api")
 
 # What serves beside the API from its store and NATS, once the API serves (the command gives the
-# web UI: cli/roles.py): called with (settings, store, pending, js, queued), js and queued None
-# without NATS, it returns an async context manager, entered until the role stops.
+# web UI: cli/roles.py): called with (settings, store, pending, js, queued, resolver), the last three
+# None without NATS, it returns an async context manager, entered until the role stops.
 Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 
 async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Beside | None = None) -> None:
     """Serves the metadata store; with nats_url set it also asks NATS which URLs are pending
-    (common.pending) and serves ResolveUrl (metadata_api.resolver), and fails at start, as the
+    (common.pending) and serves ResolveUrl (common.resolver), and fails at start, as the
     other roles do, if that NATS cannot be reached. `beside` (see Beside) is entered once the API
     serves and left after it has stopped."""
     async with contextlib.AsyncExitStack() as stack:
@@ -57,5 +57,5 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
             if beside is not None:
-                await stack.enter_async_context(await beside(settings, store, pending, js, queued))
+                await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver))
             await stop.wait()

@@ -21,7 +21,7 @@ from common import record_proto, telemetry, urls
 from common.config import MetadataApiSettings
 from common.errors import BusError, StoreError
 from common.pending import PendingLookup
-from metadata_api.resolver import Resolver, StillResolving
+from common.resolver import Resolver, StillResolving
 from common.stores.keys import lookup_key
 from common.stores.metadata import AnswerTooLarge, MetadataStore
 from metadata_api import explain, responses

@@ -27,15 +27,6 @@ class Actions:
         self._tls = tls
 
     @property
-    def js(self):
-        """NATS's JetStream context, None without NATS."""
-        return self._js
-
-    @property
-    def queued(self):
-        return self._queued
-
-    @property
     def can_submit(self) -> bool:
         return self._js is not None
 

@@ -10,32 +10,28 @@ fetchable URL, a bad max_age), 404 (never seen), 501 (an oEmbed format other tha
 (the store or NATS did not answer, or too many requests at once), 504 (a crawl still going on
 past the wait; it goes on, and its record appears).
 
-/api/v1/preview answers a stored record at once when it is young enough (with max_age, fetched
-less than max_age seconds ago; without, before it expires: FRESH; expired less than
-serve_stale_for ago: STALE, its refresh submitted as the scheduler submits it). Else it submits
-the URL (a refresh when asked, or when max_age found the record too old) and waits, at most
-metadata_api.resolve_timeout, for the scheduler's spiderduck.events.processed event for it (the
-live list's subscription, web.feed), then answers the stored record. It needs NATS for that:
-without, a record not fresh enough is 503. The answer carries the resolution in
-`SpiderDuck-Resolution` (FRESH, STALE, CRAWLED, REVALIDATED, ...)."""
+/api/v1/preview resolves with the metadata API's own resolver (common.resolver), as ResolveUrl
+does: a stored record young enough at once (FRESH, or STALE with its refresh submitted), else a
+crawl it waits for, at most metadata_api.resolve_timeout. Without NATS, a record not fresh enough
+is 503. The answer carries the resolution in `SpiderDuck-Resolution` (FRESH, STALE, CRAWLED,
+REVALIDATED, ...)."""
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import math
 from typing import Any
 
 from aiohttp import web
 
-from common import record_proto, submissions, urls
+from common import record_proto, urls
 from common.errors import BusError, StoreError
 from common.findings import findings
-from common.freshness import Freshness, stale_refresh
+from common.freshness import Freshness
 from common.record import UrlRecord
+from common.resolver import Resolver, StillResolving
 from common.stores.keys import lookup_key
 from spiderduck.v1 import metadata_pb2
 from web import views
-from web.feed import LAGGED, FeedClosed, TooManyListeners
 
 RESOLUTION_HEADER = "SpiderDuck-Resolution"
 
@@ -114,65 +110,23 @@ def _max_age(text: str | None) -> float | None:
 
 
 async def resolve(ctx, url: str, *, max_age: float | None, refresh: bool) -> tuple[str, UrlRecord]:
-    """(resolution, record), as ResolveUrl resolves (see the module's text). Raises ApiError."""
+    """(resolution, record), by the resolver ResolveUrl resolves with (common.resolver), the
+    metadata API's own; without NATS, one that answers only what the store holds fresh enough.
+    Raises ApiError."""
+    resolver = ctx.resolver or Resolver(ctx.store, None, None, None,
+                                        freshness=Freshness.from_settings(ctx.settings),
+                                        serve_stale_for=ctx.settings.serve_stale_for, clock=ctx.clock)
     try:
-        key = urls.canonicalize(url)
+        return await resolver.resolve(url, max_age=max_age, refresh=refresh,
+                                      wait=ctx.settings.metadata_api.resolve_timeout)
     except urls.InvalidUrl as exc:
         raise ApiError(400, f"not a fetchable URL: {exc}") from None
-    try:
-        stored = await ctx.store.get(key)
+    except StillResolving as exc:
+        raise ApiError(504, str(exc)) from None
     except StoreError as exc:
         raise ApiError(503, f"the metadata store did not answer: {exc}") from None
-    js = ctx.actions.js
-    if stored is not None and stored.fetched_at and not refresh:
-        now = ctx.clock()
-        freshness = Freshness.from_settings(ctx.settings)
-        if max_age is not None:
-            if now - stored.fetched_at < max_age:
-                return "FRESH", stored
-            refresh = True           # too old for this caller, however fresh for others
-        elif freshness.is_fresh(stored, now):
-            return "FRESH", stored
-        elif js is not None and freshness.servable_stale(stored, now, ctx.settings.serve_stale_for):
-            try:
-                await submissions.publish(js, submissions.Outgoing(*stale_refresh(key, stored)))
-            except BusError as exc:
-                raise ApiError(503, f"the stale record's refresh was not submitted: {exc}") from None
-            return "STALE", stored
-    if js is None or ctx.feed is None:
-        raise ApiError(503, "resolving a URL without a fresh record needs NATS, and this metadata-api "
-                       "has none (set nats_url)")
-    return await _crawl(ctx, url, key, refresh)
-
-
-async def _crawl(ctx, url: str, key: str, refresh: bool) -> tuple[str, UrlRecord]:
-    wait = ctx.settings.metadata_api.resolve_timeout
-    still = ApiError(504, f"still resolving {url}; the crawl goes on and its record will appear")
-    try:
-        async with ctx.feed.listen() as queue, asyncio.timeout(wait):
-            try:
-                await submissions.submit(ctx.actions.js, ctx.actions.queued, submissions.encode(
-                    url, refresh=refresh, source="web-api"), mark_required=False)
-            except BusError as exc:
-                raise ApiError(503, f"not submitted: {exc}") from None
-            while True:
-                item = await queue.get()
-                if item is None or item is LAGGED:
-                    raise still
-                if lookup_key(item["url"]) == key:
-                    resolution = item["resolution"]
-                    break
-    except (TooManyListeners, FeedClosed) as exc:
+    except BusError as exc:          # NeedsNats too
         raise ApiError(503, str(exc)) from None
-    except TimeoutError:
-        raise still from None
-    try:
-        record = await ctx.store.get(key)
-    except StoreError as exc:
-        raise ApiError(503, f"the metadata store did not answer: {exc}") from None
-    if record is None:
-        raise ApiError(504, f"{url}: processed ({resolution}) but its record is not readable yet")
-    return resolution, record
 
 
 async def preview_response(ctx, request: web.Request) -> web.Response:

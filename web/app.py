@@ -29,6 +29,7 @@ from common.config import Settings
 from common.errors import BusError, StoreError
 from common.freshness import Freshness
 from common.pending import PendingLookup
+from common.resolver import Resolver
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
 from spiderduck.v1 import fetcher_pb2
@@ -52,6 +53,7 @@ class WebContext:
     actions: Actions
     pending: PendingLookup | None = None
     feed: RecentFeed | None = None
+    resolver: Resolver | None = None     # the metadata API's (common.resolver); None without NATS
     clock: Callable[[], float] = time.time
 
 

@@ -14,9 +14,10 @@ from web.server import WebServer
 log = logging.getLogger("spiderduck.metadata_api")
 
 
-async def open_web(settings: Settings, store, pending, js, queued) -> WebServer:
-    """The web UI on web.listen, from the same store and NATS (`js` and `queued` None without
-    NATS): an async context manager that serves while entered."""
+async def open_web(settings: Settings, store, pending, js, queued, resolver=None) -> WebServer:
+    """The web UI on web.listen, from the same store, NATS and resolver (common.resolver, which
+    /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
+    `resolver` None without NATS): an async context manager that serves while entered."""
     feed = None
     if js is not None:
         try:
@@ -24,6 +25,6 @@ async def open_web(settings: Settings, store, pending, js, queued) -> WebServer:
                                     max_listeners=settings.web.max_live_clients).start()
         except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
             log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
-    ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed,
+    ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
                      actions=Actions(js, queued, settings.fetcher_addresses, settings.tls))
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

@@ -12,6 +12,10 @@ scheduler's min_refresh_interval still bounds re-fetches) with the header Spider
 naming one of this resolver's inbox subjects, and the scheduler, instead of announcing the
 outcome on spiderduck.events.processed, sends its UrlProcessed there. Past `wait` it raises
 StillResolving: the submission stays in the stream, so the crawl goes on and its record appears.
+
+Used by the metadata API's ResolveUrl and the web UI's /api/v1/preview alike. Without NATS
+(`nc`, `js` and `queued_kv` None) it answers what the store holds fresh enough, and raises
+NeedsNats for the rest.
 """
 from __future__ import annotations
 
@@ -37,6 +41,10 @@ class StillResolving(Exception):
     """The crawl did not end within the wait; it goes on."""
 
 
+class NeedsNats(BusError):
+    """The record is not fresh enough, and this resolver has no NATS to crawl or refresh it."""
+
+
 class Resolver:
     def __init__(self, store: MetadataStore, nc, js, queued_kv, *, freshness: Freshness,
                  serve_stale_for: float, clock=time.time):
@@ -52,7 +60,8 @@ class Resolver:
         self._sub = None
 
     async def start(self) -> "Resolver":
-        self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
+        if self._nc is not None:
+            self._sub = await self._nc.subscribe(f"{self._prefix}.*", cb=self._on_reply)
         return self
 
     async def close(self) -> None:
@@ -83,12 +92,15 @@ class Resolver:
                 refresh = True          # too old for this caller, however fresh for others
             elif self._freshness.is_fresh(stored, now):
                 return "FRESH", stored
-            elif self._freshness.servable_stale(stored, now, self._serve_stale_for):
+            elif self._js is not None and self._freshness.servable_stale(stored, now, self._serve_stale_for):
                 await submissions.publish(self._js, submissions.Outgoing(*stale_refresh(key, stored)))
                 return "STALE", stored
         return await self._crawl(url, key, refresh, deadline)
 
     async def _crawl(self, url: str, key: str, refresh: bool, deadline: float) -> tuple[str, UrlRecord]:
+        if self._js is None:
+            raise NeedsNats("resolving a URL without a fresh record needs NATS, and there is none "
+                            "here (set nats_url)")
         call = uuid.uuid4().hex
         future = asyncio.get_running_loop().create_future()
         self._waiting[call] = future
