@@ -15,7 +15,10 @@ from common import record_proto
 from common.record import UrlRecord
 from spiderduck.v1 import metadata_pb2
 
-BOOKKEEPING = frozenset({"url", "share_count", "first_seen", "fetched_at", "expires_at", "content_ref"})
+BOOKKEEPING = frozenset({"url", "share_count", "first_seen", "fetched_at", "expires_at", "content_ref",
+                         # where fields were read explains them; a source that changed while the
+                         # value did not changes no preview
+                         "provenance"})
 _ORDER = {f.name: f.number for f in metadata_pb2.UrlMetadata.DESCRIPTOR.fields}
 
 

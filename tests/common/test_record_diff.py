@@ -38,3 +38,11 @@ def test_a_page_that_failed_says_which_fields_it_lost():
                        error="HTTP 503", fetched_at=40.0, redirects=OLD.redirects)
     assert changed_fields(OLD, failed) == ("status", "http_status", "title", "image", "structured_data",
                                            "error", "etag")
+
+
+def test_a_source_that_changed_while_its_value_did_not_is_no_change():
+    from common.record import FieldSource
+    before = dataclasses.replace(OLD, provenance=(FieldSource("title", "og:title"),))
+    after = dataclasses.replace(OLD, provenance=(FieldSource("title", "twitter:title"),))
+    assert changed_fields(before, after) == ()
+    assert "provenance" not in changed_fields(None, after)

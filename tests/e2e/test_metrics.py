@@ -91,8 +91,9 @@ async def test_gauges_show_in_flight_urls_queues_domain_states_and_shards(tmp_pa
         async def queued():
             samples = await scrape(listen)
             depth = gauge(samples, "spiderduck_fetcher_queue_depth", domain="queued.test") or 0
-            return depth >= 2 and samples
-        samples = await wait_until(queued, 20, "queued.test's requests waiting")
+            # and every URL taken in (a loaded machine may scrape before the last is dispatched)
+            return depth >= 2 and gauge(samples, "spiderduck_scheduler_in_flight") == len(urls) and samples
+        samples = await wait_until(queued, 20, "queued.test's requests waiting, every URL in flight")
         depth = gauge(samples, "spiderduck_fetcher_queue_depth", domain="queued.test")
         assert gauge(samples, "spiderduck_fetcher_queued") >= depth
         assert gauge(samples, "spiderduck_scheduler_in_flight") == len(urls)   # none is done: 1 turn in 20 s
