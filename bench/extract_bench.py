@@ -29,8 +29,8 @@ import lxml.html
 import orjson
 
 from common.config import HTML_PARSERS
-from scheduler.extraction import extract_page
-from scheduler.extraction.page import page_json
+from common.extraction import extract_page
+from common.extraction.page import page_json
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"

@@ -16,7 +16,7 @@ import re
 AREAS = [
     ("gzip/zlib (WARC compression)", ("gzip.py", "zlib", "compress (", "warc_record")),
     ("protobuf JSON (json_format)", ("json_format.py",)),
-    ("extraction (parse + rules)", ("scheduler/extraction/",)),
+    ("extraction (parse + rules)", ("common/extraction/",)),
     ("sqlite", ("sqlite_metadata.py", "sqlite_reads.py")),
     ("record <-> protobuf", ("record_proto.py", "record_wire.py")),
     ("grpc", ("grpc/", "grpc_server.py", "fetch_proto.py")),

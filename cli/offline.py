@@ -16,7 +16,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
     default one JSON map name -> record (DESIGN's contract: tools json.load it); with `jsonl`,
     one {"case": name, ...record} line per case, written as each case is done."""
     from cli.client import progress_bar
-    from scheduler.extraction.page import load_cases, page_json
+    from common.extraction.page import load_cases, page_json
     parser = settings.process.parser
     out = sys.stdout.buffer
     try:
@@ -43,7 +43,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
 
 
 def cmd_extract(settings: Settings, args) -> int:
-    from scheduler.extraction import extract_page
+    from common.extraction import extract_page
     parser = settings.process.parser
     if args.cases:
         _extract_cases(settings, args.cases, args.jsonl)

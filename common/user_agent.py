@@ -1,5 +1,5 @@
 """The product token our crawler is named by: in robots.txt groups (fetcher.robots.rules), in
-robots metas and `X-Robots-Tag` scopes (scheduler.extraction.signals).
+robots metas and `X-Robots-Tag` scopes (common.extraction.signals).
 
 A user agent has one when it is a bare token (`FooBot`) or a User-Agent header whose first
 product has a version (`SpiderDuck/0.1.0 (+https://...)` -> `spiderduck`); anything else (`Foo

@@ -26,7 +26,7 @@ from common.stores.content import ContentStore
 from common.stores.metadata import MetadataStore
 from common.submissions import DeadLetter, Resubmit
 from scheduler.events import Publish
-from scheduler.extraction.signals import robots_token
+from common.extraction.signals import robots_token
 from scheduler.stages.announcement import Notifier
 from scheduler.stages.chain import Pipeline, compose
 from scheduler.stages.crawl_decision import CrawlDecider

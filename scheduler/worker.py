@@ -20,8 +20,8 @@ from common.grpc_server import GrpcServer
 from common.stores.open import open_content_store, open_metadata_store
 from scheduler.consumer import Consumer
 from scheduler.events import event_publisher
-from scheduler.extraction.pool import ExtractionPool
-from scheduler.extraction.signals import robots_token
+from common.extraction.pool import ExtractionPool
+from common.extraction.signals import robots_token
 from scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
 from scheduler.pipeline import build_pipeline
 from scheduler.routing import LeaseRouter, StaticRouter

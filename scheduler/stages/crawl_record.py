@@ -33,7 +33,7 @@ from common.record_diff import changed_fields
 from common.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
                                    Revisit, payload_digest)
 from common.stores.metadata import MetadataStore
-from scheduler.extraction.signals import no_archive
+from common.extraction.signals import no_archive
 from scheduler.stages.chain import Next
 from scheduler.stages.crawl_decision import record_key
 from scheduler.task import CrawlTask, Outcome, Resolution

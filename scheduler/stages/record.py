@@ -46,11 +46,11 @@ from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from common import embeds
-from scheduler.extraction import extract_page, images, signals
-from scheduler.extraction.head import head_of
-from scheduler.extraction.page import ROBOTS_TOKEN
-from scheduler.extraction.walls import WALL_STATUSES
-from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
+from common.extraction import extract_page, images, signals
+from common.extraction.head import head_of
+from common.extraction.page import ROBOTS_TOKEN
+from common.extraction.walls import WALL_STATUSES
+from common.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 

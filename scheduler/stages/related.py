@@ -51,7 +51,7 @@ from common.record import Image, PageMetadata, UrlRecord, with_source
 from common.single_flight import SingleFlight
 from common.status import TRANSIENT, Status
 from common import embeds
-from scheduler.extraction import images, oembed, signals
+from common.extraction import images, oembed, signals
 from scheduler.stages.redirect_chain import FetchHop
 from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome

@@ -16,7 +16,7 @@ import time
 
 import orjson
 
-from scheduler.extraction import extract_cases
+from common.extraction import extract_cases
 from spiderduck.client import AsyncClient
 from support.cli import CLI
 from support.localweb import Gate

@@ -12,7 +12,7 @@ from common import record_proto
 from common.record import FieldSource, Image, Redirect, UrlRecord, Video, with_page
 from common.status import Status
 from conftest import shared_path
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 from spiderduck.v1 import metadata_pb2
 
 

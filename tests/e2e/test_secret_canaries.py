@@ -231,7 +231,7 @@ async def test_roles_ride_out_a_nats_restart_and_refusals_show_no_secret(world, 
         await run_all(refusals)
         assert_told_nothing(world, refusals)
         assert_ps_clean(world, ps)
-        assert ps.showing(SPIDERDUCK, "fetcher", "--config") and ps.showing("scheduler.extraction.worker")
+        assert ps.showing(SPIDERDUCK, "fetcher", "--config") and ps.showing("common.extraction.worker")
         codes = {name: await asyncio.to_thread(service.stop) for name, service in running.items()}
     finally:
         for service in running.values():

@@ -1,4 +1,4 @@
-"""Issue 29, authors on real news pages (scheduler/extraction/authors.py): entities left escaped,
+"""Issue 29, authors on real news pages (common/extraction/authors.py): entities left escaped,
 a link's wording taken as the name, placeholders, an appended social handle, the site given as
 the author, a JSON-LD author written as a JSON string, a timestamp taken as the author; and
 publisher names (publisher.py) that are only a domain where the page states a name. Every page
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 
 URL = "https://www.dailyplanet.test/metro/story"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 
 
 def canonical(page_url: str, og_url: str = "", link: str = "") -> str:

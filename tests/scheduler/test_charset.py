@@ -1,7 +1,7 @@
 """Encoding choice in WHATWG order: BOM, header, <meta> prescan, default."""
 import codecs
 
-from scheduler.extraction import charset
+from common.extraction import charset
 
 RUSSIAN = "Привет, мир"
 JAPANESE = "日本語のページ"

@@ -2,8 +2,8 @@
 agree with is kept. Pages written here in one encoding and labelled (header or meta) another."""
 import pytest
 
-from scheduler.extraction import charset
-from scheduler.extraction.page import extract_page
+from common.extraction import charset
+from common.extraction.page import extract_page
 
 RUSSIAN_TITLE = "Погода в Москве на неделю"
 RUSSIAN = ("Сегодня в столице ожидается облачная погода с прояснениями, без существенных осадков. "

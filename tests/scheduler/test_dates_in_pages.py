@@ -1,11 +1,11 @@
-"""Issue 29, dates on real news pages (scheduler/extraction/dates.py): a day stated only in the
+"""Issue 29, dates on real news pages (common/extraction/dates.py): a day stated only in the
 URL's path, a date shown as text in European digits, CJK or ISO with words around it, a shown
 update that is no publication, a <time> of the article among a sidebar's, and offsets as CMSs
 misprint them. Every page is written here; every case but the guards failed before issue 29
 (checked by running this file against the previous commit)."""
 import pytest
 
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 
 NOON = "T12:00:00Z"     # a day without a time is noon UTC (values.TEXT_DATE_HOUR)
 

@@ -11,7 +11,7 @@ from common import urls
 from common.record import Video
 from common import embeds
 from common.embeds import first_player, from_oembed_html, from_player, host_allowed, may_embed
-from scheduler.extraction.oembed import parse
+from common.extraction.oembed import parse
 from support.embed_cases import HOSTS, TAIL, YT, frame
 
 

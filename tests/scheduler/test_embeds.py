@@ -8,7 +8,7 @@ import pytest
 
 from common import embeds
 from common.embeds import from_oembed_html, from_player, host_allowed
-from scheduler.extraction.oembed import parse
+from common.extraction.oembed import parse
 from support.embed_cases import HOSTS, TAIL, YT, frame
 
 

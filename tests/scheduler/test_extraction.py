@@ -2,9 +2,9 @@
 import pytest
 
 from common.record import Image, PageMetadata, Video
-from scheduler.extraction import extract_page
-from scheduler.extraction.parsers import parse
-from scheduler.extraction.values import rfc3339
+from common.extraction import extract_page
+from common.extraction.parsers import parse
+from common.extraction.values import rfc3339
 
 URL = "https://example.test/news/story.html"
 PARSERS = ("selectolax", "html5lib")
@@ -277,7 +277,7 @@ def test_json_ld_with_javascript_comments_and_trailing_commas_is_read(parser):
 
 
 def test_a_huge_broken_json_ld_block_is_skipped_without_the_lenient_walk():
-    from scheduler.extraction import jsonld
+    from common.extraction import jsonld
     huge = '{"headline": "x", "pad": "' + "y" * jsonld.LENIENT_MAX_CHARS + '",}'
     assert jsonld.load([huge]) == []                      # strict JSON fails; too big to walk
     assert jsonld.load(['{"headline": "x", "pad": "yy",}']) == [{"headline": "x", "pad": "yy"}]
@@ -318,7 +318,7 @@ def test_a_microdata_item_without_properties_is_its_text_up_to_the_limit(inner):
     MAX_VALUE_CHARS long; a longer one is dropped, and not even read when it is sure to be."""
     from extruct.w3cmicrodata import MicrodataExtractor
     import lxml.html
-    from scheduler.extraction import microdata
+    from common.extraction import microdata
     html = f'<html><body><p>intro</p><section itemscope itemtype="https://schema.org/Thing">{inner}</section></body></html>'
     expected = MicrodataExtractor().extract_items(lxml.html.document_fromstring(html.encode(), parser=microdata._PARSER), URL)
     for item in expected:
@@ -343,7 +343,7 @@ def test_unknown_parser_is_refused():
 
 def test_fold_is_the_patterns_white_space_folded_and_trimmed():
     import re
-    from scheduler.extraction.document import fold
+    from common.extraction.document import fold
     spaces = "".join(chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c)))
     for text in (spaces, f"{spaces}a{spaces}b c{spaces}", "a\u200bb\ufeffc", "\x1cx\x85y\u3000z ", "", None):
         assert fold(text) == (re.sub(r"\s+", " ", text).strip() if text else "")
@@ -351,7 +351,7 @@ def test_fold_is_the_patterns_white_space_folded_and_trimmed():
 
 def test_byline_links_are_the_descendant_selectors():
     from selectolax.lexbor import LexborHTMLParser
-    from scheduler.extraction.parsers import _byline_links
+    from common.extraction.parsers import _byline_links
     html = ('<a id=0 href=/x>before</a><div class="Author-box"><a id=1 class=author>self</a>'
             '<section class=byline-AUTHOR><a id=2>nested</a><span><a id=3>deep</a></span></section>'
             '<a id=4>after nested</a></div><p>between <a id=5>no</a></p><a id=6 class=author-link>alone</a>'

@@ -3,7 +3,7 @@ and the two HTML parsers giving the same metadata on real pages."""
 import importlib.util
 import json
 
-from scheduler.extraction import extract_cases, extract_page
+from common.extraction import extract_cases, extract_page
 
 # The issue's bar (metascraper itself agrees on 95.1%); reached: 432/453 = 95.4% (with the
 # canonical-URL change then in progress, which lost wnycstudios' url: 433/453 at the commit before).

@@ -5,8 +5,8 @@ charset only in <meta>, a <meta charset> that lies, JSON-LD @graph and arrays, b
 import pytest
 
 from common.record import Image
-from scheduler.extraction import extract_page
-from scheduler.extraction.page import MAX_HTML_BYTES
+from common.extraction import extract_page
+from common.extraction.page import MAX_HTML_BYTES
 
 URL = "https://example.test/news/story.html"
 
@@ -269,8 +269,8 @@ def test_a_handle_inside_a_headline_is_no_byline(parser):
     (b"quant\xffcast", None),                      # nor is a byte that is no UTF-8
 ])
 def test_wall_markers_are_found_alike_in_utf8_bytes_and_in_decoded_text(parser, marker, found):
-    from scheduler.extraction.parsers import parse
-    from scheduler.extraction.walls import detect
+    from common.extraction.parsers import parse
+    from common.extraction.walls import detect
     body = (b'<html><head><meta charset="utf-8"><title>Cookies on this site</title>'
             b'<script src="https://cdn.test/' + marker + b'.js"></script></head>'
             b'<body><form><p>We use cookies.</p><button>Accept</button></form></body></html>')

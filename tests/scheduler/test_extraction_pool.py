@@ -8,9 +8,9 @@ import pickle
 import pytest
 
 from common.record import PageMetadata
-from scheduler.extraction import extract_page
-from scheduler.extraction.channel import loads as _loads
-from scheduler.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout
+from common.extraction import extract_page
+from common.extraction.channel import loads as _loads
+from common.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout
 
 PAGE = (b"<html lang=en><head><title>A title</title><meta property='og:description' content='Said'>"
         b"<meta property='og:image' content='/i.png'></head><body><p>Text</p></body></html>")
@@ -19,7 +19,7 @@ NESTED = b"<html><head><title>deep</title></head><body>" + b"<div>" * 100_000 + 
 
 
 def worker_pids() -> set[int]:
-    """Our extraction workers: children of this process running scheduler.extraction.worker."""
+    """Our extraction workers: children of this process running common.extraction.worker."""
     pids = set()
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -31,7 +31,7 @@ def worker_pids() -> set[int]:
                 cmdline = fh.read()
         except OSError:
             continue
-        if ppid == os.getpid() and b"scheduler.extraction.worker" in cmdline:
+        if ppid == os.getpid() and b"common.extraction.worker" in cmdline:
             pids.add(int(entry))
     return pids
 
@@ -124,7 +124,7 @@ def test_answers_are_unpickled_only_into_record_types():
 # A worker program that answers every job with a page titled by its URL, after sleeping as many
 # seconds as the body says ("sleep0.2").
 SLEEPY = ("import os, sys, time\n"
-          "from scheduler.extraction.worker import read_job, write_frame\n"
+          "from common.extraction.worker import read_job, write_frame\n"
           "from common.record import PageMetadata\n"
           "jobs, out = os.fdopen(0, 'rb'), os.fdopen(1, 'wb', buffering=0)\n"
           "write_frame(out, 'ready')\n"
@@ -167,8 +167,8 @@ SILENT = ("import pickle, struct, sys, time\n"
 async def test_a_watchdog_kill_counts_only_against_the_page_it_bit():
     import sys
 
-    from scheduler.extraction.channel import Job as _Job
-    from scheduler.extraction.pool import PoolClosing
+    from common.extraction.channel import Job as _Job
+    from common.extraction.pool import PoolClosing
 
     pool = ExtractionPool(workers=1, budget=60, command=(sys.executable, "-c", SILENT))
     async with pool:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.extraction import extract_cases
+from common.extraction import extract_cases
 
 CASES = Path(__file__).resolve().parent.parent / "pages" / "quality" / "cases.json"
 FIELDS = ("title", "description", "image", "url", "lang", "publisher", "author", "date")

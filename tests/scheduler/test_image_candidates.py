@@ -12,8 +12,8 @@ from common.errors import DomainBusy
 from common.fetch import FetchResult
 from common.record import Image, PageMetadata, UrlRecord
 from common.status import Status
-from scheduler.extraction import extract_page, images, media
-from scheduler.extraction.parsers import parse
+from common.extraction import extract_page, images, media
+from common.extraction.parsers import parse
 from scheduler.stages.related import RelatedFetcher
 from scheduler.task import CrawlTask, Outcome, Resolution
 

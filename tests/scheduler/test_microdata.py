@@ -6,8 +6,8 @@ import json
 import pytest
 
 from conftest import shared_path
-from scheduler.extraction import microdata
-from scheduler.extraction.parsers import parse
+from common.extraction import microdata
+from common.extraction.parsers import parse
 
 PAGES = {
     "nested items and relative URLs": """<html><head><base href="http://b.test/dir/"></head><body>

@@ -11,7 +11,7 @@ from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image
 from common.status import Status
-from scheduler.extraction.images import ImageInfo, probe
+from common.extraction.images import ImageInfo, probe
 from scheduler.stages.record import PostProcessor
 from scheduler.task import CrawlTask
 

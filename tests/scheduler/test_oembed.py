@@ -2,9 +2,9 @@
 import json
 
 from common.record import Image
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 from common.embeds import HTML_MAX
-from scheduler.extraction.oembed import OEmbed, parse
+from common.extraction.oembed import OEmbed, parse
 
 URL = "https://video.test/watch/1"
 

@@ -7,9 +7,9 @@ from common.config import ProcessSettings
 from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.status import Status
-from scheduler.extraction import extract_page
-from scheduler.extraction.head import HEAD_BYTES, head_of
-from scheduler.extraction.pool import ExtractionFailed, ExtractionTimeout
+from common.extraction import extract_page
+from common.extraction.head import HEAD_BYTES, head_of
+from common.extraction.pool import ExtractionFailed, ExtractionTimeout
 from scheduler.stages.record import PostProcessor
 from scheduler.task import CrawlTask
 

@@ -10,9 +10,9 @@ import pytest
 from common import record_proto
 from common.record import PROVENANCE_FIELDS, FieldSource, PageMetadata, UrlRecord, with_page, with_source
 from common.status import Status
-from scheduler.extraction import extract_page
+from common.extraction import extract_page
 from scheduler.stages.related import _with_oembed
-from scheduler.extraction.oembed import OEmbed
+from common.extraction.oembed import OEmbed
 
 URL = "https://example.test/news/story.html"
 
@@ -96,7 +96,7 @@ def test_no_favicon_named_leaves_it_for_the_site_icon():
 
 
 def test_the_public_value_functions_still_answer_values():
-    from scheduler.extraction import rules, media, publisher, dates, authors  # noqa: F401
+    from common.extraction import rules, media, publisher, dates, authors  # noqa: F401
     meta = page('<meta property="og:title" content="OG">')
     assert meta.title == "OG"
 

@@ -1,10 +1,10 @@
-"""What a publisher tells previewers (scheduler.extraction.signals), read from hand-written pages."""
+"""What a publisher tells previewers (common.extraction.signals), read from hand-written pages."""
 from __future__ import annotations
 
 import pytest
 
-from scheduler.extraction import extract_page, signals
-from scheduler.extraction.signals import header_directives, withheld
+from common.extraction import extract_page, signals
+from common.extraction.signals import header_directives, withheld
 
 URL = "http://pub.test/a"
 

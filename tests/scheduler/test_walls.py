@@ -1,4 +1,4 @@
-"""Interstitial detection (scheduler.extraction.walls) on hand-written walls and near-misses
+"""Interstitial detection (common.extraction.walls) on hand-written walls and near-misses
 (tests/pages/walls/cases.json), on every page of the shared corpus (none is a wall), and on
 hostile markup."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from scheduler.extraction import extract_page
-from scheduler.extraction.parsers import parse
-from scheduler.extraction.walls import KINDS, detect
+from common.extraction import extract_page
+from common.extraction.parsers import parse
+from common.extraction.walls import KINDS, detect
 from conftest import shared_path
 
 WALLS = Path(__file__).resolve().parents[1] / "pages" / "walls"

@@ -1,13 +1,13 @@
-"""Walls that state their site's metadata are still walls (scheduler.extraction.walls): og:site_name,
+"""Walls that state their site's metadata are still walls (common.extraction.walls): og:site_name,
 a title that is the site's name, a site-wide tagline and a template's og:url at the site's root are
 not the page's own; a consent page a site sends its readers to is a wall by its URL."""
 from __future__ import annotations
 
 import pytest
 
-from scheduler.extraction import extract_page
-from scheduler.extraction.parsers import parse
-from scheduler.extraction.walls import consent_page, consent_redirect, detect
+from common.extraction import extract_page
+from common.extraction.parsers import parse
+from common.extraction.walls import consent_page, consent_redirect, detect
 
 LOGIN_FORM = ('<form action="/login" method="post"><h1>Log in to continue</h1>'
               '<input name="user" placeholder="Phone number, username or email">'

@@ -11,10 +11,10 @@ import json
 from typing import Any, NamedTuple
 
 from common.record import Image
-from scheduler.extraction import values
-from scheduler.extraction.document import Document
+from common.extraction import values
+from common.extraction.document import Document
 from common.embeds import HTML_MAX
-from scheduler.extraction.typography import typeset
+from common.extraction.typography import typeset
 
 JSON_TYPE = "application/json+oembed"
 

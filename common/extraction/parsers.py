@@ -10,7 +10,7 @@ from typing import Callable, Iterator
 from selectolax.lexbor import LexborHTMLParser
 
 from common.config import HTML_PARSERS as PARSERS, ProcessSettings
-from scheduler.extraction.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
+from common.extraction.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
                                            place, placed, shows_byline, shows_date, texts, wanted)
 
 # A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it

@@ -7,9 +7,9 @@ from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 from common import urls
-from scheduler.extraction import values
-from scheduler.extraction.jsonld import node_types
-from scheduler.extraction.sources import Sources, ld as _ld, meta as _meta
+from common.extraction import values
+from common.extraction.jsonld import node_types
+from common.extraction.sources import Sources, ld as _ld, meta as _meta
 
 
 def meta_from(s: Sources, *keys: str) -> tuple[str, str]:

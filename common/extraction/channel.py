@@ -2,7 +2,7 @@
 
     Job       one page to extract, with the future its caller awaits and the workers that owe
               an answer for it (a job may be written to two when its first worker is slow)
-    Worker    one child process (scheduler/extraction/worker.py): `send` writes a job as one
+    Worker    one child process (common/extraction/worker.py): `send` writes a job as one
               length-prefixed pickle frame, `jobs` holds those written and not yet answered,
               `death` says why its pipe closed
     loads     unpickles an answer into the record's own types only (common.record), never into
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from common.record import FieldSource, Image, PageMetadata, Video
 from common.record_proto import StructuredData
-from scheduler.extraction.worker import JOB_HEADER
+from common.extraction.worker import JOB_HEADER
 
 F_SETPIPE_SZ = 1031       # Linux fcntl
 PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop turn per 64 KiB

@@ -6,8 +6,8 @@ import re
 from typing import Any, Iterator, NamedTuple
 
 from common.record import Image, Video
-from scheduler.extraction import values
-from scheduler.extraction.sources import Sources
+from common.extraction import values
+from common.extraction.sources import Sources
 
 
 # --- images -----------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """An extraction worker process: pages in on stdin, their metadata out on stdout.
 
-    python -m scheduler.extraction.worker PARSER PREFER_DATES BUDGET_SECONDS
+    python -m common.extraction.worker PARSER PREFER_DATES BUDGET_SECONDS
 
 Run by ExtractionPool (pool.py), never by hand. An answer's frame is a 4-byte big-endian length
 and a pickle; a job's (JOB_HEADER) is the lengths of its pickle and of its page, then the two:
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
     import dataclasses
 
     from common.record_proto import StructuredData
-    from scheduler.extraction.page import extract_page
+    from common.extraction.page import extract_page
 
     import gc
     gc.freeze()                            # what the imports made lives as long as the worker

@@ -29,11 +29,11 @@ from typing import Iterator
 from urllib.parse import urlsplit
 
 from common import urls
-from scheduler.extraction import values
-from scheduler.extraction.jsonld import node_types
-from scheduler.extraction.publisher import meta_from, site_name
-from scheduler.extraction.sources import Sources, meta as _meta
-from scheduler.extraction.typography import typeset
+from common.extraction import values
+from common.extraction.jsonld import node_types
+from common.extraction.publisher import meta_from, site_name
+from common.extraction.sources import Sources, meta as _meta
+from common.extraction.typography import typeset
 
 AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
 

@@ -22,8 +22,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 from urllib.parse import urlsplit
 
-from scheduler.extraction import values
-from scheduler.extraction.sources import Sources
+from common.extraction import values
+from common.extraction.sources import Sources
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
                    "published_time", "datepublished", "dc.date.issued", "dcterms.issued",

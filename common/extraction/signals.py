@@ -24,9 +24,9 @@ import re
 from typing import Iterable
 
 from common.user_agent import product_token
-from scheduler.extraction import values
-from scheduler.extraction.document import Document
-from scheduler.extraction.jsonld import Graph
+from common.extraction import values
+from common.extraction.document import Document
+from common.extraction.jsonld import Graph
 
 NOARCHIVE = "noarchive"
 NOSNIPPET = ("nosnippet", "max-snippet:0")

@@ -7,7 +7,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 
 from common.urls import join
-from scheduler.extraction.document import fold
+from common.extraction.document import fold
 
 __all__ = ["fold", "text", "join", "absolute_url", "rfc3339", "language", "integer"]
 

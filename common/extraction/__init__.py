@@ -1,4 +1,4 @@
 """Post Processor extraction: charset, HTML5 parse, page metadata (see page.py)."""
-from scheduler.extraction.page import extract_cases, extract_page
+from common.extraction.page import extract_cases, extract_page
 
 __all__ = ["extract_cases", "extract_page"]

@@ -13,10 +13,10 @@ from typing import Any
 from common.config import FetcherSettings, ProcessSettings
 from common.record import FieldSource, PageMetadata
 from common.record_proto import page_to_dict
-from scheduler.extraction import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
+from common.extraction import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
     values, walls
-from scheduler.extraction.sources import Sources
-from scheduler.extraction.parsers import parse
+from common.extraction.sources import Sources
+from common.extraction.parsers import parse
 
 _PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
 

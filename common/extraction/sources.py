@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler.extraction import values
-from scheduler.extraction.document import Document
-from scheduler.extraction.jsonld import Graph
+from common.extraction import values
+from common.extraction.document import Document
+from common.extraction.jsonld import Graph
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from urllib.parse import parse_qsl, urlsplit
 from selectolax.lexbor import LexborHTMLParser
 
 from common import urls
-from scheduler.extraction.document import Document
+from common.extraction.document import Document
 
 KINDS = ("bot_challenge", "captcha", "access_denied", "login_wall", "age_gate", "consent_wall")
 WALL_STATUSES = frozenset({401, 403, 429, 451, 503})   # read for a wall even though they are errors

@@ -19,12 +19,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from common import urls
-from scheduler.extraction import values
-from scheduler.extraction.typography import typeset
-from scheduler.extraction.authors import author  # noqa: F401 (the record's author)
-from scheduler.extraction.dates import modified_time, published_time  # noqa: F401 (the record's dates)
-from scheduler.extraction.publisher import TITLE_SEPARATOR, meta_from, site_name, stated_headline
-from scheduler.extraction.sources import Sources, ld as _ld, meta as _meta
+from common.extraction import values
+from common.extraction.typography import typeset
+from common.extraction.authors import author  # noqa: F401 (the record's author)
+from common.extraction.dates import modified_time, published_time  # noqa: F401 (the record's dates)
+from common.extraction.publisher import TITLE_SEPARATOR, meta_from, site_name, stated_headline
+from common.extraction.sources import Sources, ld as _ld, meta as _meta
 
 
 # --- text fields ------------------------------------------------------------------------------

@@ -39,9 +39,9 @@ from common import metrics
 from common.config import ProcessSettings
 from common.errors import SpiderDuckError
 from common.record import PageMetadata
-from scheduler.extraction.channel import Job, Worker, loads, widen
-from scheduler.extraction.page import ROBOTS_TOKEN
-from scheduler.extraction.worker import HEADER
+from common.extraction.channel import Job, Worker, loads, widen
+from common.extraction.page import ROBOTS_TOKEN
+from common.extraction.worker import HEADER
 
 _PROCESS = ProcessSettings()       # the configured defaults
 
@@ -78,11 +78,11 @@ class ExtractionPool:
     def __init__(self, *, workers: int, budget: float, parser: str = _PROCESS.parser,
                  robots_token: str = ROBOTS_TOKEN,
                  command: tuple[str, ...] | None = None):
-        """`command` runs one worker (default: this Python, `-m scheduler.extraction.worker`);
+        """`command` runs one worker (default: this Python, `-m common.extraction.worker`);
         the budget in seconds is appended to it."""
         self._size = max(1, workers)
         self._budget = budget
-        self._command = (*(command or (sys.executable, "-m", "scheduler.extraction.worker",
+        self._command = (*(command or (sys.executable, "-m", "common.extraction.worker",
                                        parser, robots_token)), repr(float(budget)))
         self._workers: list[Worker] = []
         self._waiting: collections.deque[Job] = collections.deque()   # in order of arrival
