@@ -10,8 +10,8 @@ headers of its NATS messages (the submission, a split's parts, the UrlProcessed 
 metadata of its gRPC calls (the scheduler's Fetch to a fetcher). A submitter that sends its own
 `traceparent` gets its trace continued.
 
-Off (no endpoint) nothing is installed: `enabled()` is False, `span` yields nothing at no cost,
-and `inject` adds nothing.
+Off (no endpoint) nothing is installed: `enabled()` is False, `span` is OFF (a shared context
+that yields None: nothing made but the call), and `inject` adds nothing.
 """
 from __future__ import annotations
 
@@ -125,15 +125,23 @@ def grpc_metadata() -> tuple[tuple[str, str], ...] | None:
     return tuple(carrier.items()) or None
 
 
-@contextlib.contextmanager
+OFF: contextlib.AbstractContextManager[None] = contextlib.nullcontext()   # what `span` is when off
+
+
 def span(name: str, *, parent: otel_context.Context | None = None,
          kind: trace.SpanKind = trace.SpanKind.INTERNAL,
-         attributes: Mapping[str, Any] | None = None) -> Iterator[trace.Span | None]:
+         attributes: Mapping[str, Any] | None = None) -> contextlib.AbstractContextManager[trace.Span | None]:
     """A span made current for the block, a child of `parent` (else of the current span);
-    an exception leaving the block is recorded on it. Off: yields None and costs nothing."""
+    an exception leaving the block is recorded on it. Off: OFF, which yields None (no generator,
+    no span); a caller whose attributes cost something to gather checks `enabled()` first."""
     if _provider is None:
-        yield None
-        return
+        return OFF
+    return _span(name, parent, kind, attributes)
+
+
+@contextlib.contextmanager
+def _span(name: str, parent: otel_context.Context | None, kind: trace.SpanKind,
+          attributes: Mapping[str, Any] | None) -> Iterator[trace.Span]:
     with tracer().start_as_current_span(name, context=parent, kind=kind,
                                         attributes=dict(attributes or {})) as current:
         yield current

@@ -11,7 +11,9 @@ In compose order (outer first; scheduler/pipeline.py builds them in this order):
     related         RelatedFetcher    the image's size and the oEmbed fields a page lacks
     record          PostProcessor     the UrlRecord from the final hop (innermost)
 
-`chain` holds what makes them a chain: Stage, Next, compose, Pipeline, StageFailed. Stages
+`chain` holds what makes them a chain: Stage, Next, compose, Pipeline, StageFailed; with traces
+on, each stage's call is a span, and `store_spans` makes one per store call a stage makes for a
+URL (`metadata get`, `metadata put`, `metadata add_share`, `content append`, `content read`). Stages
 speak the dataclasses of scheduler/task.py and common/record.py; protobuf appears only at the
 edges (submission's decoding, scheduler/events.py, scheduler/fetcher_client.py).
 """

@@ -15,6 +15,7 @@ its canonical `url` and the stored record it renews (`previous`, for a condition
 the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
 Failure: a store's StoreError reading the stored record, a BusError submitting a refresh; a crawl's
 failure is every joined sighting's failure.
+With traces on, each read of the stored record is a `metadata get` span (stages/store_spans.py).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from common.single_flight import SingleFlight
 from common.status import Status
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
+from scheduler.stages.store_spans import store_span
 from common.submissions import Resubmit
 from scheduler.task import CrawlTask, Outcome, Resolution
 
@@ -71,7 +73,7 @@ class CrawlDecider:
             if url in self._in_flight and not task.refresh:
                 # The record may answer without waiting for the crawl in flight (a refresh of a
                 # record this sighting gets STALE).
-                answered = await self._from_record(task, await self._store.get(url))
+                answered = await self._from_record(task, await self._stored(url))
                 if answered is not None:
                     return answered
             # run() registers the URL before its first await, so concurrent sightings join this crawl.
@@ -98,6 +100,11 @@ class CrawlDecider:
             return Resolution.STALE
         return None
 
+    async def _stored(self, url: str) -> UrlRecord | None:
+        """The record stored for `url`, if any."""
+        with store_span("metadata get", self._store, url):
+            return await self._store.get(url)
+
     async def _from_record(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
         """The stored record's answer to the task (FRESH, or STALE with its refresh submitted:
         deduplicated by its Nats-Msg-Id, so each sighting may submit it), or None."""
@@ -109,7 +116,7 @@ class CrawlDecider:
         return Outcome(task, stored, answer, key=record_key(stored))
 
     async def _decide(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
-        stored = await self._store.get(task.url)
+        stored = await self._stored(task.url)
         answered = await self._from_record(task, stored)
         if answered is not None:
             return answered
@@ -147,7 +154,7 @@ class CrawlDecider:
     async def _joined(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
         """The record another scheduler's crawl stored since `stored` was read, as this
         sighting's JOINED outcome; None when there is none."""
-        now = await self._store.get(task.url)
+        now = await self._stored(task.url)
         if now is None or now.fetched_at <= (stored.fetched_at if stored is not None else 0.0):
             return None
         return Outcome(task, now, Resolution.JOINED, key=record_key(now),

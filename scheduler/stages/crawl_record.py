@@ -14,6 +14,9 @@ the crawl changed (`changed_fields`, common.record_diff). A final response whose
 `content_ref` stays empty. It sits inside the
 crawl decider's single-flight window, so the next sighting of the URL finds the record and a
 URL is never crawled twice because its record was not written yet.
+With traces on, each WARC record appended is a `content append` span, the earlier response's
+headers read for a revisit a `content read`, and the record's write a `metadata put`
+(stages/store_spans.py).
 Failure: a store's StoreError (retryable: retried in place as an outage).
 
 Recording the crawl is one of two writes; the other, recording the sighting (its share, and the
@@ -36,6 +39,7 @@ from common.stores.metadata import MetadataStore
 from common.extraction.signals import no_archive
 from scheduler.stages.chain import Next
 from scheduler.stages.crawl_decision import record_key
+from scheduler.stages.store_spans import store_span
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -54,7 +58,8 @@ async def store_outcome(metadata: MetadataStore, outcome: Outcome, content_ref: 
         record = dataclasses.replace(record, first_seen=record.first_seen or previous.first_seen,
                                      share_count=record.share_count or previous.share_count)
     aliases = {outcome.task.url, *record.chain} - {""}
-    stored = await metadata.put(outcome.key, record, aliases)
+    with store_span("metadata put", metadata, outcome.key):
+        stored = await metadata.put(outcome.key, record, aliases)
     return dataclasses.replace(outcome, record=stored)
 
 
@@ -104,7 +109,8 @@ class CrawlRecorder:
         if not previous.content_ref:
             return {}
         try:
-            earlier, _ = await self._content.read(previous.content_ref)
+            with store_span("content read", self._content, previous.final_url):
+                earlier, _ = await self._content.read(previous.content_ref)
         except StoreError as exc:
             if exc.retryable:
                 raise
@@ -113,7 +119,8 @@ class CrawlRecorder:
         return earlier
 
     async def _log(self, f: FetchResult, revisit: Revisit | None = None) -> str:
-        return await self._content.append(FetchedContent(
-            url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
-            fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
-            revisit=revisit))
+        with store_span("content append", self._content, f.url):
+            return await self._content.append(FetchedContent(
+                url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
+                fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
+                revisit=revisit))

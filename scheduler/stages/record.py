@@ -29,6 +29,8 @@ again from its head alone (extraction.head, within a budget of its own): OK when
 title, a description or an image, marked `truncated` (no `error`: it is OK); else TIMEOUT. One whose extraction
 fails is UNSUPPORTED_CONTENT; each keeps the reason in `error` and the response's own facts
 (status, type, length). Without a pool (tests, tools), pages are extracted in this process.
+With traces on, each extraction is an `extract` span (`url.full`, `spiderduck.body_bytes`, and
+`spiderduck.head_alone` for the retry of the head), recording a timeout or a failure.
 
 A body over fetcher.max_body_bytes was read up to the cap (`truncated`): the record is of what
 was read, OK when that is a page with a title, a description or an image, else TOO_LARGE (a
@@ -40,7 +42,7 @@ import dataclasses
 import time
 from typing import Awaitable, Callable, Sequence
 
-from common import clean_urls, freshness
+from common import clean_urls, freshness, telemetry
 from common.fetch import FetchResult
 from common.freshness import Freshness
 from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
@@ -194,7 +196,7 @@ class PostProcessor:
         length = len(final.body)
         head_alone = False
         try:
-            page = await self._extract(final.body, final.url, final.header("content-type"), final.http_status)
+            page = await self._extracted(final, final.body)
         except ExtractionTimeout as exc:
             page = await self._head_alone(final)
             if page is None:
@@ -210,6 +212,16 @@ class PostProcessor:
                                      **({"embed_html": embed} if embed else {}))
         return record, page
 
+    async def _extracted(self, final: FetchResult, body: bytes, head_alone: bool = False) -> PageMetadata:
+        """The page's metadata from `body` (the final hop's, or its head alone), in an `extract`
+        span with traces on."""
+        extraction = self._extract(body, final.url, final.header("content-type"), final.http_status)
+        if not telemetry.enabled():
+            return await extraction
+        attributes = {"url.full": final.url, "spiderduck.body_bytes": len(body), "spiderduck.head_alone": head_alone}
+        with telemetry.span("extract", attributes=attributes):      # the extraction runs in it
+            return await extraction
+
     async def _head_alone(self, final: FetchResult) -> PageMetadata | None:
         """The metadata of the page's head alone (extraction.head), when the whole page ran out of
         budget: within a budget of its own, and only if it makes a preview."""
@@ -217,7 +229,7 @@ class PostProcessor:
         if head is None:
             return None
         try:
-            page = await self._extract(head, final.url, final.header("content-type"), final.http_status)
+            page = await self._extracted(final, head, head_alone=True)
         except (ExtractionTimeout, ExtractionFailed):
             return None
         return page if usable(page) else None

@@ -8,6 +8,8 @@ nothing stored it yet: its record is stored here. A crawl's record is stored by 
 Recorder (stages/crawl_record.py), inside the decider's window; this stage sits outside it,
 because joined and fresh sightings count too.
 Failure: a store's StoreError (retryable: retried in place as an outage).
+With traces on, the share's count is a `metadata add_share` span and a rejection's record a
+`metadata put` (stages/store_spans.py).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import dataclasses
 from common.stores.metadata import MetadataStore
 from scheduler.stages.chain import Next
 from scheduler.stages.crawl_record import store_outcome
+from scheduler.stages.store_spans import store_span
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 
@@ -29,6 +32,7 @@ class SightingRecorder:
             outcome = await store_outcome(self._metadata, outcome)
         if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
             return outcome
-        shares = await self._metadata.add_share(outcome.key)
+        with store_span("metadata add_share", self._metadata, outcome.key):
+            shares = await self._metadata.add_share(outcome.key)
         return dataclasses.replace(
             outcome, record=dataclasses.replace(outcome.record, share_count=shares))

@@ -2,7 +2,8 @@
 process with telemetry.otlp_endpoint set, export their spans over OTLP gRPC to a receiver in this test (the
 collector's protocol: opentelemetry.proto.collector.trace.v1.TraceService/Export). One URL
 submitted with the submitter's own traceparent makes one trace: the submitter's id, a span for
-the delivery, one per scheduler stage, the hop and the fetcher's Fetch, the event's publish; and
+the delivery, one per scheduler stage, the hop and the fetcher's Fetch, the page's extraction,
+the store calls (the record read and written, the WARC record appended), the event's publish; and
 the UrlProcessed event carries the trace on in its headers. A ResolveUrl call with its caller's
 traceparent in its gRPC metadata joins the metadata-api's span to the same kind of trace."""
 from __future__ import annotations
@@ -73,6 +74,19 @@ class OtlpReceiver(trace_service_pb2_grpc.TraceServiceServicer):
             raise AssertionError(f"spans so far: {names}") from None
 
 
+# The spans of the extraction and of the store calls one crawl makes, each with the stage it is in.
+STORED = {"extract": "PostProcessor", "metadata get": "CrawlDecider", "metadata put": "CrawlRecorder",
+          "content append": "CrawlRecorder"}
+
+
+def _attribute(span, key: str):
+    """The value of a span's attribute `key` (a string or an int), None without it."""
+    for a in span.attributes:
+        if a.key == key:
+            return a.value.string_value or a.value.int_value
+    return None
+
+
 def stage_names(settings) -> list[str]:
     """The scheduler's stages, by the names their spans take (scheduler.stages.chain)."""
     from scheduler.stages.chain import stage_name
@@ -131,7 +145,7 @@ async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_
 
         def complete(spans) -> bool:
             names = {(service, span.name) for service, span in spans}
-            return ({("spiderduck-scheduler", s) for s in stages} | {
+            return ({("spiderduck-scheduler", s) for s in (*stages, *STORED)} | {
                 ("spiderduck-fetcher", "Fetch"), ("spiderduck-scheduler", "publish UrlProcessed"),
                 ("spiderduck-scheduler", "process submission")}) <= names
         await traced.receiver.wait_for(complete, 30)
@@ -155,6 +169,18 @@ async def test_one_url_makes_one_trace_across_the_scheduler_and_the_fetcher(tmp_
     assert fetches and all(span.parent_span_id in hops for span in fetches)
     assert any(a.value.string_value == url for span in fetches for a in span.attributes
                if a.key == "url.full")
+    # The extraction and the store calls: each in the trace, a child of the stage that made it.
+    ids = {span.span_id for _, span in spans}
+    for name, stage in STORED.items():
+        made = [(s, span) for s, span in by_name[name] if _attribute(span, "url.full") == url]
+        stage_ids = {span.span_id for _, span in by_name[stage]}
+        assert made and all(s == "spiderduck-scheduler" and span.parent_span_id in ids & stage_ids
+                            for s, span in made), (name, stage)
+    ((_, extract),) = by_name["extract"]
+    assert _attribute(extract, "spiderduck.body_bytes") > 0
+    assert {_attribute(span, "db.system") for name in ("metadata get", "metadata put")
+            for _, span in by_name[name]} == {"sqlite"}
+    assert {_attribute(span, "db.system") for _, span in by_name["content append"]} == {"warc"}
 
 
 async def test_a_resolve_url_call_joins_the_metadata_api_to_its_callers_trace(tmp_path, nats_server):
