@@ -1,6 +1,6 @@
 """`spiderduck explain URL [--json]`: why a URL's preview looks as it does (MetadataService.ExplainUrl
-on the running service): each field of its record with where it was read, and what each platform
-will show of its card. Exit 0 with an explanation, 1 for a URL never seen or a service that cannot
+on the running service): each field of its record with where it was read and the values that lost
+(from the stored page, extracted again), and what each platform will show of its card. Exit 0 with an explanation, 1 for a URL never seen or a service that cannot
 answer."""
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ def render(explained: metadata_pb2.Explanation) -> str:
     """The explanation as text: the fields and their sources, then the findings, worst first."""
     record = json_format.MessageToDict(explained.metadata, preserving_proto_field_name=True)
     lines = [f"{explained.metadata.url}: {record.get('status', 'STATUS_UNSPECIFIED')}"]
+    if explained.note:
+        lines.append(f"  ({explained.note})")
     for source in explained.fields:
         value = record.get(source.field)
         shown = value.get("url", "") if isinstance(value, dict) else str(value or "")

@@ -36,13 +36,24 @@ class Video(Media):
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A value a page offered for a field, and why it is not the record's (ExplainUrl): `reason`
+    empty while the extraction's rule would take it."""
+    source: str
+    value: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class FieldSource:
     """Where one field of a record was read (UrlMetadata.provenance): `field` by its JSON name,
     `source` the meta name or property as written, lower-case (`og:title`), `json-ld:<property>`,
     `microdata:<itemprop>`, `<title>`, `<img>`, `<link rel=icon>`, `<html lang>`, `oembed:<field>`,
-    `/favicon.ico`, or `derived` (from the URL or another field)."""
+    `/favicon.ico`, or `derived` (from the URL or another field). `rejected`: ExplainUrl's, each
+    value that lost and why; empty in stored records."""
     field: str
     source: str
+    rejected: tuple[Candidate, ...] = ()
 
 
 # The fields provenance covers, in the order it lists them.

@@ -45,6 +45,18 @@ class MetadataApiSettings:
     resolve_rate: float = 50.0        # ResolveUrl calls per second per caller (a token's name, else
                                       # a client certificate's identity); over it RESOURCE_EXHAUSTED;
                                       # 0 = no bound
+    explain_workers: int = 1          # extraction worker processes in which ExplainUrl re-runs the
+                                      # extraction on a stored page (process.parser, within
+                                      # process.extract_timeout), started at the first call; 0 = it
+                                      # explains from the stored record alone
+
+    def __post_init__(self):
+        if not 0 <= self.explain_workers <= MAX_EXPLAIN_WORKERS:
+            raise ConfigError(f"metadata_api.explain_workers: {self.explain_workers} is not 0 to "
+                              f"{MAX_EXPLAIN_WORKERS}")
+
+
+MAX_EXPLAIN_WORKERS = 16
 
 
 @dataclass(frozen=True)

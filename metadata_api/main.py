@@ -13,7 +13,9 @@ from common.freshness import Freshness
 from common.pending import PendingLookup, queued_bucket
 from common.resolver import Resolver
 from common.grpc_server import GrpcServer
-from common.stores.open import open_metadata_store
+from common.stores.open import open_content_store, open_metadata_store
+from common.extraction.signals import robots_token
+from common.explainer import Explainer
 from metadata_api import server
 from metadata_api.auth import metadata_guard
 
@@ -21,7 +23,8 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 # What serves beside the API from its store and NATS, once the API serves (the command gives the
 # web UI: cli/roles.py): called with (settings, store, pending, js, queued, resolver), the last three
-# None without NATS, it returns an async context manager, entered until the role stops.
+# None without NATS, and ExplainUrl's `explainer=`, it returns an async context manager, entered
+# until the role stops.
 Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 
@@ -50,12 +53,19 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
         else:
             log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
         api = settings.metadata_api
+        content = (await stack.enter_async_context(await open_content_store(settings.content_store_url))
+                   if api.explain_workers else None)
+        explainer = Explainer(store, content, workers=api.explain_workers,
+                                      budget=settings.process.extract_timeout, parser=settings.process.parser,
+                                      robots_token=robots_token(settings.fetcher.user_agent))
+        stack.push_async_callback(explainer.close)
         grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
                                  stop_grace=settings.drain_seconds, tls=settings.tls,
                                  guards={server.SERVICE_NAME: metadata_guard(api, settings.tls)})
-        server.register(grpc_server, store, api, pending, resolver)
+        server.register(grpc_server, store, api, pending, resolver, explainer)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
             if beside is not None:
-                await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver))
+                await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver,
+                                                             explainer=explainer))
             await stop.wait()

@@ -20,6 +20,7 @@ from opentelemetry.trace import SpanKind
 from common import record_proto, telemetry, urls
 from common.config import MetadataApiSettings
 from common.errors import BusError, StoreError
+from common.explainer import Explainer
 from common.pending import PendingLookup
 from common.resolver import Resolver, StillResolving
 from common.stores.keys import lookup_key
@@ -39,8 +40,11 @@ _FRAMING = 16
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
     def __init__(self, store: MetadataStore, settings: MetadataApiSettings,
-                 pending: PendingLookup | None = None, resolver: Resolver | None = None):
+                 pending: PendingLookup | None = None, resolver: Resolver | None = None,
+                 explainer: Explainer | None = None):
         self._store = store
+        self._explainer = explainer or Explainer(store, None, workers=0, budget=1.0, parser="",
+                                                         robots_token="")
         self._max_urls = settings.max_urls
         self._max_response_bytes = settings.max_response_bytes
         self._pending = pending
@@ -98,7 +102,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
     async def ExplainUrl(self, request: metadata_pb2.ExplainUrlRequest, context: grpc.aio.ServicerContext):
         await self._take_slot("ExplainUrl", context)
         try:
-            return await explain.explain(self._store, request, context)
+            return await explain.explain(self._explainer, request, context)
         finally:
             self._slots["ExplainUrl"] += 1
 
@@ -170,5 +174,7 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
 
 
 def register(server, store: MetadataStore, settings: MetadataApiSettings,
-             pending: PendingLookup | None = None, resolver: Resolver | None = None) -> None:
-    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver), SERVICE_NAME)
+             pending: PendingLookup | None = None, resolver: Resolver | None = None,
+             explainer: Explainer | None = None) -> None:
+    """`explainer`: ExplainUrl's (None: it explains from the records alone)."""
+    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver, explainer), SERVICE_NAME)

@@ -2,7 +2,7 @@
 
     GET /api/v1/preview?url=U[&max_age=S][&refresh=1]   the record as `spiderduck get` prints it,
                                                          resolved as ResolveUrl resolves it
-    GET /api/v1/explain?url=U                           {metadata, fields, findings} (ExplainUrl)
+    GET /api/v1/explain?url=U                           {metadata, fields, findings[, note]} (ExplainUrl)
     GET /oembed?url=U[&format=json]                     an oEmbed 1.0 `link` document
 
 Every error is JSON {"error": "..."} with its HTTP status: 400 (no url, too long, not a
@@ -25,7 +25,7 @@ from aiohttp import web
 
 from common import record_proto, urls
 from common.errors import BusError, StoreError
-from common.findings import findings
+from common.explainer import Explainer, NeverSeen
 from common.freshness import Freshness
 from common.record import UrlRecord
 from common.resolver import Resolver, StillResolving
@@ -68,12 +68,21 @@ async def stored_wire(store, url: str) -> metadata_pb2.UrlMetadata:
     return metadata
 
 
-def explanation(metadata: metadata_pb2.UrlMetadata) -> dict[str, Any]:
-    """ExplainUrl's answer as JSON: the record as `get` prints it, each filled field's source,
-    and what each platform will make of it (protobuf JSON, proto field names)."""
-    return {"metadata": record_proto.to_dict(record_proto.from_proto(metadata)),
-            "fields": [record_proto.message_to_dict(p) for p in metadata.provenance],
-            "findings": [record_proto.message_to_dict(f) for f in findings(metadata)]}
+def explanation(explained: metadata_pb2.Explanation) -> dict[str, Any]:
+    """ExplainUrl's answer as JSON: the record as `get` prints it, each field's source and the
+    values that lost, what each platform will make of it, and the note (protobuf JSON, proto
+    field names)."""
+    out = {"metadata": record_proto.to_dict(record_proto.from_proto(explained.metadata)),
+           "fields": [record_proto.message_to_dict(p) for p in explained.fields],
+           "findings": [record_proto.message_to_dict(f) for f in explained.findings]}
+    if explained.note:
+        out["note"] = explained.note
+    return out
+
+
+def explainer(ctx) -> Explainer:
+    """The metadata API's explainer, or one that explains from the records alone."""
+    return ctx.explainer or Explainer(ctx.store, None, workers=0, budget=1.0, parser="", robots_token="")
 
 
 def oembed(record: UrlRecord) -> dict[str, Any]:
@@ -140,7 +149,13 @@ async def preview_response(ctx, request: web.Request) -> web.Response:
 
 async def explain_response(ctx, request: web.Request) -> web.Response:
     url = asked_url(request, ctx.settings.web.max_url_chars)
-    return web.json_response(explanation(await stored_wire(ctx.store, url)))
+    try:
+        explained = await explainer(ctx).explanation(url)
+    except NeverSeen as exc:
+        raise ApiError(404, str(exc)) from None
+    except StoreError as exc:
+        raise ApiError(503, f"the metadata store did not answer: {exc}") from None
+    return web.json_response(explanation(explained))
 
 
 async def oembed_response(ctx, request: web.Request) -> web.Response:

@@ -27,6 +27,7 @@ from aiohttp import web
 from common import fetcher_admin
 from common.config import Settings
 from common.errors import BusError, StoreError
+from common.explainer import Explainer
 from common.freshness import Freshness
 from common.pending import PendingLookup
 from common.resolver import Resolver
@@ -54,6 +55,7 @@ class WebContext:
     pending: PendingLookup | None = None
     feed: RecentFeed | None = None
     resolver: Resolver | None = None     # the metadata API's (common.resolver); None without NATS
+    explainer: Explainer | None = None   # the metadata API's (common.explainer); None: from the records alone
     clock: Callable[[], float] = time.time
 
 
@@ -118,7 +120,7 @@ async def url_page(request: web.Request) -> web.Response:
                    chain=views.chain_of(record), record_json=views.record_json(record, asked),
                    freshness=views.freshness_of(record, Freshness.from_settings(ctx.settings),
                                                 ctx.settings.serve_stale_for, now),
-                   submit=ctx.actions.can_submit, why=views.why_of(record))
+                   submit=ctx.actions.can_submit, why=views.why_of(record, *await api.explainer(ctx).fields(record)))
 
 
 async def _pending(ctx: WebContext, url: str) -> bool | None:

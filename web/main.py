@@ -6,6 +6,7 @@ import logging
 
 from common import bus
 from common.config import Settings
+from common.explainer import Explainer
 from web.actions import Actions
 from web.app import WebContext
 from web.feed import RecentFeed
@@ -14,10 +15,11 @@ from web.server import WebServer
 log = logging.getLogger("spiderduck.metadata_api")
 
 
-async def open_web(settings: Settings, store, pending, js, queued, resolver=None) -> WebServer:
+async def open_web(settings: Settings, store, pending, js, queued, resolver=None, explainer=None) -> WebServer:
     """The web UI on web.listen, from the same store, NATS and resolver (common.resolver, which
     /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
-    `resolver` None without NATS): an async context manager that serves while entered."""
+    `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
+    and the card page's "Why this preview"): an async context manager that serves while entered."""
     feed = None
     if js is not None:
         try:
@@ -26,5 +28,6 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
         except Exception as exc:  # noqa: BLE001 -- nats-py's errors: the API serves on without it
             log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
+                     explainer=explainer or Explainer(store, None, workers=0, budget=1.0, parser="", robots_token=""),
                      actions=Actions(js, queued, settings.fetcher_addresses, settings.tls))
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

@@ -21,7 +21,7 @@ from common import record_proto, urls
 from common.findings import findings
 from common.embeds import from_oembed_html
 from common.freshness import Freshness
-from common.record import UrlRecord
+from common.record import Candidate, FieldSource, UrlRecord
 
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:.]+\]$")
 _IFRAME_SRC = re.compile(r'\ssrc="([^"]*)"')
@@ -150,6 +150,7 @@ class FieldRow:
     field: str
     value: str
     source: str
+    rejected: tuple[Candidate, ...] = ()      # the values that lost, and why
 
 
 @dataclass(frozen=True)
@@ -162,20 +163,22 @@ class FindingRow:
 
 @dataclass(frozen=True)
 class Why:
-    """"Why this preview": each filled field, its value and where it was read; each platform's
-    findings (common.findings), platforms in the order findings lists them."""
+    """"Why this preview": each field, its value, where it was read and the values that lost
+    (common.explainer); each platform's findings (common.findings), platforms in the order
+    findings lists them; `note`: why the stored page was not read again, if it was not."""
     fields: list[FieldRow]
     platforms: dict[str, list[FindingRow]]
+    note: str = ""
 
 
-def why_of(record: UrlRecord) -> Why:
+def why_of(record: UrlRecord, explained: tuple[FieldSource, ...] = (), note: str = "") -> Why:
     metadata = record_proto.to_proto(record)
     fields = []
-    for p in metadata.provenance:
+    for p in explained or record.provenance:
         value = getattr(record, p.field, "")
         if p.field in ("image", "video"):
             value = value.url if value is not None else ""
-        fields.append(FieldRow(p.field, str(value), p.source))
+        fields.append(FieldRow(p.field, str(value or ""), p.source, p.rejected))
     platforms: dict[str, list[FindingRow]] = {}
     for f in findings(metadata):
         platforms.setdefault(f.platform, []).append(FindingRow(f.severity, f.code, f.field, f.message))

@@ -21,7 +21,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from common.record import FieldSource, Image, PageMetadata, Video
+from common.record import Candidate, FieldSource, Image, PageMetadata, Video
 from common.record_proto import StructuredData
 from common.extraction.worker import JOB_HEADER
 
@@ -29,6 +29,7 @@ F_SETPIPE_SZ = 1031       # Linux fcntl
 PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop turn per 64 KiB
 _ALLOWED = {("common.record", "PageMetadata"): PageMetadata, ("common.record", "Image"): Image,
             ("common.record", "Video"): Video, ("common.record", "FieldSource"): FieldSource,
+            ("common.record", "Candidate"): Candidate,
             ("common.record_proto", "StructuredData"): StructuredData}
 
 
@@ -77,6 +78,7 @@ class Job:
     attempt: int = 1
     holders: set = field(default_factory=set)    # workers it was written to that owe an answer
     http_status: int = 200    # of the response (a wall may answer 403 or 503: see extraction.interstitial)
+    explain: bool = False     # answer (PageMetadata, every value offered) (extraction.rejected)
 
     @property
     def settled(self) -> bool:
@@ -101,7 +103,7 @@ class Worker:
         # The page out of band (protocol 5): the pickle holds the rest, the page is written as
         # it is, never copied into the pickle (worker.read_job reads the two).
         data = pickle.dumps((job.id, pickle.PickleBuffer(job.body), job.url, job.content_type,
-                             job.http_status), protocol=5, buffer_callback=lambda _: False)
+                             job.http_status, job.explain), protocol=5, buffer_callback=lambda _: False)
         try:
             self.proc.stdin.write(JOB_HEADER.pack(len(data), len(job.body)) + data)
             self.proc.stdin.write(job.body)           # not joined: that would copy the page

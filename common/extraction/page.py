@@ -39,15 +39,13 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
     for us (`<meta name="spiderduck">`); `http_status` is the response's (a wall may come with
     a 403 or a 503: `interstitial`).
     """
-    body = body[:MAX_HTML_BYTES]
-    encoding = charset.sniff(body, content_type)
-    # UTF-8 bytes go to the parser as they are: decoding them here only to re-encode is wasted work.
-    markup = charset.strip_bom(body, encoding) if encoding == "utf-8" else charset.decode_as(body, encoding)
-    doc = parse(markup, parser)
-    blocks = jsonld.load(doc.jsonld)
-    base = (values.join(url, doc.base_href) if doc.base_href else None) or url
-    s = Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
-                      microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
+    return page_of(*sources(body, url, content_type, parser), robots_token, http_status)
+
+
+def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str = ROBOTS_TOKEN,
+            http_status: int = 200) -> PageMetadata:
+    """The metadata of a page's parsed sources (extract_page's rules, after the parse)."""
+    doc, base, url = s.doc, s.base, s.url
     images, image_sources = media.image_candidates_from(s)
     title, description = rules.title_from(s), rules.description_from(s)
     site_name, author = publisher.site_name_from(s), authors.author_from(s)
@@ -86,6 +84,21 @@ def extract_page(body: bytes, url: str, content_type: str | None = None,
         interstitial=walls.interstitial(markup, doc, http_status, url),
         provenance=provenance,
     )
+
+
+def sources(body: bytes, url: str, content_type: str | None = None,
+            parser: str = _PROCESS.parser) -> tuple[Sources, str, str | bytes]:
+    """The page's parsed sources, its encoding and its markup (the first MAX_HTML_BYTES decoded)."""
+    body = body[:MAX_HTML_BYTES]
+    encoding = charset.sniff(body, content_type)
+    # UTF-8 bytes go to the parser as they are: decoding them here only to re-encode is wasted work.
+    markup = charset.strip_bom(body, encoding) if encoding == "utf-8" else charset.decode_as(body, encoding)
+    doc = parse(markup, parser)
+    blocks = jsonld.load(doc.jsonld)
+    base = (values.join(url, doc.base_href) if doc.base_href else None) or url
+    s = Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
+                microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
+    return s, encoding, markup
 
 
 def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:

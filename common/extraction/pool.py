@@ -304,10 +304,19 @@ class ExtractionPool:
                       http_status: int = 200) -> PageMetadata:
         """The page's metadata, from a worker within the budget. Raises ExtractionTimeout,
         ExtractionFailed, or PoolClosing (retryable) once the pool is closing."""
+        return await self._run(body, url, content_type, http_status)
+
+    async def explain(self, body: bytes, url: str, content_type: str | None, http_status: int = 200):
+        """(the page's metadata, every value each field's sources offered: common.extraction.offers),
+        from a worker within the budget; raises as `extract` does."""
+        return await self._run(body, url, content_type, http_status, explain=True)
+
+    async def _run(self, body: bytes, url: str, content_type: str | None, http_status: int,
+                   explain: bool = False):
         if self._closed:
             raise PoolClosing("the extraction pool is closing")
         job = Job(next(self._ids), body, url, content_type,
-                   asyncio.get_running_loop().create_future(), http_status=http_status)
+                   asyncio.get_running_loop().create_future(), http_status=http_status, explain=explain)
         self._waiting.append(job)
         self._pump()
         return await job.future

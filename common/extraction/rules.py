@@ -37,6 +37,12 @@ def title_from(s: Sources) -> tuple[str, str]:
     """The title and where it was read (a provenance source)."""
     if not s.doc.title or _meta(s, "og:title", "twitter:title"):
         return _first_text(s, ("og:title", "twitter:title"), "headline", ("dc.title", "dcterms.title"), "h1")
+    text = page_title(s)
+    return text, "<title>" if text else ""
+
+
+def page_title(s: Sources) -> str:
+    """The page's <title> as a preview's title, typeset (title_from's third source)."""
     # A <title> that adds the site's name, which the page states elsewhere, to the page's own
     # title (`Page title | Site`, `Site - Page title`) is the page's title without it.
     # So is one that adds anything to the headline its structured data states.
@@ -44,11 +50,10 @@ def title_from(s: Sources) -> tuple[str, str]:
     for sep in TITLE_SEPARATOR.finditer(text) if site or headline else ():
         before, after = text[:sep.start()], text[sep.end():]
         if before and (after == site or before == headline):
-            return typeset(before), "<title>"
+            return typeset(before)
         if after and (before == site or after == headline):
-            return typeset(after), "<title>"
-    text = typeset(text)
-    return text, "<title>" if text else ""
+            return typeset(after)
+    return typeset(text)
 
 
 def description(s: Sources) -> str:
@@ -132,21 +137,27 @@ def canonical_url_from(s: Sources) -> tuple[str, str]:
 
 
 def _plausible_canonical(url: str, page: str) -> bool:
-    """Whether a deeper page's claim to be `url` is believed. Not when `url` is its site's root
-    (a template that names the home page on every page, mastodon#19573), nor when it is on
-    another registrable domain at another path (a syndication source's page, or a claim to be
-    someone else's): the same path on another domain is the same page moved (a custom domain, a
-    new top-level domain), and kept. A site's root page may name any URL."""
+    return not canonical_refusal(url, page)
+
+
+def canonical_refusal(url: str, page: str) -> str:
+    """Why a deeper page's claim to be `url` is not believed, or '' when it is. Not when `url` is
+    its site's root (a template that names the home page on every page, mastodon#19573), nor when
+    it is on another registrable domain at another path (a syndication source's page, or a claim
+    to be someone else's): the same path on another domain is the same page moved (a custom
+    domain, a new top-level domain), and kept. A site's root page may name any URL."""
     at, claimed = urlsplit(page), urlsplit(url)
     if not (at.path.strip("/") or at.query):
-        return True
+        return ""
     if not (claimed.path.strip("/") or claimed.query):
-        return False
+        return "names the site's home page, not this page (a template's)"
     try:
         same_site = urls.registrable_domain(claimed.hostname or "") == urls.registrable_domain(at.hostname or "")
     except (urls.InvalidUrl, ValueError):
-        return False
-    return same_site or claimed.path.rstrip("/") == at.path.rstrip("/")
+        return "its host has no registrable domain"
+    if same_site or claimed.path.rstrip("/") == at.path.rstrip("/"):
+        return ""
+    return "another site's page at another path (a syndication source, or a claim to be someone else's)"
 
 
 # --- structured data --------------------------------------------------------------------------

@@ -6,7 +6,8 @@ Run by ExtractionPool (pool.py), never by hand. An answer's frame is a 4-byte bi
 and a pickle; a job's (JOB_HEADER) is the lengths of its pickle and of its page, then the two:
 the page goes out of band (pickle protocol 5), so it is never copied into a pickle. It answers "ready" once its imports are done, then, one job at a time and in
 order, for each `(job_id, body, url, content_type)` answers `(job_id, "ok", PageMetadata)` or
-`(job_id, "error", reason)`; the page's structured data comes as protobuf Struct bytes
+`(job_id, "error", reason)` (a job marked `explain` answers `(PageMetadata, offers)` instead:
+common.extraction.rejected); the page's structured data comes as protobuf Struct bytes
 (common.record_proto.StructuredData). It ends when stdin closes. Anything printed goes to stderr, so
 nothing but frames reaches the pool.
 
@@ -68,23 +69,27 @@ def main(argv: list[str]) -> int:
 
     from common.record_proto import StructuredData
     from common.extraction.page import extract_page
+    from common.extraction.rejected import explain_page
 
     import gc
     gc.freeze()                            # what the imports made lives as long as the worker
     gc.set_threshold(10_000, *gc.get_threshold()[1:])   # as the roles do (cli/roles.py serve)
     write_frame(out, "ready")
     while (job := read_job(jobs)) is not None:
-        job_id, body, url, content_type, http_status = job
+        job_id, body, url, content_type, http_status, explain = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
-            page = extract_page(body, url, content_type, parser, robots_token, http_status)
+            if explain:
+                page, offers = explain_page(body, url, content_type, parser, robots_token, http_status)
+            else:
+                page = extract_page(body, url, content_type, parser, robots_token, http_status)
             if page.structured_data:       # encoded here, once, rather than on the event loop
                 page = dataclasses.replace(
                     page, structured_data=StructuredData.from_dict(page.structured_data))
         except Exception as exc:   # noqa: BLE001 -- one page's failure is that page's answer
             answer = (job_id, "error", f"{type(exc).__name__}: {exc}"[:500])
         else:
-            answer = (job_id, "ok", page)
+            answer = (job_id, "ok", (page, offers) if explain else page)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         write_frame(out, answer)

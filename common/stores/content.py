@@ -175,6 +175,17 @@ def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:
     return headers, rest[:length]
 
 
+def http_response(block: bytes) -> tuple[int, tuple[tuple[str, str], ...], bytes]:
+    """(status, headers, body) of a response record's HTTP block, as _http_head wrote it; a block
+    that is no HTTP response gives status 0."""
+    head, _, body = block.partition(b"\r\n\r\n")
+    lines = head.decode("utf-8", "replace").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    status = int(parts[1]) if len(parts) > 1 and parts[0].startswith("HTTP/") and parts[1].isdigit() else 0
+    headers = tuple((name, value.strip()) for name, _, value in (line.partition(":") for line in lines[1:]) if name)
+    return status, headers, body
+
+
 class ContentStore(Closing, abc.ABC):
     """Async; every implementation passes tests/common/stores/test_content_store.py."""
 

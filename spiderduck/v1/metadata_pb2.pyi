@@ -192,14 +192,16 @@ class ExplainUrlRequest(_message.Message):
     def __init__(self, url: _Optional[str] = ...) -> None: ...
 
 class Explanation(_message.Message):
-    __slots__ = ("metadata", "fields", "findings")
+    __slots__ = ("metadata", "fields", "findings", "note")
     METADATA_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
     FINDINGS_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     metadata: UrlMetadata
     fields: _containers.RepeatedCompositeFieldContainer[FieldSource]
     findings: _containers.RepeatedCompositeFieldContainer[Finding]
-    def __init__(self, metadata: _Optional[_Union[UrlMetadata, _Mapping]] = ..., fields: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ...) -> None: ...
+    note: str
+    def __init__(self, metadata: _Optional[_Union[UrlMetadata, _Mapping]] = ..., fields: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., findings: _Optional[_Iterable[_Union[Finding, _Mapping]]] = ..., note: _Optional[str] = ...) -> None: ...
 
 class GetUrlMetadataRequest(_message.Message):
     __slots__ = ("urls",)

@@ -49,3 +49,87 @@ async def test_the_answer_carries_each_platforms_findings(stub):
     found = {(f.platform, f.code, f.severity, f.field) for f in explained.findings}
     assert ("facebook", "image_missing", "warning", "image") in found       # the record has no image
     assert not any(f.code == "title_missing" for f in explained.findings)  # it has a title
+
+
+# --- the stored page, extracted again (issue 30) ----------------------------------------------------
+
+PAGE = (b'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Story | News</title>'
+        b'<meta property="og:title" content="Story"><meta name="twitter:title" content="Story, again">'
+        b'<meta property="og:image" content="/icon.png"><meta property="og:image:width" content="16">'
+        b'<meta property="og:image:height" content="16"><meta property="og:site_name" content="News">'
+        b'</head><body><img src="/photo.jpg" width="800" height="600"></body></html>')
+FINAL = "http://news.test/story"
+
+
+@pytest.fixture
+async def archive(tmp_path):
+    """A metadata-api whose ExplainUrl reads stored pages (a WARC content store, one worker), and
+    a function that stores a record for a URL with a response logged as its page."""
+    from common.extraction import extract_page
+    from common.record import with_page
+    from common.stores.content import FetchedContent
+    from common.stores.warc_files import WarcFileStore
+    from common.explainer import Explainer
+    import dataclasses
+
+    store = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
+    content = WarcFileStore(str(tmp_path / "warc"))
+
+    async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, **changes):
+        page = extract_page(body, url, content_type)
+        rec = dataclasses.replace(UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url,
+                                            fetched_at=1.0), **with_page(page))
+        ref = await content.append(FetchedContent(url, 200, (("Content-Type", content_type),), body, 1.0)) \
+            if logged else ""
+        await store.put(url, dataclasses.replace(rec, **{"content_ref": ref, **changes}), [url])
+
+    explainer = Explainer(store, content, workers=1, budget=5.0, parser="selectolax", robots_token="spiderduck")
+    listen = f"127.0.0.1:{free_port()}"
+    grpc_server = GrpcServer(listen)
+    server.register(grpc_server, store, MetadataApiSettings(), explainer=explainer)
+    async with grpc_server, grpc.aio.insecure_channel(listen) as channel:
+        yield metadata_pb2_grpc.MetadataServiceStub(channel), stored
+    await explainer.close()
+    await content.close()
+    await store.close()
+
+
+def lost(explained, field):
+    entry = next(f for f in explained.fields if f.field == field)
+    return entry.source, {(c.source, c.value): c.reason for c in entry.rejected}
+
+
+async def test_the_stored_page_is_extracted_again_and_each_loser_says_why(archive):
+    stub, stored = archive
+    await stored(FINAL)
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=60)
+    assert explained.note == ""
+    assert lost(explained, "title") == ("og:title", {
+        ("twitter:title", "Story, again"): "lower precedence than og:title",
+        ("<title>", "Story"): "the same value, from a source below og:title"})
+    source, image = lost(explained, "image")
+    assert source == "<img>"
+    assert image[("og:image", "http://news.test/icon.png")].startswith("stated 16×16 px")
+    assert {f.field for f in explained.fields} >= {"title", "image", "site_name", "lang", "canonical_url"}
+
+
+async def test_a_noarchive_record_is_explained_from_the_record_and_says_so(archive):
+    from common.explainer import NOARCHIVE
+    stub, stored = archive
+    await stored(FINAL, logged=False, robots_directives=("noarchive",))
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=30)
+    assert explained.note == NOARCHIVE
+    assert lost(explained, "title") == ("og:title", {})       # its stored source, nothing re-read
+    assert explained.metadata.title == "Story"
+
+
+@pytest.mark.parametrize("changes, content_type, says", [
+    ({"content_ref": "warc-gone.warc.gz@0+100"}, "text/html", "could not be read"),
+    ({}, "image/png", "not an HTML page (image/png)"),
+])
+async def test_a_page_that_cannot_be_read_again_is_explained_from_the_record(archive, changes, content_type, says):
+    stub, stored = archive
+    await stored(FINAL, content_type=content_type, **changes)
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=30)
+    assert says in explained.note and "explained from the record alone" in explained.note
+    assert lost(explained, "title") == ("og:title", {})

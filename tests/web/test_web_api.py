@@ -55,9 +55,14 @@ async def test_explain_gives_the_record_its_fields_sources_and_findings(web, loc
     status, body, _ = await _get(web, "/api/v1/explain", url=url)
     assert status == 200
     assert body["metadata"]["url"] == url and body["metadata"]["title"] == "Ducks explain previews"
-    sources = {f["field"]: f["source"] for f in body["fields"]}
+    sources = {f["field"]: f.get("source", "") for f in body["fields"]}
     assert sources["title"] == "og:title" and sources["site_name"] == "og:site_name"
     assert sources["image"] == "og:image" and sources["author"] == "author"
+    # the stored page extracted again: what lost, and why
+    title = next(f for f in body["fields"] if f["field"] == "title")
+    assert title["rejected"] == [{"source": "<title>", "value": "Plain title",
+                                  "reason": "lower precedence than og:title"}]
+    assert "note" not in body
     # 600x300: under facebook's 600x315 -> its warning, with proto field names
     small = [f for f in body["findings"] if f["platform"] == "facebook" and f["code"] == "image_too_small"]
     assert small and {"platform", "code", "severity", "message"} <= set(small[0])

@@ -92,8 +92,14 @@ async def test_the_card_of_a_crawled_url_with_a_two_hop_redirect_chain(tmp_path,
         # Why this preview: each field's value and source, and the findings per platform
         rows = await browser.script("return [...document.querySelectorAll('#why-fields tbody tr')]"
                                     ".map(r => [...r.cells].map(c => c.textContent))")
-        assert ["title", "Ducks resolve every link", "og:title"] in rows
-        assert ["site_name", "The Pond Gazette", "og:site_name"] in rows
+        assert ["title", "Ducks resolve every link", "og:title"] in [r[:3] for r in rows]
+        assert ["site_name", "The Pond Gazette", "og:site_name"] in [r[:3] for r in rows]
+        # ... and what lost, from the stored page extracted again: the <title>, below og:title
+        losers = await browser.script("return [...document.querySelectorAll('#why-fields tbody tr')]"
+                                      ".map(r => [r.cells[0].textContent, [...r.cells[3].querySelectorAll('li')]"
+                                      ".map(li => li.textContent)])")
+        assert dict(losers)["title"] == ["<title> Ducks resolve links: lower precedence than og:title"]
+        assert await browser.script("return document.getElementById('why-note') === null")
         findings = await browser.script("return [...document.querySelectorAll('#why-findings tbody tr')]"
                                         ".map(r => [...r.cells].map(c => c.textContent))")
         assert ["facebook", "warning", "image_too_small"] in [f[:3] for f in findings]   # 600x300 < 600x315
@@ -192,6 +198,7 @@ async def test_a_hostile_page_is_shown_inert(tmp_path, nats_server, localweb, br
     url = localweb.page("xss.test", "/", """<html><head>
         <title>&lt;script&gt;alert(1)&lt;/script&gt;</title>
         <meta property="og:description" content="&lt;img src=x onerror=document.body.dataset.pwned=1&gt;">
+        <meta name="description" content="&lt;b onmouseover=alert(5)&gt;lost&lt;/b&gt;">
         <meta property="og:site_name" content="&quot;&gt;&lt;svg onload=alert(2)&gt;">
         <meta property="og:image" content="javascript:alert(3)">
         </head><body>x</body></html>""")
@@ -210,8 +217,11 @@ async def test_a_hostile_page_is_shown_inert(tmp_path, nats_server, localweb, br
         # ... and in "Why this preview": the values as text, the source `<title>` as text
         rows = await browser.script("return [...document.querySelectorAll('#why-fields tbody tr')]"
                                     ".map(r => [...r.cells].map(c => c.textContent))")
-        assert ["title", "<script>alert(1)</script>", "<title>"] in rows
-        assert ["description", "<img src=x onerror=document.body.dataset.pwned=1>", "og:description"] in rows
+        assert ["title", "<script>alert(1)</script>", "<title>"] in [r[:3] for r in rows]
+        assert ["description", "<img src=x onerror=document.body.dataset.pwned=1>", "og:description"] in [
+            r[:3] for r in rows]
+        assert [r[3] for r in rows if r[0] == "description"] == [
+            "description <b onmouseover=alert(5)>lost</b>: lower precedence than og:description"]
         assert not await browser.run(browser.alert_open)
         assert await browser.script("return document.body.dataset.pwned === undefined")
         assert await browser.script("return [...document.scripts].map(s => s.getAttribute('src'))") == ["/static/app.js"]

@@ -1,0 +1,113 @@
+"""ExplainUrl's work: why a URL's preview looks as it does (issue 30). MetadataService.ExplainUrl
+(metadata_api/explain.py), the web UI's /api/v1/explain and its card page ask it.
+
+    record (metadata store) + its page (content store, content_ref's WARC record)
+        --extraction worker (common.extraction.rejected)--> Explanation {metadata, fields, findings, note}
+
+The page is never fetched again: the stored response is read from the content log and its
+extraction re-run in a worker process of its own (common.extraction.pool: a hostile page costs
+at most process.extract_timeout of that worker, never this event loop), this time keeping every
+value each field's sources offered, so each field lists the values that lost and why
+(`rejected`). `metadata_api.explain_workers` such workers start at the first call.
+
+When the page cannot be read again the fields are explained from the record alone (each filled
+field's stored source, `rejected` empty) and `note` says why: the publisher said noarchive (the
+page was not archived), no page is stored (an error, a redirect loop), the stored response is no
+HTML page, the content store could not be read, or its extraction failed. A URL never seen
+raises NeverSeen. Findings per platform (common.findings) are of the record, as every platform sees it.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from common import record_proto
+from common.errors import StoreError
+from common.findings import findings
+from common.record import FieldSource, UrlRecord
+from common.stores.content import ContentStore, http_response
+from common.stores.keys import lookup_key
+from common.stores.metadata import MetadataStore
+from common.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, PoolClosing
+from common.extraction.rejected import explained
+from common.extraction.signals import no_archive
+from spiderduck.v1 import metadata_pb2
+
+log = logging.getLogger("spiderduck.metadata_api")
+
+NOARCHIVE = "the page was not archived (its robots directives say noarchive): explained from the record alone"
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+class NeverSeen(LookupError):
+    """The URL has no record."""
+
+
+class Explainer:
+    """ExplainUrl over a metadata store and a content store (None: from the records alone)."""
+
+    def __init__(self, store: MetadataStore, content: ContentStore | None, *, workers: int,
+                 budget: float, parser: str, robots_token: str):
+        self._store = store
+        self._content = content if workers else None
+        self._pool_args = dict(workers=workers, budget=budget, parser=parser, robots_token=robots_token)
+        self._pool: ExtractionPool | None = None
+        self._starting = asyncio.Lock()
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+    async def explanation(self, url: str) -> metadata_pb2.Explanation:
+        """The explanation of `url`'s record (its metadata with `url` as asked). Raises NeverSeen,
+        or StoreError when the metadata store does not answer."""
+        [wire] = await self._store.get_many_wire([lookup_key(url)])
+        if wire is None:
+            raise NeverSeen(f"{url} has never been seen")
+        metadata = metadata_pb2.UrlMetadata.FromString(wire)
+        metadata.url = url
+        fields, note = await self.fields(record_proto.from_proto(metadata))
+        return metadata_pb2.Explanation(metadata=metadata, fields=[_proto(f) for f in fields],
+                                        findings=findings(metadata), note=note)
+
+    async def fields(self, record: UrlRecord) -> tuple[tuple[FieldSource, ...], str]:
+        """The record's fields with the values that lost, or its provenance alone and why."""
+        if not record.content_ref:
+            if no_archive(record.robots_directives):
+                return record.provenance, NOARCHIVE
+            return record.provenance, (f"no page is stored for this URL (status {record.status.name}): "
+                                       "explained from the record alone")
+        if self._content is None:
+            return record.provenance, ("this metadata-api does not read stored pages (metadata_api."
+                                       "explain_workers is 0): explained from the record alone")
+        try:
+            warc, block = await self._content.read(record.content_ref)
+        except StoreError as exc:
+            return record.provenance, f"the stored page could not be read ({exc}): explained from the record alone"
+        status, headers, body = http_response(block)
+        content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+        if warc.get("WARC-Type") != "response" or not status:
+            return record.provenance, "the stored record holds no response: explained from the record alone"
+        if content_type and not content_type.split(";")[0].strip().lower() in HTML_TYPES:
+            return record.provenance, (f"the stored response is not an HTML page ({content_type[:100]}): "
+                                       "explained from the record alone")
+        url = warc.get("WARC-Target-URI") or record.final_url or record.url
+        try:
+            pool = await self._extraction()
+            _, offered = await pool.explain(body, url, content_type or None, status)
+        except (ExtractionTimeout, ExtractionFailed, PoolClosing) as exc:
+            return record.provenance, f"the stored page's extraction failed ({exc}): explained from the record alone"
+        return explained(record, offered), ""
+
+    async def _extraction(self) -> ExtractionPool:
+        """The worker pool, started at the first call (a metadata-api never asked starts none)."""
+        async with self._starting:
+            if self._pool is None:
+                self._pool = await ExtractionPool(**self._pool_args).__aenter__()
+                log.info("ExplainUrl: %r started", self._pool)
+        return self._pool
+
+
+def _proto(f: FieldSource) -> metadata_pb2.FieldSource:
+    return metadata_pb2.FieldSource(field=f.field, source=f.source, rejected=[
+        metadata_pb2.Candidate(source=c.source, value=c.value, reason=c.reason) for c in f.rejected])
