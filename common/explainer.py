@@ -8,7 +8,9 @@ The page is never fetched again: the stored response is read from the content lo
 extraction re-run in a worker process of its own (common.extraction.pool: a hostile page costs
 at most process.extract_timeout of that worker, never this event loop), this time keeping every
 value each field's sources offered, so each field lists the values that lost and why
-(`rejected`). `metadata_api.explain_workers` such workers start at the first call.
+(`rejected`). `metadata_api.explain_workers` such workers start at the first call. An image the
+crawl did not keep is told by what its probe answered (HTTP status, size), read from the records
+that follow the page's in the content log (its related fetches: `_probes`).
 
 When the page cannot be read again the fields are explained from the record alone (each filled
 field's stored source, `rejected` empty) and `note` says why: the publisher said noarchive (the
@@ -29,7 +31,8 @@ from common.stores.content import ContentStore, http_response
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
 from common.extraction.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, PoolClosing
-from common.extraction.rejected import explained
+from common.extraction import images
+from common.extraction.rejected import Probe, explained
 from common.extraction.signals import no_archive
 from spiderduck.v1 import metadata_pb2
 
@@ -37,6 +40,11 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 NOARCHIVE = "the page was not archived (its robots directives say noarchive): explained from the record alone"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# The window after a page's record in which its image probes are looked for: a page's related
+# fetches (at most 8 images of process.image_probe_bytes, its oEmbed, its favicon) are logged
+# right after it, with other pages' records between them when many are crawled at once.
+PROBE_WINDOW_BYTES = 4 << 20
+PROBE_WINDOW_RECORDS = 64
 
 
 class NeverSeen(LookupError):
@@ -47,8 +55,9 @@ class Explainer:
     """ExplainUrl over a metadata store and a content store (None: from the records alone)."""
 
     def __init__(self, store: MetadataStore, content: ContentStore | None, *, workers: int,
-                 budget: float, parser: str, robots_token: str):
+                 budget: float, parser: str, robots_token: str, min_image_size: int = 0):
         self._store = store
+        self._min_image_size = min_image_size
         self._content = content if workers else None
         self._pool_args = dict(workers=workers, budget=budget, parser=parser, robots_token=robots_token)
         self._pool: ExtractionPool | None = None
@@ -97,7 +106,33 @@ class Explainer:
             _, offered = await pool.explain(body, url, content_type or None, status)
         except (ExtractionTimeout, ExtractionFailed, PoolClosing) as exc:
             return record.provenance, f"the stored page's extraction failed ({exc}): explained from the record alone"
-        return explained(record, offered), ""
+        probes = await self._probes(record, offered)
+        return explained(record, offered, probes, self._min_image_size), ""
+
+    async def _probes(self, record: UrlRecord, offered) -> dict[str, Probe]:
+        """The logged answers of the image probes for the page's images that were not kept: the
+        related fetches' records follow the page's in the content log (scheduler's Crawl
+        Recorder), within PROBE_WINDOW_BYTES and PROBE_WINDOW_RECORDS. An image whose answer was
+        remembered from another page's probe was not fetched, nor logged, again."""
+        kept = record.image.url if record.image else ""
+        wanted = {c.value for c in dict(offered).get("image", ()) if not c.reason} - {kept}
+        if not wanted:
+            return {}
+        try:
+            following = await self._content.read_following(record.content_ref, PROBE_WINDOW_BYTES,
+                                                           PROBE_WINDOW_RECORDS)
+        except StoreError as exc:
+            log.info("ExplainUrl: the records after %s could not be read: %s", record.content_ref, exc)
+            return {}
+        probes: dict[str, Probe] = {}
+        for warc, block in following:
+            url = warc.get("WARC-Target-URI", "")
+            if url in wanted and url not in probes and warc.get("WARC-Type") == "response":
+                status, headers, body = http_response(block)
+                content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+                info = images.probe(body)
+                probes[url] = Probe(status, content_type, (info.width, info.height) if info else None)
+        return probes
 
     async def _extraction(self) -> ExtractionPool:
         """The worker pool, started at the first call (a metadata-api never asked starts none)."""

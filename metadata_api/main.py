@@ -57,7 +57,8 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
                    if api.explain_workers else None)
         explainer = Explainer(store, content, workers=api.explain_workers,
                                       budget=settings.process.extract_timeout, parser=settings.process.parser,
-                                      robots_token=robots_token(settings.fetcher.user_agent))
+                                      robots_token=robots_token(settings.fetcher.user_agent),
+                                      min_image_size=settings.process.min_image_size)
         stack.push_async_callback(explainer.close)
         grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
                                  stop_grace=settings.drain_seconds, tls=settings.tls,

@@ -8,14 +8,15 @@ offered (offers.py). Each offer that is not the record's value gets a reason: th
 refusal (too small, a tracking pixel, not a date, a template's canonical URL, ...); withheld by a
 robots directive (nosnippet, max-image-preview:none: the record is emptied of them); for an
 image the rule would have taken, that it was not kept when the images were probed at fetch
-time (it failed to load or was too small), and for the site's /favicon.ico, that it was tried
+time: failed to load with its HTTP status, no image, or too small with its size, when the content
+log holds the probe's answer (`probes`), else that it failed to load or was too small; and for the site's /favicon.ico, that it was tried
 and did not answer with an image; else that its source comes below the record's.
 A filled field is listed with its source (from the record's provenance); an empty one only
 when the page offered something for it, so "why no image?" has an answer too.
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping, NamedTuple
 
 from common.record import PROVENANCE_FIELDS, Candidate, FieldSource, PageMetadata, UrlRecord
 from common.extraction import signals
@@ -37,9 +38,19 @@ def explain_page(body: bytes, url: str, content_type: str | None = None, parser:
     return page_of(s, encoding, markup, robots_token, http_status), offers(s)
 
 
-def explained(record: UrlRecord, offered: Offers) -> tuple[FieldSource, ...]:
+class Probe(NamedTuple):
+    """What an image's probe at fetch time answered, as the content log kept it."""
+    http_status: int
+    content_type: str
+    size: tuple[int, int] | None      # read from its first bytes; None: they are no image
+
+
+def explained(record: UrlRecord, offered: Offers, probes: Mapping[str, Probe] | None = None,
+              min_image_size: int = 0) -> tuple[FieldSource, ...]:
     """One FieldSource per field the record fills (its source from the record's provenance), and
-    per empty field the page offered values for, each with the values that lost and why."""
+    per empty field the page offered values for, each with the values that lost and why.
+    `probes`: the image probes the content log holds, by URL, for an image that was not kept
+    (`min_image_size`: process.min_image_size, which they were held to)."""
     kept = {p.field: p.source for p in record.provenance}
     withheld = _withheld(record)
     by_field = dict(offered)
@@ -47,7 +58,8 @@ def explained(record: UrlRecord, offered: Offers) -> tuple[FieldSource, ...]:
     for field in PROVENANCE_FIELDS:
         value = _value(record, field)
         source = kept.get(field, "") if value else ""
-        rejected = tuple(_rejected(field, source, value, by_field.get(field, ()), withheld.get(field, "")))
+        rejected = tuple(_rejected(field, source, value, by_field.get(field, ()), withheld.get(field, ""),
+                                   probes or {}, min_image_size))
         if source or rejected:
             out.append(FieldSource(field, source, rejected))
     return tuple(out)
@@ -71,8 +83,8 @@ def _withheld(record: UrlRecord) -> dict[str, str]:
     return out
 
 
-def _rejected(field: str, source: str, value: str, offered: Iterable[Candidate],
-              directive: str) -> Iterable[Candidate]:
+def _rejected(field: str, source: str, value: str, offered: Iterable[Candidate], directive: str,
+              probes: Mapping[str, Probe], min_image_size: int) -> Iterable[Candidate]:
     offered = tuple(offered)
     winner = _winner(field, source, value, offered)
     for n, c in enumerate(offered):
@@ -83,7 +95,7 @@ def _rejected(field: str, source: str, value: str, offered: Iterable[Candidate],
             if directive:
                 reason = f"withheld by a robots directive ({directive})"
             elif field == "image" and (winner is None or n < winner):
-                reason = NOT_KEPT_WHEN_PROBED
+                reason = _probed(probes.get(c.value), min_image_size)
             elif field == "favicon" and c.source == "/favicon.ico" and winner is None:
                 reason = ICO_NOT_KEPT
             elif winner is not None and n > winner:
@@ -93,6 +105,21 @@ def _rejected(field: str, source: str, value: str, offered: Iterable[Candidate],
             else:
                 reason = RULES_CHANGED
         yield Candidate(c.source, c.value, reason)
+
+
+def _probed(probe: Probe | None, min_image_size: int) -> str:
+    """Why an image was not kept when probed at fetch time, as far as its logged answer says."""
+    if probe is None:
+        return NOT_KEPT_WHEN_PROBED
+    if not 200 <= probe.http_status < 300:
+        return f"failed to load when probed at fetch time: HTTP {probe.http_status}"
+    if probe.size is None:
+        kind = probe.content_type.split(";")[0].strip()[:60] or "no type"
+        return f"not an image when probed at fetch time ({kind})"
+    width, height = probe.size
+    if width < min_image_size or height < min_image_size:
+        return f"too small when probed at fetch time: {width}×{height} px (under {min_image_size} px)"
+    return NOT_KEPT_WHEN_PROBED
 
 
 def _winner(field: str, source: str, value: str, offered: tuple[Candidate, ...]) -> int | None:

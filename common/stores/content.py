@@ -167,7 +167,11 @@ def _revisit_record(item: FetchedContent, http_head: bytes, date: str) -> bytes:
 
 def read_warc_record(member: bytes) -> tuple[dict[str, str], bytes]:
     """(WARC headers, HTTP block) of one gzip member written by warc_record."""
-    raw = igzip.decompress(member)
+    return parse_warc_record(igzip.decompress(member))
+
+
+def parse_warc_record(raw: bytes) -> tuple[dict[str, str], bytes]:
+    """(WARC headers, HTTP block) of one record, uncompressed."""
     head, _, rest = raw.partition(b"\r\n\r\n")
     lines = head.decode("utf-8", "replace").split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
@@ -196,3 +200,10 @@ class ContentStore(Closing, abc.ABC):
     @abc.abstractmethod
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         """The WARC headers and HTTP block (status line, headers, body) of one record."""
+
+    @abc.abstractmethod
+    async def read_following(self, content_ref: str, max_bytes: int,
+                             max_records: int) -> list[tuple[dict[str, str], bytes]]:
+        """The records written after `content_ref`'s in its file (its related fetches, and
+        other pages' records between them), within max_bytes and max_records; one cut by the
+        window's end, or still being written, is left out."""

@@ -49,7 +49,7 @@ from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
 from common.stores.hdfs_writer import FAILURES, HdfsWriter, WebHdfsClient, store_error, sweep_orphans
 from common.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS, ContentRef,
-                                        RollPolicy, decode_record, in_progress)
+                                        RollPolicy, decode_record, following, in_progress, split_records)
 
 DEFAULT_PORT = 9870                   # the namenode's WebHDFS (HTTP) port since Hadoop 3
 DEFAULT_HTTPS_PORT = 9871             # ... and its HTTPS port (hdfs+https://)
@@ -215,6 +215,17 @@ class HdfsContentStore(ContentStore):
         ref = ContentRef.parse(content_ref)
         data = await asyncio.get_running_loop().run_in_executor(self._read_pool, self._read, ref)
         return decode_record(ref, data)
+
+    async def read_following(self, content_ref: str, max_bytes: int,
+                             max_records: int) -> list[tuple[dict[str, str], bytes]]:
+        window = following(ContentRef.parse(content_ref), max_bytes)
+        try:
+            data = await asyncio.get_running_loop().run_in_executor(self._read_pool, self._read, window)
+        except StoreError as exc:
+            if exc.retryable:
+                raise
+            return []             # the ref's record ends its file (WebHDFS refuses an offset at the end)
+        return split_records(data, max_records)
 
     async def close(self) -> None:
         """Write and seal the current file, then let the threads go."""

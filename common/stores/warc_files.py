@@ -12,7 +12,8 @@ import time
 from common.errors import StoreError
 from common.stores.batch_thread import BatchThread
 from common.stores.content import ContentStore, FetchedContent, warc_record
-from common.stores.warc_rolling import DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name
+from common.stores.warc_rolling import (DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name,
+                                        following, split_records)
 
 
 class WarcFileStore(ContentStore):
@@ -76,6 +77,11 @@ class WarcFileStore(ContentStore):
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         ref = ContentRef.parse(content_ref)
         return decode_record(ref, await self._run(WarcFileStore._read, ref))
+
+    async def read_following(self, content_ref: str, max_bytes: int,
+                             max_records: int) -> list[tuple[dict[str, str], bytes]]:
+        window = following(ContentRef.parse(content_ref), max_bytes)
+        return split_records(await self._run(WarcFileStore._read, window), max_records)
 
     async def close(self) -> None:
         if self._closed:

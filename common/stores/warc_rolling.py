@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from isal import igzip_lib, isal_zlib
 
 from common.errors import StoreError
-from common.stores.content import read_warc_record
+from common.stores.content import parse_warc_record, read_warc_record
 
 DEFAULT_ROLL_BYTES = 256 << 20        # 256 MiB: a few HDFS blocks, a file a reader can copy
 DEFAULT_ROLL_SECONDS = 3600.0         # at least one file an hour, so old content gets sealed
@@ -179,3 +179,25 @@ class RollingFile:
 
     def abandon(self) -> None:
         self.path = ""
+
+
+def following(ref: ContentRef, max_bytes: int) -> ContentRef:
+    """The window of max_bytes after `ref`'s record in its file."""
+    return ContentRef(ref.path, ref.offset + ref.length, max_bytes)
+
+
+def split_records(data: bytes, max_records: int) -> list[tuple[dict[str, str], bytes]]:
+    """The whole WARC records (one gzip member each) at the start of `data`, at most max_records;
+    a member cut short or not gzip ends the list."""
+    out: list[tuple[dict[str, str], bytes]] = []
+    while data and len(out) < max_records:
+        member = isal_zlib.decompressobj(31)
+        try:
+            raw = member.decompress(data)
+        except (isal_zlib.error, igzip_lib.IsalError, zlib.error, ValueError):
+            break
+        if not member.eof:
+            break
+        data = member.unused_data
+        out.append(parse_warc_record(raw))
+    return out

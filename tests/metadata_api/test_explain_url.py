@@ -75,15 +75,18 @@ async def archive(tmp_path):
     store = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
     content = WarcFileStore(str(tmp_path / "warc"))
 
-    async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, **changes):
+    async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, related=(), **changes):
         page = extract_page(body, url, content_type)
         rec = dataclasses.replace(UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url,
                                             fetched_at=1.0), **with_page(page))
         ref = await content.append(FetchedContent(url, 200, (("Content-Type", content_type),), body, 1.0)) \
             if logged else ""
+        for fetch in related:                       # the page's related fetches, logged after it
+            await content.append(fetch)
         await store.put(url, dataclasses.replace(rec, **{"content_ref": ref, **changes}), [url])
 
-    explainer = Explainer(store, content, workers=1, budget=5.0, parser="selectolax", robots_token="spiderduck")
+    explainer = Explainer(store, content, workers=1, budget=5.0, parser="selectolax", robots_token="spiderduck",
+                          min_image_size=50)
     listen = f"127.0.0.1:{free_port()}"
     grpc_server = GrpcServer(listen)
     server.register(grpc_server, store, MetadataApiSettings(), explainer=explainer)
@@ -133,3 +136,33 @@ async def test_a_page_that_cannot_be_read_again_is_explained_from_the_record(arc
     explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=30)
     assert says in explained.note and "explained from the record alone" in explained.note
     assert lost(explained, "title") == ("og:title", {})
+
+
+def _png(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image as Picture
+    out = io.BytesIO()
+    Picture.new("RGB", (width, height)).save(out, "PNG")
+    return out.getvalue()
+
+
+async def test_images_not_kept_say_what_their_logged_probe_answered(archive):
+    from common.record import Image, with_source
+    from common.stores.content import FetchedContent
+    stub, stored = archive
+    page = (b'<html><head><meta property="og:image" content="/gone.jpg"><meta name="twitter:image" content="/s.png">'
+            b'<meta property="og:title" content="T"></head><body><img src="/photo.jpg"><img src="/never.jpg"></body></html>')
+    probes = [FetchedContent("http://news.test/gone.jpg", 404, (("Content-Type", "text/html"),), b"nope", 1.0),
+              FetchedContent("http://news.test/s.png", 200, (("Content-Type", "image/png"),), _png(16, 16), 1.0)]
+    from common.extraction import extract_page
+    provenance = with_source(extract_page(page, FINAL, "text/html").provenance, "image", "<img>")
+    await stored(FINAL, body=page, related=probes, image=Image("http://news.test/photo.jpg", 800, 600),
+                 provenance=provenance)
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=60)
+    source, image = lost(explained, "image")
+    assert source == "<img>"
+    assert image == {
+        ("og:image", "http://news.test/gone.jpg"): "failed to load when probed at fetch time: HTTP 404",
+        ("twitter:image", "http://news.test/s.png"): "too small when probed at fetch time: 16×16 px (under 50 px)",
+        ("<img>", "http://news.test/never.jpg"): "lower precedence than <img>"}

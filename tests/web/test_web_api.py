@@ -63,6 +63,19 @@ async def test_explain_gives_the_record_its_fields_sources_and_findings(web, loc
     assert title["rejected"] == [{"source": "<title>", "value": "Plain title",
                                   "reason": "lower precedence than og:title"}]
     assert "note" not in body
+    # A page whose og:image is gone: the crawl logged its probe's 404 after the page, and the
+    # explanation reads it back from the content log.
+    gone = localweb.page("api.test", "/gone.png", "missing", status=404)
+    shown = localweb.page("api.test", "/ok.png", _png(700, 400), content_type="image/png")
+    second = localweb.page("api.test", "/b", f"""<html><head><meta property="og:title" content="B">
+        <meta property="og:image" content="{gone}"><meta name="twitter:image" content="{shown}"></head></html>""")
+    await web.client.submit_url(second)
+    await web.client.events.wait_for(2, timeout=30)
+    status, body, _ = await _get(web, "/api/v1/explain", url=second)
+    image = next(f for f in body["fields"] if f["field"] == "image")
+    assert image["source"] == "twitter:image"
+    assert image["rejected"] == [{"source": "og:image", "value": gone,
+                                  "reason": "failed to load when probed at fetch time: HTTP 404"}]
     # 600x300: under facebook's 600x315 -> its warning, with proto field names
     small = [f for f in body["findings"] if f["platform"] == "facebook" and f["code"] == "image_too_small"]
     assert small and {"platform", "code", "severity", "message"} <= set(small[0])

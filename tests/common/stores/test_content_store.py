@@ -146,6 +146,17 @@ async def test_a_ref_that_misses_a_record_is_not_retryable(store):
         assert not err.value.retryable, bad
 
 
+async def test_the_records_following_a_ref_read_back_in_order_within_the_window(store):
+    refs = [await store.append(fetched(n)) for n in range(4)]
+    after = await store.read_following(refs[0], 1 << 20, 10)
+    assert [headers["WARC-Target-URI"] for headers, _ in after] == [fetched(n).url for n in (1, 2, 3)]
+    assert after[0][1].endswith(fetched(1).body)
+    assert len(await store.read_following(refs[0], 1 << 20, 2)) == 2                 # max_records
+    one = ContentRef.parse(refs[1]).length
+    assert len(await store.read_following(refs[0], one + one // 2, 10)) == 1        # a record cut: left out
+    assert await store.read_following(refs[-1], 1 << 20, 10) == []                  # nothing after the last
+
+
 @pytest.mark.parametrize("ref", [
     "", "nonsense", "a.warc.gz", "a.warc.gz@1", "a.warc.gz@x+1", "a.warc.gz@1+0",
     "a.warc.gz@-1+5", "../escape.warc.gz@0+10", "/etc/passwd@0+10", "a//b@0+10",
