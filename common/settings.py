@@ -1,6 +1,6 @@
 """The settings: one typed object, every default in this file, commented.
 
-Declarations only: each section's dataclass, its defaults, the words on each key and the
+Declarations only: each section's dataclass (TLS's in common/settings_tls.py), its defaults, the words on each key and the
 checks a section makes of itself (`__post_init__`). Reading them from the YAML file, the
 environment and `--set` flags, durations such as 7d, and the errors of a bad value are
 common/config.py's, which re-exports every name here (import from either).
@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from common.errors import ConfigError
+from common.settings_tls import CLIENT_AUTH, TlsSettings
 from common.version import VERSION
 
 __all__ = [
     "DURATION", "Duration", "MetadataApiSettings", "WebSettings", "FetcherSettings", "CLIENT_AUTH",
     "TlsSettings", "SchedulerSettings", "StreamSettings", "HTML_PARSERS", "DEFAULT_EMBED_HOSTS",
-    "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "Settings",
+    "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "RenderSettings", "Settings",
 ]
 
 # Here, not with the parsing in common/config.py: the declarations' hints resolve in this module.
@@ -135,48 +136,6 @@ class FetcherSettings:
             except ValueError:
                 raise ConfigError(f"fetcher.allowed_networks: bad value {network!r}: not an IP network "
                                   "in CIDR notation (e.g. 10.0.0.0/8)") from None
-
-
-CLIENT_AUTH = ("none", "require")      # tls.client_auth
-
-
-@dataclass(frozen=True)
-class TlsSettings:
-    """TLS of every gRPC server and client of the service (common/grpc_tls.py). Off by default:
-    `up` on loopback is plaintext. With `cert` set every gRPC server (metadata-api, fetcher and
-    fetcher admin, scheduler health) serves TLS only; with `cert` or `ca` set every gRPC client
-    (the scheduler's fetcher client, the web UI's admin client, the CLI) uses TLS and verifies
-    the server against `ca`."""
-    cert: str = ""                    # PEM certificate (chain) of this process, as server and as client
-    key: str = ""                     # PEM private key of `cert` (unencrypted; keep it mode 0600)
-    ca: str = ""                      # PEM bundle the peers' certificates must chain to (empty: a
-                                      # client verifies servers against the system's CAs)
-    client_auth: str = ""             # none | require; empty = require once cert is set: a client
-                                      # without a certificate chaining to `ca` is refused in the handshake
-    server_name: str = ""             # verify servers' certificates against this name instead of the
-                                      # host dialed (a shared certificate naming the service, not pod IPs)
-
-    def __post_init__(self) -> None:
-        if bool(self.cert) != bool(self.key):
-            raise ConfigError("tls.cert and tls.key: set both or neither")
-        if self.client_auth and self.client_auth not in CLIENT_AUTH:
-            raise ConfigError(f"tls.client_auth: {self.client_auth!r} is not one of {', '.join(CLIENT_AUTH)}")
-        if self.require_client_cert and not self.ca:
-            raise ConfigError("tls.client_auth require needs tls.ca, the CA client certificates must chain to")
-
-    @property
-    def server_on(self) -> bool:
-        """Whether this process's gRPC servers serve TLS (only)."""
-        return bool(self.cert)
-
-    @property
-    def client_on(self) -> bool:
-        """Whether this process's gRPC clients use TLS."""
-        return bool(self.cert or self.ca)
-
-    @property
-    def require_client_cert(self) -> bool:
-        return self.server_on and (self.client_auth or "require") == "require"
 
 
 @dataclass(frozen=True)
@@ -315,6 +274,34 @@ class TelemetrySettings:
 
 
 @dataclass(frozen=True)
+class RenderSettings:
+    enabled: bool = False             # render a page whose static HTML is an empty shell
+                                      # (common/extraction/shell.py) in headless Chromium, every request
+                                      # it makes through the fetcher's guard, robots.txt and politeness
+    max_concurrent: int = 2           # pages rendered at once per fetcher; more wait for a place
+    timeout: Duration = 10.0          # seconds one page's render may take; past it the page is TIMEOUT
+                                      # with what its static HTML gave
+    chromium: str = ""                # the browser executable; empty = `chromium` on PATH
+    max_pages_per_browser: int = 100  # pages a browser renders before it is restarted (its memory
+                                      # returned); a crash restarts it too
+    max_memory_mb: int = 512          # JavaScript heap of a page's renderer (V8's max-old-space-size);
+                                      # a page past it crashes its tab, not the fetcher
+
+    def __post_init__(self):
+        if not 1 <= self.max_concurrent <= MAX_RENDERS:
+            raise ConfigError(f"render.max_concurrent: {self.max_concurrent} is not 1 to {MAX_RENDERS}")
+        if self.timeout <= 0:
+            raise ConfigError(f"render.timeout: {self.timeout:g}s must be positive")
+        if self.max_pages_per_browser < 1:
+            raise ConfigError(f"render.max_pages_per_browser: {self.max_pages_per_browser} must be at least 1")
+        if not 64 <= self.max_memory_mb <= 16_384:
+            raise ConfigError(f"render.max_memory_mb: {self.max_memory_mb} is not 64 to 16384")
+
+
+MAX_RENDERS = 64
+
+
+@dataclass(frozen=True)
 class Settings:
     data_dir: str = "./var"           # where embedded state lives (NATS JetStream, SQLite, WARC files)
     nats_url: str = ""                # empty: `spiderduck up` starts an embedded nats-server; several
@@ -357,6 +344,7 @@ class Settings:
     web: WebSettings = field(default_factory=WebSettings)
     tls: TlsSettings = field(default_factory=TlsSettings)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    render: RenderSettings = field(default_factory=RenderSettings)
 
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.

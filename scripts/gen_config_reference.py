@@ -195,17 +195,28 @@ def _default(f: dataclasses.Field) -> Any:
     return f.default_factory()   # type: ignore[misc]
 
 
+def _parsed(text: str) -> tuple[dict[str, ast.ClassDef], list[str], Any]:
+    tree = ast.parse(text)
+    return ({node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}, text.splitlines(),
+            _comments(text))
+
+
 def sections(source: str) -> list[Section]:
     """The reference's sections, top-level keys first, then each section in Settings' order."""
     module = _load(source)
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    comments = _comments(source)
-    classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     marker = getattr(module, "DURATION", "duration")
+    files = [_parsed(source)]
+
+    def declared(cls: type):
+        """(class node, source lines, comments) of `cls`: from `source` when it declares it, else
+        from the module it is declared in (a section split off, as common/settings_tls.py)."""
+        if not any(cls.__name__ in classes for classes, _, _ in files):
+            files.append(_parsed(pathlib.Path(sys.modules[cls.__module__].__file__).read_text("utf-8")))
+        classes, lines, comments = next(f for f in files if cls.__name__ in f[0])
+        return classes[cls.__name__], lines, comments
 
     def walk(cls: type, prefix: str) -> list[Section]:
-        node = classes[cls.__name__]
+        node, lines, comments = declared(cls)
         hints = typing.get_type_hints(cls, vars(module), include_extras=True)
         body_indent = node.body[0].col_offset
         fields = {f.name: f for f in dataclasses.fields(cls)}
@@ -235,13 +246,21 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _file_of(cls_name: str) -> str:
+    """The file that declares a settings class (common/settings.py, or a section split off)."""
+    import common.settings as settings
+    module = getattr(settings, cls_name, None)
+    name = getattr(module, "__module__", "common.settings")
+    return name.replace(".", "/") + ".py"
+
+
 def render(source: str) -> str:
     """docs/configuration.md's text for the settings declared in `source`."""
     out = [HEADER]
     for section in sections(source):
         title = f"`{section.name}`" if section.name else "Top-level keys"
         out.append(f"\n## {title}\n")
-        out.append(f"\n`{section.cls}` in `common/settings.py`.")
+        out.append(f"\n`{section.cls}` in `{_file_of(section.cls)}`.")
         if section.doc:
             out.append(" " + " ".join(section.doc.split()))
         out.append("\n")

@@ -131,7 +131,7 @@ def _leaves(cls=config.Settings, prefix=""):
 
 
 # A key named like an amount of time: it must be typed Duration, and only such keys are.
-_TIME_NAME = re.compile(r"_(timeout|ttl|after|for|age|wait|delay|interval|grace|window|margin|retry)$"
+_TIME_NAME = re.compile(r"[_.](timeout|ttl|after|for|age|wait|delay|interval|grace|window|margin|retry)$"
                         r"|backoff_(base|max)$")
 _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 
@@ -139,7 +139,7 @@ _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
     named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
     assert named == set(_DURATIONS)
-    assert len(_DURATIONS) == 41
+    assert len(_DURATIONS) == 42
 
 
 @pytest.mark.parametrize("path", _DURATIONS)
