@@ -21,6 +21,9 @@ class FetchResult:
     robots_seconds: float = 0.0
     origin_seconds: float = 0.0             # connect + request + body at the origin
     fetcher_id: str = ""
+    rendered: bytes = b""                   # the page's DOM after a headless browser ran it (UTF-8 HTML),
+                                            # when it was rendered (issue 31: a shell); else empty
+    render_outcome: str = ""                # "" not rendered; else the renderer's outcome (ok, timeout, ...)
 
     def header(self, name: str) -> str | None:
         name = name.lower()

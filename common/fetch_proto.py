@@ -14,7 +14,7 @@ def to_proto(r: FetchResult) -> pb.FetchResponse:
         timing=pb.FetchTiming(queued_seconds=r.queued_seconds, robots_seconds=r.robots_seconds,
                               origin_seconds=r.origin_seconds),
         remote_address=r.remote_address, fetcher_id=r.fetcher_id,
-        fetched_at=r.fetched_at)
+        fetched_at=r.fetched_at, rendered=r.rendered, render_outcome=r.render_outcome)
 
 
 def from_proto(url: str, msg: pb.FetchResponse) -> FetchResult:
@@ -24,4 +24,4 @@ def from_proto(url: str, msg: pb.FetchResponse) -> FetchResult:
         truncated=msg.truncated, error=msg.error, remote_address=msg.remote_address,
         fetched_at=msg.fetched_at, queued_seconds=msg.timing.queued_seconds,
         robots_seconds=msg.timing.robots_seconds, origin_seconds=msg.timing.origin_seconds,
-        fetcher_id=msg.fetcher_id)
+        fetcher_id=msg.fetcher_id, rendered=msg.rendered, render_outcome=msg.render_outcome)

@@ -28,20 +28,22 @@ class Header(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("url", "purpose", "deadline_seconds", "max_body_bytes", "if_none_match", "if_modified_since")
+    __slots__ = ("url", "purpose", "deadline_seconds", "max_body_bytes", "if_none_match", "if_modified_since", "render")
     URL_FIELD_NUMBER: _ClassVar[int]
     PURPOSE_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     MAX_BODY_BYTES_FIELD_NUMBER: _ClassVar[int]
     IF_NONE_MATCH_FIELD_NUMBER: _ClassVar[int]
     IF_MODIFIED_SINCE_FIELD_NUMBER: _ClassVar[int]
+    RENDER_FIELD_NUMBER: _ClassVar[int]
     url: str
     purpose: str
     deadline_seconds: float
     max_body_bytes: int
     if_none_match: str
     if_modified_since: str
-    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ..., max_body_bytes: _Optional[int] = ..., if_none_match: _Optional[str] = ..., if_modified_since: _Optional[str] = ...) -> None: ...
+    render: bool
+    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ..., max_body_bytes: _Optional[int] = ..., if_none_match: _Optional[str] = ..., if_modified_since: _Optional[str] = ..., render: _Optional[bool] = ...) -> None: ...
 
 class FetchTiming(_message.Message):
     __slots__ = ("queued_seconds", "robots_seconds", "origin_seconds")
@@ -54,7 +56,7 @@ class FetchTiming(_message.Message):
     def __init__(self, queued_seconds: _Optional[float] = ..., robots_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ...) -> None: ...
 
 class FetchResponse(_message.Message):
-    __slots__ = ("status", "http_status", "headers", "body", "truncated", "error", "timing", "remote_address", "fetcher_id", "fetched_at")
+    __slots__ = ("status", "http_status", "headers", "body", "truncated", "error", "timing", "remote_address", "fetcher_id", "fetched_at", "rendered", "render_outcome")
     STATUS_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
     HEADERS_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +67,8 @@ class FetchResponse(_message.Message):
     REMOTE_ADDRESS_FIELD_NUMBER: _ClassVar[int]
     FETCHER_ID_FIELD_NUMBER: _ClassVar[int]
     FETCHED_AT_FIELD_NUMBER: _ClassVar[int]
+    RENDERED_FIELD_NUMBER: _ClassVar[int]
+    RENDER_OUTCOME_FIELD_NUMBER: _ClassVar[int]
     status: _metadata_pb2.Status
     http_status: int
     headers: _containers.RepeatedCompositeFieldContainer[Header]
@@ -75,7 +79,9 @@ class FetchResponse(_message.Message):
     remote_address: str
     fetcher_id: str
     fetched_at: float
-    def __init__(self, status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., http_status: _Optional[int] = ..., headers: _Optional[_Iterable[_Union[Header, _Mapping]]] = ..., body: _Optional[bytes] = ..., truncated: _Optional[bool] = ..., error: _Optional[str] = ..., timing: _Optional[_Union[FetchTiming, _Mapping]] = ..., remote_address: _Optional[str] = ..., fetcher_id: _Optional[str] = ..., fetched_at: _Optional[float] = ...) -> None: ...
+    rendered: bytes
+    render_outcome: str
+    def __init__(self, status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., http_status: _Optional[int] = ..., headers: _Optional[_Iterable[_Union[Header, _Mapping]]] = ..., body: _Optional[bytes] = ..., truncated: _Optional[bool] = ..., error: _Optional[str] = ..., timing: _Optional[_Union[FetchTiming, _Mapping]] = ..., remote_address: _Optional[str] = ..., fetcher_id: _Optional[str] = ..., fetched_at: _Optional[float] = ..., rendered: _Optional[bytes] = ..., render_outcome: _Optional[str] = ...) -> None: ...
 
 class DomainInfo(_message.Message):
     __slots__ = ("domain", "owner", "state", "reason", "paused_until", "queue_depth", "rate", "rate_source", "interval_seconds", "crawl_delay_seconds", "backoff_seconds", "hold_seconds", "hold_reason", "status_counts", "requests", "errors", "error_rate", "consecutive_failures", "window_seconds", "idle_seconds")
