@@ -29,6 +29,7 @@ from fetcher.domain_health import HealthPolicy
 from fetcher.pacing import PacingPolicy
 from common.errors import FetcherBusy, WrongFetcher
 from fetcher.politeness import DomainHalted, DomainSlot, Politeness
+from fetcher import render_hop
 from fetcher.vulture import Vulture
 from fetcher.resolver import GuardedResolver
 from fetcher.robots.cache import RobotsCache
@@ -38,7 +39,7 @@ from fetcher.robots.verdict import VerdictCodec
 
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
-_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed"}
+_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render"}
 
 
 def fetcher_id(settings: FetcherSettings) -> str:
@@ -57,10 +58,11 @@ def politeness_for(settings: FetcherSettings) -> Politeness:
 class Fetcher:
     def __init__(self, settings: FetcherSettings, *, ownership: Ownership, http: HttpClient | None = None,
                  politeness: Politeness | None = None, robots: RobotsCache | None = None,
-                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic):
+                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic, renderer=None):
         # ownership: the shards served, fixed for the Fetcher's life (AllShards, or a LeaseKeeper
         # the fetcher role runs); robots_store: the shared (memcached) level of the robots cache;
-        # owned, closed on exit.
+        # owned, closed on exit. renderer: a fetcher.render.Renderer (render.enabled), or a
+        # function making one from this fetcher's `subresource`; owned, closed on exit.
         self.settings = settings
         self.id = fetcher_id(settings)
         guard = AddressGuard(settings.allowed_networks)
@@ -77,6 +79,7 @@ class Fetcher:
         self._ownership = ownership
         self._metrics = metrics.recorder("fetcher")
         self._clock = clock
+        self.renderer = renderer(self.subresource) if callable(renderer) else renderer
 
     @property
     def ownership(self) -> Ownership:
@@ -91,16 +94,21 @@ class Fetcher:
     async def __aenter__(self) -> "Fetcher":
         await self.http.__aenter__()
         await self.vulture.__aenter__()
+        if self.renderer is not None:
+            await self.renderer.__aenter__()
         return self
 
     async def __aexit__(self, *exc) -> None:
+        if self.renderer is not None:
+            await self.renderer.__aexit__(*exc)
         await self.vulture.__aexit__(*exc)
         await self.http.__aexit__(*exc)
         if self.robots_store is not None:
             await self.robots_store.close()
 
     async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
-                    max_wait: float = 0.0, validators: Validators | None = None) -> FetchResult:
+                    max_wait: float = 0.0, validators: Validators | None = None,
+                    render: bool = False) -> FetchResult:
         """One hop. Raises FetcherBusy when the domain's queue is full, or when its
         turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
@@ -109,7 +117,8 @@ class Fetcher:
         the request's metrics. `validators` make the request conditional: the well-formed ones
         (Validators.headers) go out as If-None-Match / If-Modified-Since on the page request,
         never on robots.txt's; a 304 answer is an OK result with http_status 304 and the
-        response's headers, as any other answer is."""
+        response's headers, as any other answer is. With `render`, a page whose answer is an empty
+        JavaScript shell is also rendered, when this fetcher has a renderer (fetcher/render_hop.py)."""
         try:
             url = urls.canonicalize(url)
         except urls.InvalidUrl as exc:
@@ -151,8 +160,36 @@ class Fetcher:
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
         self._metrics.observe("origin_seconds", result.origin_seconds)
         self._metrics.observe("queued_seconds", queued)
-        return dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
-                                   fetcher_id=self.id)
+        result = dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
+                                     fetcher_id=self.id)
+        if render and self.renderer is not None and render_hop.wants_render(result):
+            result = await render_hop.rendered(self.renderer, result)
+        return result
+
+    async def subresource(self, url: str) -> FetchResult:
+        """One GET of a request the headless browser makes while rendering a page: through the
+        address guard and the body cap, on a domain this fetcher owns after a turn on its
+        politeness slot (fetcher/render_hop.py). Never raises for the URL's sake."""
+        try:
+            url = urls.canonicalize(url)
+            domain = urls.registrable_domain(urls.host_of(url))
+        except (urls.InvalidUrl, ValueError) as exc:
+            return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
+        slot = self.politeness.slot(domain) if self._ownership.owns(domain) else None
+        try:
+            if slot is not None:
+                await slot.turn()
+        except DomainHalted:
+            return self._halted(url, slot)
+        except FetcherBusy as exc:
+            return FetchResult(url=url, status=Status.CONNECTION_ERROR, error=str(exc), fetcher_id=self.id)
+        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT,
+                                     on_sent=slot.mark_sent if slot is not None else None)
+        if slot is not None:
+            slot.observe(result)
+        self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES["render"],
+                            http=f"{result.http_status // 100}xx" if result.http_status else "none")
+        return result
 
     def _halted(self, url: str, slot: DomainSlot) -> FetchResult:
         """A halted domain's hops fail fast: CONNECTION_ERROR with the reason (see politeness)."""

@@ -26,16 +26,17 @@ class LocalTransport:
         self._fallback = fallback
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
-                    timeout: float, validators: Validators | None = None) -> FetchResult:
+                    timeout: float, validators: Validators | None = None, render: bool = False) -> FetchResult:
         if address != self._address:
             return await self._fallback.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
-                                              timeout=timeout, validators=validators)
+                                              timeout=timeout, validators=validators,
+                                              **({"render": True} if render else {}))
         async with asyncio.timeout(timeout):
             fetcher = await asyncio.shield(self._fetcher)
             try:
                 with telemetry.span("Fetch", attributes={"url.full": url, "spiderduck.purpose": purpose}):
                     result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
-                                                 max_wait=timeout, validators=validators)
+                                                 max_wait=timeout, validators=validators, render=render)
             except (FetcherBusy, WrongFetcher) as exc:
                 raise type(exc)(f"{address}: {exc}") from exc
         # As the gRPC client does, the result names the URL asked for, not its canonical form.

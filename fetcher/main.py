@@ -30,6 +30,15 @@ from fetcher.robots.store import open_robots_store
 log = logging.getLogger("spiderduck.fetcher")
 
 
+def renderer_for(settings: Settings):
+    """With render.enabled, what makes the fetcher's headless browser renderer from its
+    `subresource` fetch (fetcher/render_hop.py); else None."""
+    if not settings.render.enabled:
+        return None
+    from fetcher.render import Renderer      # only a fetcher that renders loads it
+    return lambda fetch: Renderer(settings.render, fetch, user_agent=settings.fetcher.user_agent)
+
+
 async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shards: bool = False,
                       on_ready: Callable[[Fetcher], None] | None = None) -> None:
     """Serve FetcherService until `stop`.
@@ -62,7 +71,7 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
             ownership = AllShards() if keeper is None else keeper
             robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
             async with Fetcher(s, ownership=ownership, politeness=politeness,
-                               robots_store=robots_store) as fetcher:
+                               robots_store=robots_store, renderer=renderer_for(settings)) as fetcher:
                 gauges = FetcherGauges(politeness, ownership, shards=s.shards,  # noqa: F841 (read while held)
                                        domain_series=settings.metrics_domain_series)
                 server.register(grpc_server, fetcher)

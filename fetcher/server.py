@@ -35,7 +35,7 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             validators = Validators(request.if_none_match, request.if_modified_since)
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
                                                purpose=request.purpose, max_wait=request.deadline_seconds,
-                                               validators=validators or None)
+                                               validators=validators or None, render=request.render)
         except FetcherBusy as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except WrongFetcher as exc:

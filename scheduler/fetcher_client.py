@@ -96,12 +96,12 @@ class GrpcTransport:
         return stub
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
-                    timeout: float, validators: Validators | None = None) -> FetchResult:
+                    timeout: float, validators: Validators | None = None, render: bool = False) -> FetchResult:
         """One hop by the fetcher at `address`; `validators` travel as FetchRequest.if_none_match
-        and .if_modified_since. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
+        and .if_modified_since, `render` as FetchRequest.render. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
         `timeout`) or FetcherUnavailable."""
         request = fetcher_pb2.FetchRequest(url=url, purpose=purpose, max_body_bytes=max_body_bytes,
-                                           deadline_seconds=timeout)
+                                           deadline_seconds=timeout, render=render)
         if validators:
             request.if_none_match = validators.if_none_match
             request.if_modified_since = validators.if_modified_since
@@ -129,8 +129,12 @@ class GrpcTransport:
 
 class FetcherClient:
     def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int,
-                 backoff: Backoff = HOP_BACKOFF, clock=time.monotonic, transport=None):
+                 backoff: Backoff = HOP_BACKOFF, clock=time.monotonic, transport=None,
+                 render_timeout: float = 0.0):
         self._router = router
+        # render.timeout when render.enabled (else 0): a page hop asks the fetcher to render a
+        # shell, and its deadline allows for it.
+        self._render_timeout = render_timeout
         self._transport = transport or GrpcTransport()
         self._hop_timeout = hop_timeout
         self._backoff = backoff         # hop_backoff(settings.scheduler)
@@ -152,14 +156,18 @@ class FetcherClient:
         If-None-Match / If-Modified-Since, and a 304 comes back as the hop's answer."""
         domain = urls.registrable_domain(urls.host_of(url))
         limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
+        render = purpose == "page" and self._render_timeout > 0
+        if render:
+            limit += self._render_timeout
         async with self._per_domain.hold(domain):
             with telemetry.span("fetch hop", kind=SpanKind.CLIENT,
                                 attributes={"url.full": url, "spiderduck.purpose": purpose}):
                 return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
-                                         validators)
+                                         validators, render)
 
     async def _fetch(self, url: str, domain: str, purpose: str, max_body_bytes: int,
-                     limit: float, wait_if_busy: bool, validators: Validators | None) -> FetchResult:
+                     limit: float, wait_if_busy: bool, validators: Validators | None,
+                     render: bool = False) -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + limit
         attempt = 0
@@ -172,7 +180,8 @@ class FetcherClient:
                 continue
             try:
                 return await self._transport.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
-                                                   timeout=remaining, validators=validators)
+                                                   timeout=remaining, validators=validators,
+                                                   **({"render": True} if render else {}))
             except WrongFetcher as exc:
                 last = str(exc)
                 self.reroutes += 1

@@ -89,6 +89,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         router = await open_router(settings, js, static_routing)
         stack.push_async_callback(router.close)
         client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
+                               render_timeout=settings.render.timeout if settings.render.enabled else 0.0,
                                max_hops_per_domain=settings.scheduler.max_hops_per_domain,
                                backoff=hop_backoff(settings.scheduler),
                                transport=transport or GrpcTransport(settings.tls))

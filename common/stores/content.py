@@ -75,6 +75,9 @@ class FetchedContent:
     remote_address: str = ""
     truncated: bool = False             # the body was cut at the fetcher's cap (or a probe's)
     revisit: Revisit | None = None      # log a `revisit` record (no body) instead of a `response`
+    conversion_of: str = ""             # a WARC-Record-ID: log a `conversion` record of `body` (the
+                                        # page's DOM after rendering), derived from that record
+    record_id: str = ""                 # this record's WARC-Record-ID ("<urn:uuid:...>"); "" = a new one
 
 
 def _digest(sha1) -> str:
@@ -104,16 +107,23 @@ def _one_line(value: str) -> str:
     return _CONTROL.sub(lambda m: f"%{ord(m.group()):02X}", value)
 
 
+def new_record_id() -> str:
+    return f"<urn:uuid:{uuid.uuid4()}>"
+
+
 def warc_record(item: FetchedContent) -> bytes:
-    """One gzip member holding one WARC/1.1 record: `response`, or `revisit` if item.revisit."""
-    http_head = _http_head(item)
+    """One gzip member holding one WARC/1.1 record: `response`, `revisit` if item.revisit, or
+    `conversion` if item.conversion_of."""
     date = datetime.fromtimestamp(item.fetched_at, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if item.conversion_of:
+        return _conversion_record(item, date)
+    http_head = _http_head(item)
     if item.revisit is not None:
         return _revisit_record(item, http_head, date)
     fields = [
         "WARC/1.1",
         "WARC-Type: response",
-        f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>",
+        f"WARC-Record-ID: {_one_line(item.record_id) if item.record_id else new_record_id()}",
         f"WARC-Date: {date}",
         f"WARC-Target-URI: {item.url}",
     ]
@@ -135,6 +145,20 @@ def warc_record(item: FetchedContent) -> bytes:
                      gz.flush()))
 
 
+def _conversion_record(item: FetchedContent, date: str) -> bytes:
+    """A conversion record (WARC 1.1, section 6.9): the page's DOM after a headless browser ran it,
+    derived from the response record `conversion_of` names; its block is the HTML alone."""
+    fields = ["WARC/1.1", "WARC-Type: conversion", f"WARC-Record-ID: {new_record_id()}",
+              f"WARC-Date: {date}", f"WARC-Target-URI: {item.url}",
+              f"WARC-Refers-To: {_one_line(item.conversion_of)}",
+              "Content-Type: text/html; charset=utf-8",
+              f"WARC-Block-Digest: {_digest(hashlib.sha1(item.body))}",
+              f"Content-Length: {len(item.body)}"]
+    gz = isal_zlib.compressobj(COMPRESSION_LEVEL, isal_zlib.DEFLATED, 31)     # wbits 31: gzip
+    return b"".join((gz.compress(("\r\n".join(fields) + "\r\n\r\n").encode("utf-8", "replace")),
+                     gz.compress(item.body), gz.compress(b"\r\n\r\n"), gz.flush()))
+
+
 def _revisit_record(item: FetchedContent, http_head: bytes, date: str) -> bytes:
     """A revisit record (WARC 1.1, section 6.7): the block is the HTTP status line and headers
     only (a 304's, or the identical 200's without its body). URI, address and HTTP headers are
@@ -143,7 +167,7 @@ def _revisit_record(item: FetchedContent, http_head: bytes, date: str) -> bytes:
     fields = [
         "WARC/1.1",
         "WARC-Type: revisit",
-        f"WARC-Record-ID: <urn:uuid:{uuid.uuid4()}>",
+        f"WARC-Record-ID: {_one_line(item.record_id) if item.record_id else new_record_id()}",
         f"WARC-Date: {date}",
         f"WARC-Target-URI: {item.url}",
     ]

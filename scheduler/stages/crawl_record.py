@@ -34,7 +34,7 @@ from common.record import UrlRecord
 from common.record_limits import bounded
 from common.record_diff import changed_fields
 from common.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
-                                   Revisit, payload_digest)
+                                   Revisit, new_record_id, payload_digest)
 from common.stores.metadata import MetadataStore
 from common.extraction.signals import no_archive
 from scheduler.stages.chain import Next
@@ -79,7 +79,10 @@ class CrawlRecorder:
             revisit = await self._revisit(task.previous, outcome, final)
             if revisit is not None:
                 outcome = dataclasses.replace(outcome, resolution=Resolution.REVALIDATED)
-            ref = await self._log(final, revisit)
+            record_id = new_record_id() if final.rendered else ""
+            ref = await self._log(final, revisit, record_id)
+            if final.rendered:        # the DOM the record was made from, derived from the response
+                await self._log(dataclasses.replace(final, body=final.rendered), conversion_of=record_id)
             if revisit is not None:   # the record keeps naming the full response it renewed
                 ref = task.previous.content_ref
         for f in outcome.related:       # after the chain: content_ref names the page's record
@@ -118,9 +121,10 @@ class CrawlRecorder:
             return {}
         return earlier
 
-    async def _log(self, f: FetchResult, revisit: Revisit | None = None) -> str:
+    async def _log(self, f: FetchResult, revisit: Revisit | None = None, record_id: str = "",
+                   conversion_of: str = "") -> str:
         with store_span("content append", self._content, f.url):
             return await self._content.append(FetchedContent(
                 url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
                 fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
-                revisit=revisit))
+                revisit=revisit, record_id=record_id, conversion_of=conversion_of))

@@ -157,6 +157,27 @@ async def test_the_records_following_a_ref_read_back_in_order_within_the_window(
     assert await store.read_following(refs[-1], 1 << 20, 10) == []                  # nothing after the last
 
 
+async def test_a_rendered_dom_is_a_conversion_record_referring_to_its_response(backend, store):
+    """A rendered page (issue 31): its static response, then a `conversion` record of the DOM
+    that refers to it; warcio reads both, digests checked."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    from common.stores.content import new_record_id
+    rid = new_record_id()
+    page = dataclasses.replace(fetched(7), record_id=rid)
+    dom = "<html><head><title>Rendered ✓</title></head><body>made by a script</body></html>".encode()
+    refs = [await store.append(page),
+            await store.append(dataclasses.replace(fetched(7), body=dom, conversion_of=rid))]
+    response, conversion = [await store.read(ref) for ref in refs]
+    assert response[0]["WARC-Record-ID"] == rid and response[0]["WARC-Type"] == "response"
+    assert conversion[0]["WARC-Type"] == "conversion" and conversion[0]["WARC-Refers-To"] == rid
+    assert conversion[1] == dom and conversion[0]["WARC-Target-URI"] == page.url
+    members = b"".join(backend.member(ContentRef.parse(ref)) for ref in refs)
+    read = [(r.rec_type, r.content_stream().read())
+            for r in ArchiveIterator(io.BytesIO(members), check_digests="raise")]
+    assert [kind for kind, _ in read] == ["response", "conversion"] and read[1][1] == dom
+
+
 @pytest.mark.parametrize("ref", [
     "", "nonsense", "a.warc.gz", "a.warc.gz@1", "a.warc.gz@x+1", "a.warc.gz@1+0",
     "a.warc.gz@-1+5", "../escape.warc.gz@0+10", "/etc/passwd@0+10", "a//b@0+10",
