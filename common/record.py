@@ -100,6 +100,14 @@ class PageMetadata:
     players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
 
 
+# UrlRecord.fetch_mode: how the record was read. STATIC: from the fetched HTML; RENDERED: from the
+# DOM after a headless browser ran the page's scripts; '' when no page was read (an error, a page
+# that is not HTML) or for a record made before the field.
+STATIC = "static"
+RENDERED = "rendered"
+FETCH_MODES = (STATIC, RENDERED)
+
+
 @dataclass(frozen=True)
 class UrlRecord:
     url: str                           # as submitted (stored: as first submitted)
@@ -139,6 +147,7 @@ class UrlRecord:
     truncated: bool = False           # the metadata is of the page's first part (body over the cap, or its head alone)
     modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
     provenance: tuple[FieldSource, ...] = ()  # where each filled field was read (PROVENANCE_FIELDS' order)
+    fetch_mode: str = ""              # STATIC or RENDERED: how the page was read; '' when none was
 
     @property
     def ok(self) -> bool:

@@ -4,8 +4,9 @@ Compared as `get` prints them (common.record_proto.to_dict), so a field is "chan
 a subscriber comparing two JSON records would see it change: structured data by its decoded
 value, times as RFC 3339, an image as a whole. The fields every crawl renews (`fetched_at`,
 `expires_at`), those that are not the page's (`url`: the URL asked for; `share_count`,
-`first_seen`: counted across sightings) and where the raw content is logged (`content_ref`) are
-left out. A first crawl changed every field it filled.
+`first_seen`: counted across sightings), where the raw content is logged (`content_ref`) and how
+the fields were read (`provenance`; `fetch_mode`, static or rendered: how the preview was
+obtained, not the preview) are left out. A first crawl changed every field it filled.
 """
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from spiderduck.v1 import metadata_pb2
 BOOKKEEPING = frozenset({"url", "share_count", "first_seen", "fetched_at", "expires_at", "content_ref",
                          # where fields were read explains them; a source that changed while the
                          # value did not changes no preview
-                         "provenance"})
+                         "provenance",
+                         # how the page was read (static or rendered), likewise: the preview it
+                         # gave is compared field by field
+                         "fetch_mode"})
 _ORDER = {f.name: f.number for f in metadata_pb2.UrlMetadata.DESCRIPTOR.fields}
 
 

@@ -31,7 +31,7 @@ MAX_URL_CHARS = 8_192
 MAX_STRUCTURED_BYTES = 256 * 1024
 _INT32 = 2**31 - 1
 _TEXT = ("title", "description", "error", "site_name", "author", "type", "lang", "charset",
-         "content_type", "published_time", "modified_time", "fediverse_creator")
+         "content_type", "published_time", "modified_time", "fediverse_creator", "fetch_mode")
 _URLS = ("url", "canonical_url", "final_url", "favicon", "content_ref", "clean_url")
 _OPTIONAL_URLS = ("canonical_url", "favicon", "clean_url")
 _LISTS = ("robots_directives", "removed_params")

@@ -29,7 +29,7 @@ from spiderduck.v1 import metadata_pb2 as pb
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
             "content_ref", "error", "content_length", "etag", "clean_url", "sensitive", "embed_html",
-            "fediverse_creator", "truncated")
+            "fediverse_creator", "truncated", "fetch_mode")
 _DATES = ("published_time", "modified_time")         # RFC 3339 strings as Timestamps
 _LISTS = ("robots_directives", "removed_params")     # repeated string: tuples of str
 _TIMES = ("first_seen", "fetched_at", "expires_at", "last_modified")   # epoch floats as Timestamps
@@ -246,13 +246,15 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
     if rec.last_modified:
         out["last_modified"] = _ts_from_epoch(rec.last_modified).ToJsonString()
     for name in ("robots_directives", "clean_url", "removed_params", "sensitive", "embed_html",
-                 "fediverse_creator", "truncated"):
+                 "fediverse_creator", "truncated", "fetch_mode"):
         value = getattr(rec, name)
         if value:
             out[name] = list(value) if isinstance(value, tuple) else value
     provenance = _provenance(rec) if rec.provenance else ()
     if provenance:
         out["provenance"] = [_nonzero({"field": p.field, "source": p.source}) for p in provenance]
+    if rec.fetch_mode:
+        out["fetch_mode"] = rec.fetch_mode
     if rec.modified_time:
         ts = _ts_from_rfc3339(rec.modified_time)
         if ts is not None:

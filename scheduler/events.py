@@ -54,7 +54,7 @@ def processed_event(outcome: Outcome, *, now: float | None = None) -> events_pb2
         metadata=metadata, processed_at=at,
         latency_seconds=outcome.latency(now), origin_seconds=outcome.origin_seconds,
         changed_fields=outcome.changed_fields, submission_id=task.submission_id, source=task.source,
-        url_index=task.place[0], url_count=task.place[1])
+        url_index=task.place[0], url_count=task.place[1], fetch_mode=outcome.record.fetch_mode)
 
 
 def event_publisher(send: Callable[[bytes, dict[str, str]], Awaitable[None]],

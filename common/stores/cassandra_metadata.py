@@ -54,6 +54,16 @@ record_pb, where the appended value could not replace it). Shares a version-2 pr
 reach the counter but not shares_seen: a row a version-3 add_share already gave a shares_seen
 reads short by them until its next share counted at version 3.
 
+Records stored before `modified_time` moved from field 36 to 38 (issue 31 gave 36 to
+`fetch_mode`): `_wire` rewrites such bytes as it reads them (common/record_migrations.py), so
+`get_many` and `get_many_wire` answer the current layout; puts write it (to_proto), so a record
+is fixed for good at its next crawl. Not a schema version that rewrites the table: that is a
+scan of every partition (token range by token range) from whichever process runs `schema apply`,
+for a change most rows do not need, and during a rolling upgrade a process still at the previous
+release would go on writing the old layout after it. The read-side check costs one search for
+the tag's two bytes (0xA2 0x02) in a record, which most records do not hold; only those that do
+are walked field by field.
+
 Errors: cassandra-driver's exceptions become `StoreError` here (retryable, except invalid
 requests); a keyspace without the current schema is a `ConfigError` that names
 `spiderduck schema apply`.
@@ -67,7 +77,7 @@ import datetime
 import time
 from typing import Any, Iterable, Sequence
 
-from common import record_proto
+from common import record_migrations, record_proto
 from common.errors import ConfigError
 from common.record import UrlRecord
 from common.stores import cassandra_schema
@@ -133,10 +143,12 @@ def _record(row: dict, shares: int) -> UrlRecord:
 
 def _wire(row: dict, shares: int) -> bytes:
     """The record as a GetUrlMetadata answer: record_pb as stored plus first_seen and the share
-    count, unparsed; a version-1 row's JSON parsed and encoded."""
+    count, unparsed (in the current layout: record_migrations); a version-1 row's JSON parsed
+    and encoded."""
     stored = _stored(row)
     if not isinstance(stored, bytes):
         return record_proto.to_proto(_record(row, shares)).SerializeToString()
+    stored = record_migrations.moved_modified_time(stored)
     tail = b""
     first_seen = _first_seen(row)
     if first_seen is not None:

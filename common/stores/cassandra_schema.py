@@ -28,6 +28,9 @@ Versions:
         `first_seen` (set by version 2's lightweight transactions) and the `shares` counter
         are still read, for rows from before and processes still at version 2
 
+No version rewrites records: those kept with `modified_time` as field 36 (before issue 31 gave
+that number to `fetch_mode`) are rewritten as they are read (cassandra_metadata says why).
+
 `apply` is idempotent: every statement says IF NOT EXISTS (CREATE TABLE, ALTER TABLE ... ADD),
 the version reached is recorded in `schema_version` after all of its statements ran, and
 migrations at or below it are skipped. Two concurrent applies are safe: each statement is

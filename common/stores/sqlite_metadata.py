@@ -15,7 +15,11 @@ wait for locks (busy_timeout 0); in the rare case SQLite reports busy (WAL recov
 goes to a reader thread that may wait.
 
 Schema versions (PRAGMA user_version): 0 or 1, records as protobuf JSON text (SpiderDuck 0.1);
-2, records as protobuf bytes. Opening an older database converts it once, in one transaction.
+2, records as protobuf bytes; 3, records whose `modified_time` is UrlMetadata's field 38 (it was
+36, now `fetch_mode`'s: common/record_migrations.py). Opening an older database converts it once:
+JSON text in one transaction, then the rows holding a field 36 tag rewritten in transactions of
+_MIGRATE_ROWS (found by SQL, `instr` on the blob, so the other rows never reach Python); the
+version is recorded last, so a conversion cut short runs again, skipping rows already rewritten.
 """
 from __future__ import annotations
 
@@ -26,14 +30,15 @@ import sqlite3
 import time
 from typing import Iterable, Sequence
 
-from common import record_proto
+from common import record_migrations, record_proto
 from common.errors import StoreError
 from common.record import UrlRecord
 from common.stores.batch_thread import BatchThread
 from common.stores.metadata import Budget, MetadataStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _CHUNK = 500                   # URLs per SELECT ... IN (...)
+_MIGRATE_ROWS = 1000           # rows rewritten per transaction by the version-3 conversion
 # Page cache of the event loop's read connection, in KiB (SQLite's default is 2 MiB): records
 # that miss it are read from the file again, a system call per page. bench/api's 600 records
 # (3.5 MB) missed it on every call, ~15 us of each single-URL GetUrlMetadata. Filled only as
@@ -80,12 +85,37 @@ def _upgrade(conn: sqlite3.Connection) -> None:
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version >= SCHEMA_VERSION:
         return
-    with _transaction(conn):
-        rows = conn.execute("SELECT key, record FROM records WHERE typeof(record) = 'text'").fetchall()
-        for key, text in rows:
-            conn.execute("UPDATE records SET record = ? WHERE key = ?",
-                         (record_proto.to_bytes(record_proto.from_json(text)), key))
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    if version < 2:
+        with _transaction(conn):
+            rows = conn.execute("SELECT key, record FROM records WHERE typeof(record) = 'text'").fetchall()
+            for key, text in rows:
+                conn.execute("UPDATE records SET record = ? WHERE key = ?",
+                             (record_proto.to_bytes(record_proto.from_json(text)), key))
+            conn.execute("PRAGMA user_version = 2")
+    _move_modified_time(conn)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+_OLD_LAYOUT = ("SELECT rowid, record FROM records WHERE rowid > ? AND typeof(record) = 'blob' "
+               f"AND instr(record, X'{record_migrations.TAG_WAS.hex()}') > 0 ORDER BY rowid LIMIT ?")
+
+
+def _move_modified_time(conn: sqlite3.Connection) -> int:
+    """Version 3: each record whose field 36 holds a Timestamp rewritten (modified_time as field
+    38), _MIGRATE_ROWS rows a transaction; returns how many were. Rows that merely hold the tag's
+    two bytes (in a title, say) are read and left as they are."""
+    rewritten, after = 0, 0
+    while True:
+        with _transaction(conn):
+            rows = conn.execute(_OLD_LAYOUT, (after, _MIGRATE_ROWS)).fetchall()
+            for rowid, data in rows:
+                moved = record_migrations.moved_modified_time(data)
+                if moved is not data:
+                    conn.execute("UPDATE records SET record = ? WHERE rowid = ?", (moved, rowid))
+                    rewritten += 1
+        if len(rows) < _MIGRATE_ROWS:
+            return rewritten
+        after = rows[-1][0]
 
 
 def _lookup(conn: sqlite3.Connection, urls: list[str], max_bytes: int = 0) -> dict[str, tuple[bytes, int]]:

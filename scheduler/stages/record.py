@@ -45,7 +45,7 @@ from typing import Awaitable, Callable, Sequence
 from common import clean_urls, freshness, telemetry
 from common.fetch import FetchResult
 from common.freshness import Freshness
-from common.record import Image, PageMetadata, Redirect, UrlRecord, with_page
+from common.record import STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from common import embeds
 from common.extraction import extract_page, images, signals
@@ -208,7 +208,7 @@ class PostProcessor:
         embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
         status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
         record = dataclasses.replace(record, **with_page(page), content_length=length, status=status, error=error,
-                                     truncated=record.truncated or head_alone,
+                                     truncated=record.truncated or head_alone, fetch_mode=STATIC,
                                      **({"embed_html": embed} if embed else {}))
         return record, page
 

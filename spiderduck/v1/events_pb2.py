@@ -26,17 +26,17 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from spiderduck.v1 import metadata_pb2 as spiderduck_dot_v1_dot_metadata__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspiderduck/v1/events.proto\x12\rspiderduck.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cspiderduck/v1/metadata.proto\"\x8d\x01\n\rUrlSubmission\x12\r\n\x03url\x18\x01 \x01(\tH\x00\x12\x0f\n\x05tweet\x18\x02 \x01(\tH\x00\x12\x0e\n\x06source\x18\x03 \x01(\t\x12\x0f\n\x07refresh\x18\x04 \x01(\x08\x12\n\n\x02id\x18\x05 \x01(\t\x12\x11\n\turl_index\x18\x06 \x01(\x05\x12\x11\n\turl_count\x18\x07 \x01(\x05\x42\t\n\x07payload\"\xfe\x02\n\x0cUrlProcessed\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x15\n\rcanonical_url\x18\x02 \x01(\t\x12%\n\x06status\x18\x03 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12-\n\nresolution\x18\x04 \x01(\x0e\x32\x19.spiderduck.v1.Resolution\x12,\n\x08metadata\x18\x05 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12\x30\n\x0cprocessed_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0flatency_seconds\x18\x07 \x01(\x01\x12\x16\n\x0eorigin_seconds\x18\x08 \x01(\x01\x12\x15\n\rsubmission_id\x18\t \x01(\t\x12\x0e\n\x06source\x18\n \x01(\t\x12\x16\n\x0e\x63hanged_fields\x18\x0b \x03(\t\x12\x11\n\turl_index\x18\x0c \x01(\x05\x12\x11\n\turl_count\x18\r \x01(\x05*v\n\nResolution\x12\x1a\n\x16RESOLUTION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43RAWLED\x10\x01\x12\t\n\x05\x46RESH\x10\x02\x12\n\n\x06JOINED\x10\x03\x12\x0c\n\x08REJECTED\x10\x04\x12\x0f\n\x0bREVALIDATED\x10\x05\x12\t\n\x05STALE\x10\x06\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1aspiderduck/v1/events.proto\x12\rspiderduck.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1cspiderduck/v1/metadata.proto\"\x8d\x01\n\rUrlSubmission\x12\r\n\x03url\x18\x01 \x01(\tH\x00\x12\x0f\n\x05tweet\x18\x02 \x01(\tH\x00\x12\x0e\n\x06source\x18\x03 \x01(\t\x12\x0f\n\x07refresh\x18\x04 \x01(\x08\x12\n\n\x02id\x18\x05 \x01(\t\x12\x11\n\turl_index\x18\x06 \x01(\x05\x12\x11\n\turl_count\x18\x07 \x01(\x05\x42\t\n\x07payload\"\x92\x03\n\x0cUrlProcessed\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x15\n\rcanonical_url\x18\x02 \x01(\t\x12%\n\x06status\x18\x03 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12-\n\nresolution\x18\x04 \x01(\x0e\x32\x19.spiderduck.v1.Resolution\x12,\n\x08metadata\x18\x05 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12\x30\n\x0cprocessed_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0flatency_seconds\x18\x07 \x01(\x01\x12\x16\n\x0eorigin_seconds\x18\x08 \x01(\x01\x12\x15\n\rsubmission_id\x18\t \x01(\t\x12\x0e\n\x06source\x18\n \x01(\t\x12\x16\n\x0e\x63hanged_fields\x18\x0b \x03(\t\x12\x11\n\turl_index\x18\x0c \x01(\x05\x12\x11\n\turl_count\x18\r \x01(\x05\x12\x12\n\nfetch_mode\x18\x0e \x01(\t*v\n\nResolution\x12\x1a\n\x16RESOLUTION_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x43RAWLED\x10\x01\x12\t\n\x05\x46RESH\x10\x02\x12\n\n\x06JOINED\x10\x03\x12\x0c\n\x08REJECTED\x10\x04\x12\x0f\n\x0bREVALIDATED\x10\x05\x12\t\n\x05STALE\x10\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spiderduck.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RESOLUTION']._serialized_start=637
-  _globals['_RESOLUTION']._serialized_end=755
+  _globals['_RESOLUTION']._serialized_start=657
+  _globals['_RESOLUTION']._serialized_end=775
   _globals['_URLSUBMISSION']._serialized_start=109
   _globals['_URLSUBMISSION']._serialized_end=250
   _globals['_URLPROCESSED']._serialized_start=253
-  _globals['_URLPROCESSED']._serialized_end=635
+  _globals['_URLPROCESSED']._serialized_end=655
 # @@protoc_insertion_point(module_scope)

@@ -47,7 +47,7 @@ class UrlSubmission(_message.Message):
     def __init__(self, url: _Optional[str] = ..., tweet: _Optional[str] = ..., source: _Optional[str] = ..., refresh: _Optional[bool] = ..., id: _Optional[str] = ..., url_index: _Optional[int] = ..., url_count: _Optional[int] = ...) -> None: ...
 
 class UrlProcessed(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "submission_id", "source", "changed_fields", "url_index", "url_count")
+    __slots__ = ("url", "canonical_url", "status", "resolution", "metadata", "processed_at", "latency_seconds", "origin_seconds", "submission_id", "source", "changed_fields", "url_index", "url_count", "fetch_mode")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +61,7 @@ class UrlProcessed(_message.Message):
     CHANGED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     URL_INDEX_FIELD_NUMBER: _ClassVar[int]
     URL_COUNT_FIELD_NUMBER: _ClassVar[int]
+    FETCH_MODE_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: _metadata_pb2.Status
@@ -74,4 +75,5 @@ class UrlProcessed(_message.Message):
     changed_fields: _containers.RepeatedScalarFieldContainer[str]
     url_index: int
     url_count: int
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., submission_id: _Optional[str] = ..., source: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ..., url_index: _Optional[int] = ..., url_count: _Optional[int] = ...) -> None: ...
+    fetch_mode: str
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[_metadata_pb2.Status, str]] = ..., resolution: _Optional[_Union[Resolution, str]] = ..., metadata: _Optional[_Union[_metadata_pb2.UrlMetadata, _Mapping]] = ..., processed_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., latency_seconds: _Optional[float] = ..., origin_seconds: _Optional[float] = ..., submission_id: _Optional[str] = ..., source: _Optional[str] = ..., changed_fields: _Optional[_Iterable[str]] = ..., url_index: _Optional[int] = ..., url_count: _Optional[int] = ..., fetch_mode: _Optional[str] = ...) -> None: ...

@@ -74,7 +74,7 @@ class Video(_message.Message):
     def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class UrlMetadata(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified", "robots_directives", "clean_url", "removed_params", "sensitive", "embed_html", "fediverse_creator", "provenance", "modified_time", "truncated")
+    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified", "robots_directives", "clean_url", "removed_params", "sensitive", "embed_html", "fediverse_creator", "provenance", "fetch_mode", "truncated", "modified_time")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -110,8 +110,9 @@ class UrlMetadata(_message.Message):
     EMBED_HTML_FIELD_NUMBER: _ClassVar[int]
     FEDIVERSE_CREATOR_FIELD_NUMBER: _ClassVar[int]
     PROVENANCE_FIELD_NUMBER: _ClassVar[int]
-    MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
+    FETCH_MODE_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: Status
@@ -147,9 +148,10 @@ class UrlMetadata(_message.Message):
     embed_html: str
     fediverse_creator: str
     provenance: _containers.RepeatedCompositeFieldContainer[FieldSource]
-    modified_time: _timestamp_pb2.Timestamp
+    fetch_mode: str
     truncated: bool
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., robots_directives: _Optional[_Iterable[str]] = ..., clean_url: _Optional[str] = ..., removed_params: _Optional[_Iterable[str]] = ..., sensitive: _Optional[bool] = ..., embed_html: _Optional[str] = ..., fediverse_creator: _Optional[str] = ..., provenance: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., modified_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., truncated: _Optional[bool] = ...) -> None: ...
+    modified_time: _timestamp_pb2.Timestamp
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., robots_directives: _Optional[_Iterable[str]] = ..., clean_url: _Optional[str] = ..., removed_params: _Optional[_Iterable[str]] = ..., sensitive: _Optional[bool] = ..., embed_html: _Optional[str] = ..., fediverse_creator: _Optional[str] = ..., provenance: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., fetch_mode: _Optional[str] = ..., truncated: _Optional[bool] = ..., modified_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
 
 class FieldSource(_message.Message):
     __slots__ = ("field", "source", "rejected")

@@ -46,3 +46,11 @@ def test_a_source_that_changed_while_its_value_did_not_is_no_change():
     after = dataclasses.replace(OLD, provenance=(FieldSource("title", "twitter:title"),))
     assert changed_fields(before, after) == ()
     assert "provenance" not in changed_fields(None, after)
+
+
+def test_how_the_page_was_read_is_bookkeeping_not_a_change():
+    static = dataclasses.replace(OLD, fetch_mode="static")
+    rendered = dataclasses.replace(OLD, fetch_mode="rendered")
+    assert changed_fields(static, rendered) == ()
+    assert "fetch_mode" not in changed_fields(None, rendered)
+    assert changed_fields(static, dataclasses.replace(rendered, title="Rendered")) == ("title",)

@@ -35,7 +35,7 @@ EVERYTHING = UrlRecord(
     robots_directives=("noindex", "max-image-preview:large"), clean_url="http://n.test/c?id=3",
     removed_params=("utm_source", "fbclid"), sensitive=True,
     embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test",
-    truncated=True, modified_time="2021-05-06T07:08:09Z",
+    truncated=True, modified_time="2021-05-06T07:08:09Z", fetch_mode="rendered",
     provenance=(FieldSource("title", "og:title"), FieldSource("image", "<img>"),
                 FieldSource("author", "json-ld:author"), FieldSource("favicon", "/favicon.ico")))
 
@@ -149,3 +149,16 @@ def test_every_field_of_the_record_is_set_in_everything():
     import dataclasses
     unset = [f.name for f in dataclasses.fields(UrlRecord) if getattr(EVERYTHING, f.name) in ("", 0, 0.0, (), None, False)]
     assert unset == []
+
+
+@pytest.mark.parametrize("mode", ["static", "rendered", ""])
+def test_fetch_mode_round_trips_through_proto_bytes_and_json(mode):
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, title="T", fetch_mode=mode,
+                    modified_time="2021-05-06T07:08:09Z")
+    msg = record_proto.to_proto(rec)
+    assert msg.fetch_mode == mode and metadata_pb2.UrlMetadata.FETCH_MODE_FIELD_NUMBER == 36
+    assert metadata_pb2.UrlMetadata.MODIFIED_TIME_FIELD_NUMBER == 38
+    assert record_proto.from_bytes(record_proto.to_bytes(rec)) == rec
+    printed = record_proto.to_dict(rec)
+    assert printed.get("fetch_mode", "") == mode and printed == protobuf_json(rec)
+    assert record_proto.from_json(record_proto.to_json(rec)) == rec

@@ -32,8 +32,11 @@ async def test_dates_and_authors_through_the_service(tmp_path, nats_server, loca
     async with RunningService(settings), Client(settings) as client:
         for url in pages.values():
             await client.submit_url(url)
-        await client.events.wait_for(len(pages), timeout=30)
+        events = await client.events.wait_for(len(pages), timeout=30)
         got = dict(zip(pages, await client.get(list(pages.values()))))
+
+    # Read from the fetched HTML (issue 31's fetch_mode), in the record and in its event.
+    assert {r["fetch_mode"] for r in got.values()} == {e["fetch_mode"] for e in events} == {"static"}
 
     assert got["url-day"]["status"] == "OK"
     assert got["url-day"]["published_time"] == "2020-01-13T12:00:00Z" and "author" not in got["url-day"]

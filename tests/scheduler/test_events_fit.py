@@ -28,3 +28,15 @@ def test_a_large_event_loses_structured_data_then_the_record():
     tiny = fitted(event_of(rec), 500)
     assert tiny.ByteSize() <= 500 and not tiny.HasField("metadata")
     assert tiny.url == "http://a.test/" and tiny.status == Status.OK
+
+
+def test_the_event_carries_the_records_fetch_mode():
+    from scheduler.events import processed_event
+    from scheduler.task import CrawlTask, Outcome, Resolution
+    rec = UrlRecord(url="http://a.test/", status=Status.OK, title="T", fetch_mode="static")
+    event = processed_event(Outcome(CrawlTask("http://a.test/", 90.0), rec, Resolution.CRAWLED, key="http://a.test/"), now=100.0)
+    assert event.fetch_mode == "static" and event.metadata.fetch_mode == "static"
+    parsed = events_pb2.UrlProcessed.FromString(event.SerializeToString())
+    assert parsed.fetch_mode == "static"
+    failed = UrlRecord(url="http://a.test/", status=Status.TIMEOUT)
+    assert processed_event(Outcome(CrawlTask("http://a.test/", 90.0), failed, Resolution.CRAWLED, key="http://a.test/")).fetch_mode == ""

@@ -254,6 +254,7 @@ async def test_post_processor_maps_the_final_hop_onto_one_status(result, status)
     out = await post_process(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
     assert out.record.status is status
     assert out.record.ok or out.record.error
+    assert out.record.fetch_mode == ("static" if status is Status.OK else "")    # read from the HTML, or no page
 
 
 async def post_process(task: CrawlTask) -> Outcome:

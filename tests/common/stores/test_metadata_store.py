@@ -255,3 +255,79 @@ async def test_wire_answers_stop_reading_past_a_byte_budget(store):
     assert three < err.value.size <= three + max(sizes) + 64   # stopped at the record that passed it
     with pytest.raises(AnswerTooLarge):                 # one URL asked for four times is four answers
         await store.get_many_wire(urls[:1] * 4, max_bytes=3 * sizes[0])
+
+
+async def test_fetch_mode_and_modified_time_are_kept(store):
+    from spiderduck.v1 import metadata_pb2
+
+    rec = record(fetch_mode="static", modified_time="2021-05-06T07:08:09Z")
+    await store.put(rec.final_url, rec, ["http://s.test/a"])
+    got = await store.get("http://s.test/a")
+    assert (got.fetch_mode, got.modified_time) == ("static", "2021-05-06T07:08:09Z")
+    msg = metadata_pb2.UrlMetadata.FromString((await store.get_many_wire(["http://s.test/a"]))[0])
+    assert msg.fetch_mode == "static" and msg.modified_time.ToJsonString() == "2021-05-06T07:08:09Z"
+
+
+# A record as the release before issue 31 stored it: modified_time as field 36 (since then
+# fetch_mode's number), built from the wire format by hand.
+OLD_MODIFIED = "2021-05-06T07:08:09.250Z"
+
+
+def old_layout_bytes(rec: UrlRecord) -> bytes:
+    from google.protobuf.timestamp_pb2 import Timestamp
+    from common import record_proto
+    ts = Timestamp()
+    ts.FromJsonString(OLD_MODIFIED)
+    payload = ts.SerializeToString()
+    return record_proto.to_bytes(rec) + b"\xa2\x02" + bytes([len(payload)]) + payload
+
+
+@pytest.fixture(params=["sqlite", "cassandra"])
+async def old_layout_store(request, tmp_path):
+    """A store holding, under key "k" (alias "a"), a record in the previous layout: SQLite's
+    written at schema version 2 and opened now; Cassandra's record_pb written by CQL."""
+    import sqlite3
+    rec = record(first_seen=50.0, title="Old")
+    async with contextlib.AsyncExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path}/m.db"
+            s = await open_metadata_store(url)
+            await s.put("k", rec, ["a"])
+            await s.close()
+            with contextlib.closing(sqlite3.connect(tmp_path / "m.db")) as conn:
+                conn.execute("UPDATE records SET record = ? WHERE key = 'k'", (old_layout_bytes(rec),))
+                conn.execute("PRAGMA user_version = 2")
+                conn.commit()
+            s = await open_metadata_store(url)
+            stack.push_async_callback(s.close)
+        else:
+            from common.stores.cassandra_cluster import CassandraOptions, connect
+            url = await stack.enter_async_context(throwaway_keyspace(request.getfixturevalue("cassandra_target")))
+            s = await open_metadata_store(url)
+            stack.push_async_callback(s.close)
+            await s.put("k", rec, ["a"])
+            options = CassandraOptions.from_url(url)
+            cluster, session = await connect(options)
+            try:                                  # as the store writes it: first_seen apart
+                await asyncio.to_thread(session.execute, f"UPDATE {options.keyspace}.records SET record_pb = %s "
+                                        "WHERE key = 'k'", (old_layout_bytes(dataclasses.replace(rec, first_seen=0.0)),))
+            finally:
+                await asyncio.to_thread(cluster.shutdown)
+        yield s
+
+
+async def test_a_record_stored_with_modified_time_as_field_36_reads_in_the_current_layout(old_layout_store):
+    from spiderduck.v1 import metadata_pb2
+
+    store = old_layout_store
+    await store.add_share("k", 3)
+    got = await store.get("a")
+    assert (got.modified_time, got.fetch_mode, got.title) == (OLD_MODIFIED, "", "Old")
+    assert got.first_seen == 50.0 and got.share_count == 3 and got.image == record().image
+    [wire] = await store.get_many_wire(["a"])
+    msg = metadata_pb2.UrlMetadata.FromString(wire)       # the bytes GetUrlMetadata sends
+    assert msg.modified_time.ToJsonString() == OLD_MODIFIED and msg.fetch_mode == ""
+    assert msg.title == "Old" and msg.share_count == 3
+    await store.put("k", dataclasses.replace(got, fetch_mode="static"), ["a"])    # the next crawl
+    again = await store.get("a")
+    assert (again.modified_time, again.fetch_mode) == (OLD_MODIFIED, "static")

@@ -144,3 +144,40 @@ def test_a_failed_commit_leaves_no_transaction_open():
     with _transaction(conn):                                 # the next batch goes on
         conn.execute("INSERT INTO parent VALUES (1)")
     assert conn.execute("SELECT count(*) FROM parent").fetchone() == (1,)
+
+
+async def test_records_with_modified_time_as_field_36_are_rewritten_once_in_batches(tmp_path, monkeypatch):
+    """Version 3: field 36 was modified_time (a Timestamp) before issue 31 gave it to fetch_mode;
+    the rows that hold one are rewritten at open, a few rows a transaction, the others untouched."""
+    from google.protobuf.timestamp_pb2 import Timestamp
+    from common.stores import sqlite_metadata
+
+    ts = Timestamp(seconds=1_620_284_889)
+    old_field = b"\xa2\x02" + bytes([ts.ByteSize()]) + ts.SerializeToString()
+    path = str(tmp_path / "m.db")
+    store = await SqliteMetadataStore.open(path)
+    try:
+        for i in range(12):
+            await store.put(f"http://n.test/{i}", story(title=f"T{i} \xa2\x02", fetch_mode="static"), [])
+    finally:
+        await store.close()
+    conn = sqlite3.connect(path)
+    current = dict(conn.execute("SELECT key, record FROM records").fetchall())
+    old = {key: story_bytes + old_field for key, story_bytes in current.items() if int(key.rsplit("/")[-1]) % 2}
+    conn.executemany("UPDATE records SET record = ? WHERE key = ?", [(v, k) for k, v in old.items()])
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+
+    monkeypatch.setattr(sqlite_metadata, "_MIGRATE_ROWS", 4)
+    store = await SqliteMetadataStore.open(path)
+    try:
+        got = await store.get_many([f"http://n.test/{i}" for i in range(12)])
+    finally:
+        await store.close()
+    assert [r.modified_time for r in got] == ["" if i % 2 == 0 else "2021-05-06T07:08:09Z" for i in range(12)]
+    assert {r.fetch_mode for r in got} == {"static"}
+    after = dict(conn.execute("SELECT key, record FROM records").fetchall())
+    for key, data in after.items():
+        assert data == (current[key] + b"\xb2\x02" + old_field[2:] if key in old else current[key])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert sqlite_metadata._move_modified_time(conn) == 0            # idempotent: nothing left
