@@ -1,0 +1,82 @@
+"""fetcher/render's browser: restarted after max_pages_per_browser renders and after a crash,
+killed whole on close (no process left, checked in /proc), and never more than max_concurrent
+renders at once (counted where the page's requests arrive, not timed)."""
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import signal
+
+import pytest
+
+from common.settings import RenderSettings
+from fetcher.render import Renderer
+from fetcher.render.browser import group_members, strays
+from support.browser import CHROMIUM
+from support.render_sites import USER_AGENT, fetch, site  # noqa: F401  (fixtures)
+
+pytestmark = [pytest.mark.asyncio(loop_scope="module"),
+              pytest.mark.skipif(not CHROMIUM, reason="Debian's chromium is not installed "
+                                                       "(bin/test installs it)")]
+
+
+def renderer(fetch, **settings) -> Renderer:
+    return Renderer(RenderSettings(enabled=True, timeout=5.0, **settings), fetch[0], user_agent=USER_AGENT)
+
+
+async def shell(renderer: Renderer, site) -> str:
+    rendered = await renderer.render(site.origin("/shell"), site.page("/shell"), [("Content-Type", "text/html")])
+    return rendered.outcome
+
+
+def gone(pid: int, profile: str) -> bool:
+    return group_members(pid) == [] and strays(profile) == [] and not pathlib.Path(profile).exists()
+
+
+async def slow(renderer: Renderer, site):
+    return await renderer.render(site.origin("/slow-page"), site.page("/slow-page"), [("Content-Type", "text/html")])
+
+
+async def test_one_render_at_a_time_and_a_new_browser_after_max_pages(fetch, site):
+    """max_concurrent 1: two renders of a page waiting on /slow.js never have it in flight
+    together; max_pages_per_browser 2: the third render is on a new browser, the old one gone."""
+    async with renderer(fetch, max_concurrent=1, max_pages_per_browser=2) as running:
+        site.most_in_flight = 0
+        outcomes = await asyncio.gather(slow(running, site), slow(running, site))
+        assert [r.outcome for r in outcomes] == ["ok", "ok"]
+        assert all("<title>slow done</title>" in r.html for r in outcomes)
+        assert site.hits["/slow.js"] >= 2 and site.most_in_flight == 1
+        first = running.browser_pid
+        assert await shell(running, site) == "ok"
+        assert running.browser_pid not in (None, first)
+        assert group_members(first) == []
+
+
+async def test_a_dead_browser_is_replaced_and_closing_leaves_no_process(fetch, site):
+    """Killed between renders: the next render works (on a new browser). Killed during one: that
+    render is a crash, the next works. Closed: no process of any browser left, profiles removed."""
+    async with renderer(fetch) as running:
+        assert await shell(running, site) == "ok"
+        first = running.browser_pid
+        os.killpg(first, signal.SIGKILL)
+        assert await shell(running, site) == "ok"
+        second = running.browser_pid
+        assert second not in (None, first)
+
+        task = asyncio.create_task(slow(running, site))
+        while site.in_flight == 0:          # the page is waiting for /slow.js
+            await asyncio.sleep(0.02)
+        os.killpg(second, signal.SIGKILL)
+        rendered = await asyncio.wait_for(task, 5)
+        assert rendered.outcome == "crash" and rendered.html == ""
+
+        assert await shell(running, site) == "ok"
+        browser = running._browser
+        pid, profile = browser.pid, browser.profile
+        assert pid not in (first, second)
+        assert pid in group_members(pid) and len(group_members(pid)) > 2     # browser, zygotes, renderers
+        assert not gone(pid, profile)
+    assert gone(pid, profile)
+    assert browser.process.returncode is not None        # reaped
+    assert group_members(first) == group_members(second) == []
