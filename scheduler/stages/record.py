@@ -35,17 +35,24 @@ With traces on, each extraction is an `extract` span (`url.full`, `spiderduck.bo
 A body over fetcher.max_body_bytes was read up to the cap (`truncated`): the record is of what
 was read, OK when that is a page with a title, a description or an image, else TOO_LARGE (a
 body not HTML, or HTML that gave nothing), with what the first bytes said (an image's size) kept.
+
+A page the fetcher rendered (an empty JavaScript shell, render.enabled: fetcher/render_hop.py)
+is extracted from its DOM after rendering, by the same rules, and its record says
+`fetch_mode: rendered`; every other page's says `static`. A render past render.timeout leaves the
+record TIMEOUT with what the static HTML gave; a render that failed otherwise (the browser
+crashed), or whose DOM could not be extracted, leaves the static HTML's record.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from typing import Awaitable, Callable, Sequence
 
 from common import clean_urls, freshness, telemetry
 from common.fetch import FetchResult
 from common.freshness import Freshness
-from common.record import STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
+from common.record import RENDERED, STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
 from common.status import Status, status_for_http
 from common import embeds
 from common.extraction import extract_page, images, signals
@@ -57,6 +64,10 @@ from scheduler.stages.chain import Next
 from scheduler.task import CrawlTask, Outcome, Resolution
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+RENDERED_TYPE = "text/html; charset=utf-8"      # a rendered DOM, as the fetcher hands it over
+RENDER_OK, RENDER_TIMEOUT = "ok", "timeout"     # FetchResult.render_outcome (fetcher.render)
+
+log = logging.getLogger("spiderduck.scheduler")
 
 
 def media_type(result: FetchResult) -> str:
@@ -193,6 +204,28 @@ class PostProcessor:
         return await self._page(final, record)
 
     async def _page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
+        if final.render_outcome == RENDER_OK and final.rendered:
+            try:
+                page = await self._extracted(final, final.rendered, content_type=RENDERED_TYPE)
+            except (ExtractionTimeout, ExtractionFailed) as exc:
+                log.info("%s: the rendered page's extraction failed (%s); the static HTML is read", final.url, exc)
+            else:
+                return self._with_page(final, record, page, RENDERED), page
+        record, page = await self._static_page(final, record)
+        if final.render_outcome == RENDER_TIMEOUT and record.status is Status.OK:
+            record = dataclasses.replace(record, status=Status.TIMEOUT, error=(
+                "rendering the page took longer than render.timeout: the record holds what its static HTML gave"))
+        return record, page
+
+    def _with_page(self, final: FetchResult, record: UrlRecord, page: PageMetadata, mode: str,
+                   head_alone: bool = False) -> UrlRecord:
+        embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
+        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
+        return dataclasses.replace(record, **with_page(page), content_length=len(final.body), status=status,
+                                   error=error, truncated=record.truncated or head_alone, fetch_mode=mode,
+                                   **({"embed_html": embed} if embed else {}))
+
+    async def _static_page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
         length = len(final.body)
         head_alone = False
         try:
@@ -205,17 +238,13 @@ class PostProcessor:
         except ExtractionFailed as exc:
             return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
                                        content_length=length), None
-        embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
-        status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
-        record = dataclasses.replace(record, **with_page(page), content_length=length, status=status, error=error,
-                                     truncated=record.truncated or head_alone, fetch_mode=STATIC,
-                                     **({"embed_html": embed} if embed else {}))
-        return record, page
+        return self._with_page(final, record, page, STATIC, head_alone), page
 
-    async def _extracted(self, final: FetchResult, body: bytes, head_alone: bool = False) -> PageMetadata:
-        """The page's metadata from `body` (the final hop's, or its head alone), in an `extract`
-        span with traces on."""
-        extraction = self._extract(body, final.url, final.header("content-type"), final.http_status)
+    async def _extracted(self, final: FetchResult, body: bytes, head_alone: bool = False,
+                         content_type: str | None = None) -> PageMetadata:
+        """The page's metadata from `body` (the final hop's, its head alone, or its DOM after
+        rendering, typed `content_type`), in an `extract` span with traces on."""
+        extraction = self._extract(body, final.url, content_type or final.header("content-type"), final.http_status)
         if not telemetry.enabled():
             return await extraction
         attributes = {"url.full": final.url, "spiderduck.body_bytes": len(body), "spiderduck.head_alone": head_alone}
