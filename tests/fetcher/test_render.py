@@ -11,6 +11,7 @@ import time
 
 import pytest
 import pytest_asyncio
+from prometheus_client import REGISTRY
 
 from common.settings import RenderSettings
 from fetcher.render import MAX_SUBREQUESTS, Rendered, Renderer
@@ -124,13 +125,18 @@ async def test_requests_past_the_cap_are_failed(renderer, site, fetch):
     assert extra <= rendered.blocked <= extra + 1       # and the favicon
 
 
-async def test_a_closed_renderer_refuses(fetch, site):
+async def test_a_closed_renderer_refuses_and_each_outcome_is_counted(fetch, site):
+    def refused() -> float:
+        return REGISTRY.get_sample_value("spiderduck_fetcher_renders_total", {"outcome": "refused"}) or 0
+
+    before = refused()
     settings = RenderSettings(enabled=True, timeout=TIMEOUT)
     renderer = Renderer(settings, fetch[0], user_agent=USER_AGENT)
     assert (await render(renderer, site, "/shell")).outcome == "refused"
     async with renderer:
         pass
     assert (await render(renderer, site, "/shell")).outcome == "refused"
+    assert refused() == before + 2
 
 
 async def test_renders_run_side_by_side_up_to_max_concurrent(renderer, site):
