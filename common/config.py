@@ -21,8 +21,8 @@ import yaml
 from common.errors import ConfigError
 from common.settings import (   # noqa: F401  (re-exported: importers use common.config)
     CLIENT_AUTH, DEFAULT_EMBED_HOSTS, DURATION, HTML_PARSERS, MAX_EMBED_HOSTS, REMOVED_KEYS,
-    Duration, FetcherSettings, MetadataApiSettings, ProcessSettings, SchedulerSettings, Settings,
-    StreamSettings, TlsSettings, WebSettings)
+    Duration, FetcherSettings, MetadataApiSettings, ProcessSettings, RenderSettings, SchedulerSettings,
+    Settings, StreamSettings, TlsSettings, WebSettings)
 
 ENV_PREFIX = "SPIDERDUCK_"
 

@@ -59,16 +59,23 @@ class _Gauge:
         yield family
 
 
+UNSCOPED = ""   # recorder(UNSCOPED): names without a scope, as a contract names them
+                # (spiderduck_renders_total, issue 31)
+
+
 class Recorder:
     def __init__(self, scope: str):
         self.scope = scope
 
+    def _full(self, name: str) -> str:
+        return f"spiderduck_{self.scope}_{name}" if self.scope else f"spiderduck_{name}"
+
     def _metric(self, kind, name: str, labels: tuple[str, ...]):
-        full = f"spiderduck_{self.scope}_{name}"
+        full = self._full(name)
         with _LOCK:
             metric = _METRICS.get(full)
             if metric is None:
-                metric = _METRICS[full] = kind(full, f"{self.scope} {name.replace('_', ' ')}",
+                metric = _METRICS[full] = kind(full, f"{self.scope or 'spiderduck'} {name.replace('_', ' ')}",
                                                labels)
         return metric
 
@@ -84,11 +91,11 @@ class Recorder:
     def gauge(self, name: str, read: Callable[[], Reading], labels: tuple[str, ...] = ()) -> None:
         """spiderduck_<scope>_<name>, the value `read()` returns when scraped. With `labels`,
         read() yields (label values, value) pairs, one series each."""
-        full = f"spiderduck_{self.scope}_{name}"
+        full = self._full(name)
         with _LOCK:
             metric = _METRICS.get(full)
             if metric is None:
-                metric = _METRICS[full] = _Gauge(full, f"{self.scope} {name.replace('_', ' ')}", labels)
+                metric = _METRICS[full] = _Gauge(full, f"{self.scope or 'spiderduck'} {name.replace('_', ' ')}", labels)
                 REGISTRY.register(metric)
         metric.set_reader(read)
 

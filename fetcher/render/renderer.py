@@ -10,7 +10,7 @@ browser that does not answer then is killed). The browser is started at the firs
 `max_pages_per_browser` renders (the old one closed when its last render ends) or when it died.
 Closing kills every browser process and removes their profiles.
 
-Outcomes (`Rendered.outcome`, the label of spiderduck_fetcher_renders_total):
+Outcomes (`Rendered.outcome`, the label of spiderduck_renders_total):
     ok        rendered; `html` is document.documentElement.outerHTML (first MAX_HTML_CHARS)
     timeout   not done within render.timeout (a page that never settles, or loops)
     crash     the page's renderer or the whole browser died during the render
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from common import metrics
-from common.settings import RenderSettings   # not re-exported by common.config (yet)
+from common.config import RenderSettings
 from fetcher.render.browser import Browser, BrowserFailed, executable
 from fetcher.render.cdp import CdpClosed, CdpError
 from fetcher.render.page import Crashed, PageRender, SubFetch
@@ -58,7 +58,7 @@ class Renderer:
         self._browser: Browser | None = None
         self._browsers: set[Browser] = set()     # every browser not yet closed
         self._open = False
-        self._metrics = metrics.recorder("fetcher")
+        self._metrics = metrics.recorder(metrics.UNSCOPED)      # spiderduck_renders_total{outcome}
 
     async def __aenter__(self) -> "Renderer":
         self._chromium = executable(self.settings.chromium)

@@ -127,7 +127,7 @@ async def test_requests_past_the_cap_are_failed(renderer, site, fetch):
 
 async def test_a_closed_renderer_refuses_and_each_outcome_is_counted(fetch, site):
     def refused() -> float:
-        return REGISTRY.get_sample_value("spiderduck_fetcher_renders_total", {"outcome": "refused"}) or 0
+        return REGISTRY.get_sample_value("spiderduck_renders_total", {"outcome": "refused"}) or 0
 
     before = refused()
     settings = RenderSettings(enabled=True, timeout=TIMEOUT)
