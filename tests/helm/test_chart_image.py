@@ -130,7 +130,10 @@ def test_dockerfile_builds_from_the_lock():
     runtime_body = "\n".join(l for l in runtime.splitlines() if not l.lstrip().startswith("#"))
     assert "--no-index" in runtime_body and "--no-deps" in runtime_body
     assert "pip check" in runtime_body
-    assert "build-essential" not in runtime_body and "apt-get" not in runtime_body
+    assert "build-essential" not in runtime_body
+    # apt-get runs in the runtime stage only for the -render variant (test_render_arg_...).
+    outside_render = runtime_body.replace(_render_step(runtime_body), "")
+    assert "apt-get" not in outside_render and "chromium" not in outside_render
 
 
 def test_dockerfile_exposes_every_port():
@@ -139,3 +142,57 @@ def test_dockerfile_exposes_every_port():
                for p in line.split()[1:]}
     # metadata gRPC, fetcher gRPC, scheduler health gRPC, web UI, metrics.
     assert exposed == {50051, 50052, 50053, 8080, 9090}
+
+
+def _render_step(runtime_body: str) -> str:
+    """The runtime stage's RUN instruction that installs chromium (continuation lines joined)."""
+    runs = [r for r in re.findall(r"^RUN (?:[^\n]*\\\n)*[^\n]*$", runtime_body, re.M) if "chromium" in r]
+    assert len(runs) == 1, f"expected one RUN installing chromium in the runtime stage, found {len(runs)}"
+    return runs[0]
+
+
+def test_render_arg_installs_chromium_only_when_set(tmp_path):
+    """`--build-arg RENDER=1` (the -render image, for fetchers that render JavaScript shells)
+    installs Debian's chromium; the default, RENDER=0, installs nothing with apt. The RUN's shell
+    script is run here with apt-get and chromium replaced by recorders, for each value."""
+    import subprocess
+
+    _, runtime = _stages()
+    body = "\n".join(l for l in runtime.splitlines() if not l.lstrip().startswith("#"))
+    assert re.search(r"^ARG RENDER=0$", body, re.M), "the runtime stage declares ARG RENDER=0"
+    step = _render_step(body)
+    assert body.index("ARG RENDER=0") < body.index(step)
+    assert "apt-get install -y --no-install-recommends chromium" in step
+    assert "rm -rf /var/lib/apt/lists/*" in step
+    script = step[len("RUN "):]       # the shell reads the continuation lines as Docker does
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("apt-get", "chromium", "rm"):
+        (bin_dir / tool).write_text(f'#!/bin/sh\necho "{tool} $*" >> "$LOG"\n')
+        (bin_dir / tool).chmod(0o755)
+
+    def run(render: str | None) -> tuple[int, list[str]]:
+        log = tmp_path / f"log-{render}"
+        log.write_text("")
+        env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "LOG": str(log)}
+        if render is not None:
+            env["RENDER"] = render
+        else:
+            env["RENDER"] = re.search(r"^ARG RENDER=(\S+)$", body, re.M).group(1)
+        done = subprocess.run(["sh", "-efc", script], env=env, capture_output=True, text=True)
+        return done.returncode, log.read_text().splitlines()
+
+    assert run(None) == (0, [])
+    assert run("0") == (0, [])
+    rc, calls = run("1")
+    assert rc == 0
+    assert calls == ["apt-get update", "apt-get install -y --no-install-recommends chromium",
+                     "rm -rf /var/lib/apt/lists/*", "chromium --version"]
+    rc, calls = run("yes")
+    assert rc != 0 and calls == [], "a RENDER other than 0 or 1 fails the build"
+
+
+def test_dockerfile_documents_the_render_variant_and_its_size():
+    text = (ROOT / "Dockerfile").read_text()
+    assert "docker build --build-arg RENDER=1 -t spiderduck:0.1.0-render ." in text
+    assert re.search(r"about \d+ MiB installed", text), "the -render variant's measured size cost"

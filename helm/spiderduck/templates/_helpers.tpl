@@ -68,6 +68,23 @@ app.kubernetes.io/component: {{ .role }}
 {{- end }}
 {{- end }}
 
+{{/* The image of a role's pods, (dict "ctx" $ "role" R): spiderduck.image, except for the
+     fetchers with render.enabled, which run Chromium: the same tag plus render.imageTagSuffix
+     (the Dockerfile's RENDER=1 build), or with image.digest the -render image's own digest,
+     render.imageDigest. */}}
+{{- define "spiderduck.roleImage" -}}
+{{- $v := .ctx.Values }}
+{{- if and (eq .role "fetcher") $v.render.enabled }}
+{{- if $v.image.digest }}
+{{- printf "%s@%s" $v.image.repository (required "render.enabled with image.digest: set render.imageDigest to the digest of the -render image (built with --build-arg RENDER=1), which the fetchers run" $v.render.imageDigest) }}
+{{- else }}
+{{- printf "%s:%s%s" $v.image.repository (default .ctx.Chart.AppVersion $v.image.tag) $v.render.imageTagSuffix }}
+{{- end }}
+{{- else }}
+{{- include "spiderduck.image" .ctx }}
+{{- end }}
+{{- end }}
+
 {{/* The roles the chart runs, each with its own config.yaml (ConfigMap "<role name>-config"):
      the long-running roles and the schema hook Job. */}}
 {{- define "spiderduck.roles" -}}
@@ -345,6 +362,16 @@ fetcher scheduler metadata-api
 {{- $_ := set $cfg "robots_cache" (include "spiderduck.robotsCache" .) }}
 {{- $_ := set $cfg "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port)) }}
 {{- end }}
+{{- if and $v.render.enabled (has $role (list "fetcher" "scheduler")) }}
+{{- /* The fetchers render; the schedulers ask them to for page hops and wait timeout more. */}}
+{{- $render := dict "enabled" true "timeout" (toString $v.render.timeout) }}
+{{- if eq $role "fetcher" }}
+{{- $_ := set $render "max_concurrent" (int $v.render.maxConcurrent) }}
+{{- $_ := set $render "max_pages_per_browser" (int $v.render.maxPagesPerBrowser) }}
+{{- $_ := set $render "max_memory_mb" (int $v.render.maxMemoryMb) }}
+{{- end }}
+{{- $_ := set $cfg "render" $render }}
+{{- end }}
 {{- if eq $role "metadata-api" }}
 {{- $api := dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port) }}
 {{- with index $paths "api.tokens" }}{{ $_ := set $api "tokens_file" . }}{{ end }}
@@ -387,11 +414,20 @@ securityContext:
 - name: config
   configMap:
     name: {{ include "spiderduck.roleName" . }}-config
+{{- $render := and (eq .role "fetcher") .ctx.Values.render.enabled }}
 - name: tmp
   emptyDir:
-    {{- with .ctx.Values.volumes.tmpSizeLimit }}
+    {{- with ternary .ctx.Values.render.tmpSizeLimit .ctx.Values.volumes.tmpSizeLimit $render }}
     sizeLimit: {{ . }}
     {{- end }}
+{{- if $render }}
+- name: dshm
+  emptyDir:
+    medium: Memory
+    {{- with .ctx.Values.render.shmSizeLimit }}
+    sizeLimit: {{ . }}
+    {{- end }}
+{{- end }}
 - name: data
   emptyDir:
     {{- with .ctx.Values.volumes.dataSizeLimit }}
@@ -428,6 +464,10 @@ securityContext:
   readOnly: true
 - name: tmp
   mountPath: /tmp
+{{- if and (eq .role "fetcher") .ctx.Values.render.enabled }}
+- name: dshm
+  mountPath: /dev/shm
+{{- end }}
 - name: data
   mountPath: {{ .ctx.Values.dataDir }}
 {{- range (include "spiderduck.files" . | fromYaml).mounts }}
@@ -440,7 +480,7 @@ securityContext:
 {{/* Container settings shared by every role: (dict "ctx" $ "role" "fetcher" "port" 50052). */}}
 {{- define "spiderduck.containerCommon" -}}
 {{- $ctx := .ctx -}}
-image: {{ include "spiderduck.image" $ctx }}
+image: {{ include "spiderduck.roleImage" . }}
 imagePullPolicy: {{ $ctx.Values.image.pullPolicy }}
 args:
   - {{ .role }}
