@@ -8,7 +8,9 @@ The page is never fetched again: the stored response is read from the content lo
 extraction re-run in a worker process of its own (common.extraction.pool: a hostile page costs
 at most process.extract_timeout of that worker, never this event loop), this time keeping every
 value each field's sources offered, so each field lists the values that lost and why
-(`rejected`). `metadata_api.explain_workers` such workers start at the first call. An image the
+(`rejected`). `metadata_api.explain_workers` such workers start at the first call. A page that was
+rendered (fetch_mode rendered, issue 31) is explained from its rendered DOM, the WARC conversion
+record logged after its response. An image the
 crawl did not keep is told by what its probe answered (HTTP status, size), read from the records
 that follow the page's in the content log (its related fetches: `_probes`).
 
@@ -26,7 +28,7 @@ import logging
 from common import record_proto
 from common.errors import StoreError
 from common.findings import findings
-from common.record import FieldSource, UrlRecord
+from common.record import RENDERED, FieldSource, UrlRecord
 from common.stores.content import ContentStore, http_response
 from common.stores.keys import lookup_key
 from common.stores.metadata import MetadataStore
@@ -40,6 +42,7 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 NOARCHIVE = "the page was not archived (its robots directives say noarchive): explained from the record alone"
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+RENDERED_TYPE = "text/html; charset=utf-8"     # a rendered DOM's, as the fetcher hands it over
 # The window after a page's record in which its image probes are looked for: a page's related
 # fetches (at most 8 images of process.image_probe_bytes, its oEmbed, its favicon) are logged
 # right after it, with other pages' records between them when many are crawled at once.
@@ -101,6 +104,12 @@ class Explainer:
             return record.provenance, (f"the stored response is not an HTML page ({content_type[:100]}): "
                                        "explained from the record alone")
         url = warc.get("WARC-Target-URI") or record.final_url or record.url
+        if record.fetch_mode == RENDERED:
+            body = await self._rendered(record.content_ref, warc.get("WARC-Record-ID", ""))
+            if body is None:
+                return record.provenance, ("the page was rendered, and its rendered DOM is not in the content "
+                                           "log after its response: explained from the record alone")
+            content_type, status = RENDERED_TYPE, 200
         try:
             pool = await self._extraction()
             _, offered = await pool.explain(body, url, content_type or None, status)
@@ -108,6 +117,19 @@ class Explainer:
             return record.provenance, f"the stored page's extraction failed ({exc}): explained from the record alone"
         probes = await self._probes(record, offered)
         return explained(record, offered, probes, self._min_image_size), ""
+
+    async def _rendered(self, content_ref: str, record_id: str) -> bytes | None:
+        """The DOM a rendered page's record was made from: the conversion record that refers to
+        its response, logged right after it (scheduler's Crawl Recorder)."""
+        if not record_id:
+            return None
+        try:
+            following = await self._content.read_following(content_ref, PROBE_WINDOW_BYTES, PROBE_WINDOW_RECORDS)
+        except StoreError as exc:
+            log.info("ExplainUrl: the records after %s could not be read: %s", content_ref, exc)
+            return None
+        return next((block for warc, block in following if warc.get("WARC-Type") == "conversion"
+                     and warc.get("WARC-Refers-To") == record_id), None)
 
     async def _probes(self, record: UrlRecord, offered) -> dict[str, Probe]:
         """The logged answers of the image probes for the page's images that were not kept: the

@@ -75,12 +75,13 @@ async def archive(tmp_path):
     store = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
     content = WarcFileStore(str(tmp_path / "warc"))
 
-    async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, related=(), **changes):
+    async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, related=(),
+                     logged_as=None, **changes):
         page = extract_page(body, url, content_type)
         rec = dataclasses.replace(UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url,
                                             fetched_at=1.0), **with_page(page))
-        ref = await content.append(FetchedContent(url, 200, (("Content-Type", content_type),), body, 1.0)) \
-            if logged else ""
+        ref = await content.append(logged_as or FetchedContent(url, 200, (("Content-Type", content_type),), body,
+                                                               1.0)) if logged else ""
         for fetch in related:                       # the page's related fetches, logged after it
             await content.append(fetch)
         await store.put(url, dataclasses.replace(rec, **{"content_ref": ref, **changes}), [url])
@@ -166,3 +167,23 @@ async def test_images_not_kept_say_what_their_logged_probe_answered(archive):
         ("og:image", "http://news.test/gone.jpg"): "failed to load when probed at fetch time: HTTP 404",
         ("twitter:image", "http://news.test/s.png"): "too small when probed at fetch time: 16×16 px (under 50 px)",
         ("<img>", "http://news.test/never.jpg"): "lower precedence than <img>"}
+
+
+async def test_a_rendered_page_is_explained_from_its_rendered_dom(archive):
+    """A page the fetcher rendered (issue 31): its record was made from the DOM logged as a WARC
+    conversion record after the static response, and that is what is extracted again."""
+    from common.stores.content import FetchedContent, new_record_id
+    stub, stored = archive
+    shell = b'<html><head><title>App</title></head><body><div id="root"></div><script src="/a.js"></script></body></html>'
+    dom = (b'<html><head><title>App</title><meta property="og:title" content="Rendered story">'
+           b'</head><body><div id="root">text</div></body></html>')
+    rid = new_record_id()
+    page = FetchedContent(FINAL, 200, (("Content-Type", "text/html"),), shell, 1.0, record_id=rid)
+    from common.extraction import extract_page
+    rendered = extract_page(dom, FINAL, "text/html; charset=utf-8")
+    await stored(FINAL, body=shell, logged_as=page, fetch_mode="rendered", title=rendered.title,
+                 provenance=rendered.provenance,
+                 related=[FetchedContent(FINAL, 200, (), dom, 1.0, conversion_of=rid)])
+    explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=60)
+    assert explained.note == ""
+    assert lost(explained, "title") == ("og:title", {("<title>", "App"): "lower precedence than og:title"})
