@@ -1,0 +1,76 @@
+"""The requests a page makes while rendered (issue 31): Fetcher.subresource, the SubFetch the
+fetcher gives its renderer. Each passes the address guard; on a domain this fetcher owns it takes
+a turn on the domain's politeness slot (a fake clock shows the spacing); a halted domain, a busy
+one and a URL that is none answer with a failed result, never an exception. And the decision:
+only a whole 200 HTML shell is rendered."""
+from __future__ import annotations
+
+import pytest
+
+from common.config import FetcherSettings
+from common.fetch import FetchResult
+from common.status import Status
+from fetcher.fetcher import Fetcher
+from fetcher.politeness import Politeness
+from fetcher.render_hop import wants_render
+from support.clock import FakeClock
+
+SHELL = b'<!doctype html><html><head></head><body><div id="root"></div><script src="/app.js"></script></body></html>'
+
+
+class OwnsOne:
+    def owns(self, domain: str) -> bool:
+        return domain == "own.test"
+
+
+@pytest.fixture
+async def fetcher(localweb):
+    for host in ("own.test", "cdn.test"):
+        localweb.page(host, "/a.js", "1", content_type="application/javascript")
+        localweb.page(host, "/b.js", "2", content_type="application/javascript")
+    clock = FakeClock()
+    settings = FetcherSettings(allowed_networks=["127.0.0.1/32"],
+                               dns_overrides={"*.test": "127.0.0.1", "private.test": "10.1.2.3"})
+    async with Fetcher(settings, ownership=OwnsOne(),
+                       politeness=Politeness(default_rate=0.5, clock=clock, sleep=clock.sleep)) as f:
+        yield f, clock, localweb
+
+
+async def test_requests_on_an_owned_domain_take_turns_at_its_rate_and_others_do_not_wait(fetcher):
+    f, clock, web = fetcher
+    starts = []
+    for path in ("/a.js", "/b.js"):
+        result = await f.subresource(web.url("own.test", path))
+        assert (result.status, result.http_status) == (Status.OK, 200)
+        starts.append(clock.now)
+    assert starts[1] - starts[0] >= 2.0                     # 1 / 0.5 requests a second
+    before = clock.now
+    for path in ("/a.js", "/b.js"):                          # a CDN's domain: another fetcher's to pace
+        assert (await f.subresource(web.url("cdn.test", path))).http_status == 200
+    assert clock.now == before
+    assert len(web.hits_for("own.test")) == 2 and len(web.hits_for("cdn.test")) == 2
+
+
+async def test_the_guard_refuses_and_failures_are_results(fetcher):
+    f, clock, web = fetcher
+    refused = await f.subresource("http://private.test/x.js")
+    assert refused.status is Status.BLOCKED_ADDRESS
+    assert (await f.subresource("not a url")).status is Status.INVALID_URL
+    f.politeness.slot("own.test").halt("operator")
+    halted = await f.subresource(web.url("own.test", "/a.js"))
+    assert halted.status is Status.CONNECTION_ERROR and not web.hits_for("own.test")
+
+
+def answer(body: bytes = SHELL, status: int = 200, content_type: str = "text/html; charset=utf-8",
+           truncated: bool = False) -> FetchResult:
+    return FetchResult("http://own.test/", Status.OK, status, (("Content-Type", content_type),), body,
+                       truncated=truncated)
+
+
+def test_only_a_whole_200_html_shell_is_rendered():
+    assert wants_render(answer())
+    assert not wants_render(answer(status=404))
+    assert not wants_render(answer(content_type="application/json"))
+    assert not wants_render(answer(truncated=True))                  # read in part: its text may follow
+    assert not wants_render(answer(SHELL.replace(b"<head>", b'<head><title>T</title>'
+                                                b'<meta property="og:title" content="T">')))
