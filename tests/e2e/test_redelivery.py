@@ -34,7 +34,8 @@ async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nat
         return web.Response(text=f"<title>{request.path}</title>", content_type="text/html")
 
     urls = [localweb.route("slow.test", f"/p{n}", slow_page) for n in range(5)]
-    settings = service_settings(tmp_path, nats_server.url, **{"scheduler.ack_wait": 2.0})
+    # A short claim_ttl: the killed scheduler's claims on the URLs it held lapse within it.
+    settings = service_settings(tmp_path, nats_server.url, **{"scheduler.ack_wait": 2.0, "scheduler.claim_ttl": 3.0})
     config_path = tmp_path / "spiderduck.yaml"
     config_path.write_text(yaml.safe_dump(as_dict(settings)))
 
