@@ -231,7 +231,8 @@ def test_schema_hook_job(default_docs):
 
 def test_each_role_config_names_the_external_services_it_uses(external_docs, tmp_path):
     """One ConfigMap per role, holding only what that role reaches: the fetchers know NATS and
-    memcached, not the stores; the schedulers the two stores; the metadata API its store."""
+    memcached, not the stores; the schedulers the two stores; the metadata API its store and the
+    schedulers' content store (ExplainUrl re-reads stored pages)."""
     fetcher, scheduler, api, schema = (role_config(external_docs, role) for role in
                                        ("fetcher", "scheduler", "metadata-api", "schema"))
     store = "cassandra://cass-a.example.net,cass-b.example.net:9042/sd_prod?consistency=LOCAL_QUORUM&replication=3"
@@ -243,8 +244,9 @@ def test_each_role_config_names_the_external_services_it_uses(external_docs, tmp
     assert not {"metadata_store", "content_store", "metadata_api", "web"} & set(fetcher)
     assert (scheduler["metadata_store"], scheduler["content_store"]) == (store, content)
     assert not {"robots_cache", "metadata_api", "web", "fetcher"} & set(scheduler)
-    assert api["metadata_store"] == store and api["metadata_api"] == {"listen": "0.0.0.0:50051"}
-    assert not {"robots_cache", "content_store", "fetcher"} & set(api)
+    assert api["metadata_store"] == store and api["content_store"] == content
+    assert api["metadata_api"] == {"listen": "0.0.0.0:50051", "explain_workers": 1}
+    assert not {"robots_cache", "fetcher"} & set(api)
     assert schema == {"data_dir": "/var/lib/spiderduck", "metadata_store": store}
     # Each pod mounts its own role's ConfigMap, and its checksum rolls it.
     for kind, role in (("StatefulSet", "fetcher"), ("Deployment", "scheduler"),
@@ -365,7 +367,8 @@ def test_scheduler_and_api_policies(default_docs):
     assert to_fetchers[0]["to"][0]["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == \
         "fetcher"
     api = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
-    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042, 50052}
+    # HDFS too: ExplainUrl re-reads stored pages from the schedulers' content store.
+    assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042, 50052, 9870, 9864}
     # The metadata API and its web UI, to the same clients.
     assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051},
                                           {"protocol": "TCP", "port": 8080}]

@@ -153,15 +153,16 @@ def test_the_fetcher_pod_has_no_volume_or_env_from_a_store_secret_but_memcached(
     assert cfg["robots_cache"] == f"memcacheds://robots.internal:11211?ca={ca_path}"
 
 
-def test_hdfs_tls_only_in_the_schedulers_and_memcached_only_in_the_fetchers(store_docs):
+def test_hdfs_tls_in_the_schedulers_and_the_metadata_api_memcached_only_in_the_fetchers(store_docs):
     cfg, files = role_config(store_docs, "scheduler"), mounted_files(store_docs, "scheduler")
     head, _, query = cfg["content_store"].partition("?")
     assert head == "hdfs+https://nn.internal:9871/warc"
     options = dict(kv.split("=", 1) for kv in query.split("&"))
     assert options["user"] == "crawler" and files[options["ca"]] == ("secret", "hdfs-ca", "root.pem")
     assert objects_used(store_docs, "scheduler") & STORE_OBJECTS == STORE_OBJECTS - {"mc-ca"}
+    # The metadata API reads the content store (ExplainUrl): the HDFS CA too, never memcached's.
     assert objects_used(store_docs, "metadata-api") & STORE_OBJECTS == \
-        {"sd-cassandra", "cassandra-ca", "sd-cassandra-client"}
+        {"sd-cassandra", "cassandra-ca", "sd-cassandra-client", "hdfs-ca"}
     assert objects_used(store_docs, "schema") & STORE_OBJECTS == \
         {"sd-cassandra", "cassandra-ca", "sd-cassandra-client"}
     assert "robots_cache" not in cfg

@@ -144,7 +144,7 @@ fetcher scheduler metadata-api
 {{- end }}
 {{- include "spiderduck.addStoreTls" (dict "f" $f "name" "cassandra" "tls" $c.tls) }}
 {{- end }}
-{{- if eq $role "scheduler" }}
+{{- if or (eq $role "scheduler") (and (eq $role "metadata-api") (include "spiderduck.apiReadsContent" .ctx)) }}
 {{- include "spiderduck.addStoreTls" (dict "f" $f "name" "hdfs" "tls" $v.hdfs.tls) }}
 {{- end }}
 {{- if and (eq $role "fetcher") $v.memcached.host }}
@@ -283,8 +283,38 @@ fetcher scheduler metadata-api
 {{- $store }}
 {{- end }}
 
-{{/* The content store URL, for the schedulers: (dict "ctx" $ "role" "scheduler").
-     hdfs://NAMENODE/PATH?user=U[&roll_bytes=&roll_seconds=], hdfs+https://... with hdfs.tls
+{{/* Whether the content store the schedulers write is one the metadata API can read too:
+     "true" or "". The chart's own (HDFS), or a config.content_store hdfs:// or hdfs+https://
+     URL; a file:// one (config.content_store) lives in each pod's emptyDir, so another pod's
+     copy is empty. */}}
+{{- define "spiderduck.contentShared" -}}
+{{- $store := index .Values.config "content_store" }}
+{{- if or (not $store) (regexMatch "^hdfs(\\+https)?://" (toString $store)) }}true{{ end }}
+{{- end }}
+
+{{/* The metadata API's metadata_api.explain_workers as rendered before config is merged:
+     metadataApi.explainWorkers with a shared content store, else 0 (ExplainUrl explains from
+     the stored record alone, and says so). */}}
+{{- define "spiderduck.explainWorkers" -}}
+{{- ternary (int .Values.metadataApi.explainWorkers) 0 (not (empty (include "spiderduck.contentShared" .))) }}
+{{- end }}
+
+{{/* Whether the metadata API opens the content store (ExplainUrl re-reads stored pages):
+     "true" or "". A shared store and explain workers, config.metadata_api.explain_workers
+     (merged over the chart's) counting over metadataApi.explainWorkers. Then its pods get the
+     scheduler's content_store, the HDFS CA and the NetworkPolicy egress to HDFS. */}}
+{{- define "spiderduck.apiReadsContent" -}}
+{{- $workers := include "spiderduck.explainWorkers" . }}
+{{- $api := index .Values.config "metadata_api" }}
+{{- if and (kindIs "map" $api) (hasKey $api "explain_workers") }}
+{{- $workers = index $api "explain_workers" }}
+{{- end }}
+{{- if and (include "spiderduck.contentShared" .) (gt (int $workers) 0) }}true{{ end }}
+{{- end }}
+
+{{/* The content store URL, for the schedulers and, when it reads it (spiderduck.apiReadsContent),
+     the metadata API: (dict "ctx" $ "role" R); the same URL in both, the CA mounted at the same
+     path. hdfs://NAMENODE/PATH?user=U[&roll_bytes=&roll_seconds=], hdfs+https://... with hdfs.tls
      (and &ca= its CA file). */}}
 {{- define "spiderduck.contentStore" -}}
 {{- $v := .ctx.Values }}
@@ -355,7 +385,7 @@ fetcher scheduler metadata-api
 {{- if has $role (list "scheduler" "metadata-api" "schema") }}
 {{- $_ := set $cfg "metadata_store" (include "spiderduck.metadataStore" .) }}
 {{- end }}
-{{- if eq $role "scheduler" }}
+{{- if or (eq $role "scheduler") (and (eq $role "metadata-api") (include "spiderduck.apiReadsContent" .ctx)) }}
 {{- $_ := set $cfg "content_store" (include "spiderduck.contentStore" .) }}
 {{- end }}
 {{- if eq $role "fetcher" }}
@@ -373,7 +403,7 @@ fetcher scheduler metadata-api
 {{- $_ := set $cfg "render" $render }}
 {{- end }}
 {{- if eq $role "metadata-api" }}
-{{- $api := dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port) }}
+{{- $api := dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port) "explain_workers" (int (include "spiderduck.explainWorkers" .ctx)) }}
 {{- with index $paths "api.tokens" }}{{ $_ := set $api "tokens_file" . }}{{ end }}
 {{- $_ := set $cfg "metadata_api" $api }}
 {{- $web := dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled) }}
@@ -390,6 +420,10 @@ fetcher scheduler metadata-api
 {{- fail "config.web.admin_token would put the web UI's admin token in a ConfigMap: create a Secret and set web.adminToken.existingSecret (and web.adminToken.key) instead" }}
 {{- end }}
 {{- $_ := mustMergeOverwrite $cfg (deepCopy $v.config) }}
+{{- if and (eq $role "metadata-api") (not (include "spiderduck.apiReadsContent" .ctx)) }}
+{{- /* A config.content_store it does not read (file://: another pod's emptyDir) is left out. */}}
+{{- $_ := unset $cfg "content_store" }}
+{{- end }}
 {{- toYaml $cfg }}
 {{- end }}
 
@@ -650,6 +684,23 @@ topologySpreadConstraints:
   ports:
     - protocol: TCP
       port: {{ .Values.networkPolicy.nats.port }}
+{{- end }}
+
+{{/* Egress rule to the WebHDFS namenode and datanodes (networkPolicy.hdfs), from the roles
+     whose config names an HDFS content store: the schedulers, and the metadata API when it
+     reads it (spiderduck.apiReadsContent). */}}
+{{- define "spiderduck.hdfsEgress" -}}
+{{- $np := .Values.networkPolicy }}
+{{- $hdfs := include "spiderduck.peers" $np.hdfs }}
+- ports:
+    {{- range $np.hdfs.ports }}
+    - protocol: TCP
+      port: {{ . }}
+    {{- end }}
+  {{- if trim $hdfs }}
+  to:
+    {{- $hdfs | nindent 4 }}
+  {{- end }}
 {{- end }}
 
 {{/* Ingress rule letting Prometheus scrape the metrics port. */}}
