@@ -18,8 +18,8 @@
 #
 # Stage 1 builds wheels of exactly the versions pinned in requirements.lock (every runtime
 # dependency, transitively, each with its sha256 hashes, so pip refuses anything else) plus the
-# project itself; compilers live only here. Stage 2 installs those wheels, and nothing else, into
-# a slim runtime that runs as uid 10001 and works with a read-only root filesystem (/tmp and the
+# project's two wheels; compilers live only here. Stage 2 installs those wheels, and nothing else,
+# into a slim runtime that runs as uid 10001 and works with a read-only root filesystem (/tmp and the
 # data dir are the only writable paths; in Kubernetes they are emptyDir volumes).
 #
 # requirements.lock is generated from pyproject.toml's [project].dependencies (Python 3.11):
@@ -45,9 +45,12 @@ WORKDIR /src
 COPY requirements.lock ./
 RUN mkdir -p /wheels \
     && pip wheel --require-hashes -r requirements.lock -w /wheels
-# Then the project itself; its dependencies are the locked wheels above.
+# Then the project itself, as its two wheels: spiderduck-client (spiderduck/client/ and
+# spiderduck/v1/, from clients/python) and the service, which depends on it; every other
+# dependency is one of the locked wheels above.
 COPY . .
-RUN pip wheel . --no-deps --no-cache-dir -w /wheels
+RUN pip wheel ./clients/python --no-deps --no-cache-dir -w /wheels \
+    && pip wheel . --no-deps --no-cache-dir -w /wheels
 
 FROM ${PYTHON_IMAGE} AS runtime
 # 1 = the -render variant: Debian's chromium (on PATH, where config render.chromium "" looks),

@@ -46,9 +46,9 @@ from pipeline_bench import corpus_pages, serve, start_service              # noq
 from process_tree import RssSampler                                        # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 
-from cli import up_nats                                                   # noqa: E402
-from cli.nats_server import free_port, port_open                          # noqa: E402
-from common import bus                                                    # noqa: E402
+from spiderduck.cli import up_nats                                                   # noqa: E402
+from spiderduck.cli.nats_server import free_port, port_open                          # noqa: E402
+from spiderduck.bus import streams as bus                                                    # noqa: E402
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc                # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

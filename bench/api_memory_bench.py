@@ -1,7 +1,7 @@
 """bench/api_memory: the metadata-api's RSS under many concurrent GetUrlMetadata calls for big records.
 
 Fills a SQLite metadata store with RECORDS records as large as the service will store (built by
-common/record_limits.py's bounded() and written with the store's put, as scheduler/stages/crawl_record.py
+src/spiderduck/wire/record_limits.py's bounded() and written with the store's put, as src/spiderduck/scheduler/stages/crawl_record.py
 does), and fires rounds of CALLS concurrent calls over CHANNELS grpc.aio channels, each round at
 a `spiderduck metadata-api` of its own (a process, started for the round):
 
@@ -35,13 +35,19 @@ import yaml
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from pipeline_bench import percentile                                     # noqa: E402
 
-from common import config, record_proto, struct_wire, urls                # noqa: E402
-from cli.nats_server import free_port, port_open                      # noqa: E402
-from common.record import Image, Redirect, UrlRecord, Video               # noqa: E402
-from common.record_limits import MAX_URL_CHARS, OTHER_TEXT_LIMIT, TEXT_LIMITS, bounded  # noqa: E402
-from common.status import Status                                          # noqa: E402
-from common.stores.open import open_metadata_store                        # noqa: E402
-from metadata_api.server import SERVICE_NAME                              # noqa: E402
+from spiderduck.core import config
+
+from spiderduck.wire import record_proto
+
+from spiderduck.wire import struct_wire
+
+from spiderduck.core import urls                # noqa: E402
+from spiderduck.cli.nats_server import free_port, port_open                      # noqa: E402
+from spiderduck.core.record import Image, Redirect, UrlRecord, Video               # noqa: E402
+from spiderduck.wire.record_limits import MAX_URL_CHARS, OTHER_TEXT_LIMIT, TEXT_LIMITS, bounded  # noqa: E402
+from spiderduck.core.status import Status                                          # noqa: E402
+from spiderduck.stores.open import open_metadata_store                        # noqa: E402
+from spiderduck.metadata_api.server import SERVICE_NAME                              # noqa: E402
 from spiderduck.v1 import metadata_pb2                                    # noqa: E402
 
 MIB = 2**20
@@ -86,7 +92,7 @@ async def fill(settings: config.Settings, count: int) -> tuple[list[str], int, i
     big = [f"https://big{n}.test/page/{n}" for n in range(count)]
     async with await open_metadata_store(settings.metadata_store_url) as store:
         async def put(record: UrlRecord) -> UrlRecord:
-            record = bounded(record)                    # as scheduler/stages/crawl_record.py stores every record
+            record = bounded(record)                    # as src/spiderduck/scheduler/stages/crawl_record.py stores every record
             key = urls.canonicalize(record.final_url or record.url)
             return await store.put(key, record, {record.url, *record.chain} - {""})
 
@@ -208,7 +214,7 @@ async def metadata_api(config_path: str, sets: list[str], port: int, channels: i
     """`spiderduck metadata-api` in its own process, answering: its Rss, and one call function
     (bytes in, bytes out) per channel to it."""
     flags = [f for item in sets for f in ("--set", item)]
-    server = subprocess.Popen([sys.executable, "-m", "cli.main", "metadata-api", "--config",
+    server = subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "metadata-api", "--config",
                                config_path, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     rss, opened = None, []
     try:

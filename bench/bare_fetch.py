@@ -23,7 +23,7 @@ import aiohttp
 import aiohttp.abc
 from selectolax.lexbor import LexborHTMLParser
 
-from common.extraction.page import extract_page
+from spiderduck.extract.page import extract_page
 
 
 class Loopback(aiohttp.abc.AbstractResolver):

@@ -23,18 +23,18 @@ import time
 
 import grpc
 
-from cli.nats_server import free_port
-from common import record_proto
-from common.config import MetadataApiSettings
-from common.explainer import Explainer
-from common.extraction import extract_page
-from common.grpc_server import GrpcServer
-from common.record import UrlRecord, with_page
-from common.status import Status
-from common.stores.content import FetchedContent
-from common.stores.open import open_metadata_store
-from common.stores.warc_files import WarcFileStore
-from metadata_api import server
+from spiderduck.cli.nats_server import free_port
+from spiderduck.wire import record_proto
+from spiderduck.core.config import MetadataApiSettings
+from spiderduck.query.explainer import Explainer
+from spiderduck.extract import extract_page
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.core.record import UrlRecord, with_page
+from spiderduck.core.status import Status
+from spiderduck.stores.content import FetchedContent
+from spiderduck.stores.open import open_metadata_store
+from spiderduck.stores.warc_files import WarcFileStore
+from spiderduck.metadata_api import server
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

@@ -28,9 +28,9 @@ import time
 import lxml.html
 import orjson
 
-from common.config import HTML_PARSERS
-from common.extraction import extract_page
-from common.extraction.page import page_json
+from spiderduck.core.config import HTML_PARSERS
+from spiderduck.extract import extract_page
+from spiderduck.extract.page import page_json
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"

@@ -31,15 +31,15 @@ from google.protobuf import json_format
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from cli import up_nats  # noqa: E402
-from cli.nats_server import free_port  # noqa: E402
-from common import bus  # noqa: E402
+from spiderduck.cli import up_nats  # noqa: E402
+from spiderduck.cli.nats_server import free_port  # noqa: E402
+from spiderduck.bus import streams as bus  # noqa: E402
 from spiderduck.v1 import events_pb2  # noqa: E402
 from support.hostile import (bomb_routes, garbage_routes, hostile_pages,  # noqa: E402
                              redirect_routes, slow_routes)
 from support.localweb import LocalWeb  # noqa: E402
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 GRACE = 10.0           # shutdown_grace as shipped
 HELD = 40              # URLs held at a slow origin when SIGTERM comes
 

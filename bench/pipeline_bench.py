@@ -41,9 +41,9 @@ import nats
 import yaml
 from aiohttp import web
 
-from cli import up_nats
-from cli.nats_server import EmbeddedNats, free_port, port_open
-from common import bus
+from spiderduck.cli import up_nats
+from spiderduck.cli.nats_server import EmbeddedNats, free_port, port_open
+from spiderduck.bus import streams as bus
 from spiderduck.v1 import events_pb2
 from process_tree import RssSampler, cpu_by_role, process_tree, tree_cpu
 from tls_setup import make_tls, tls_settings
@@ -167,7 +167,7 @@ def start_service(args, port_api: int, port_fetcher: int, work: str,
     with open(config_path, "w") as fh:
         yaml.safe_dump(config, fh)
     command = ([str(ROOT / "bench" / "roles.py"), config_path] if getattr(args, "roles", False) else
-               ["-m", "cli.main", "up", "--config", config_path])
+               ["-m", "spiderduck.cli.main", "up", "--config", config_path])
     service = subprocess.Popen(
         [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), *command],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -344,7 +344,7 @@ async def main() -> None:
         production: list[str] = []
         if args.production:
             import uuid
-            from common.stores.cassandra_cluster import apply_schema
+            from spiderduck.stores.cassandra_cluster import apply_schema
             servers, cassandra, hdfs_url = start_production(args, lines)
             metadata = f"cassandra://{cassandra}/bench_{uuid.uuid4().hex[:8]}"
             await apply_schema(metadata)

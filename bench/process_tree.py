@@ -39,13 +39,13 @@ def tree_rss(root: int) -> int:
 
 
 def _role_of(pid: int) -> str | None:
-    """The role a `python -m cli.main ROLE` process runs (bench/roles.py), else None."""
+    """The role a `python -m spiderduck.cli.main ROLE` process runs (bench/roles.py), else None."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             argv = fh.read().decode(errors="replace").split("\0")
     except OSError:
         return None
-    return argv[argv.index("cli.main") + 1] if "cli.main" in argv[:-1] else None
+    return argv[argv.index("spiderduck.cli.main") + 1] if "spiderduck.cli.main" in argv[:-1] else None
 
 
 def cpu_by_role(root: int, before: dict, after: dict, root_name: str = "up") -> str:

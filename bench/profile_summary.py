@@ -16,14 +16,14 @@ import re
 AREAS = [
     ("gzip/zlib (WARC compression)", ("gzip.py", "zlib", "compress (", "warc_record")),
     ("protobuf JSON (json_format)", ("json_format.py",)),
-    ("extraction (parse + rules)", ("common/extraction/",)),
+    ("extraction (parse + rules)", ("spiderduck/extract/",)),
     ("sqlite", ("sqlite_metadata.py", "sqlite_reads.py")),
     ("record <-> protobuf", ("record_proto.py", "record_wire.py")),
-    ("grpc", ("grpc/", "grpc_server.py", "fetch_proto.py")),
+    ("grpc", ("grpc/", "spiderduck/rpc/", "fetch_proto.py")),
     ("aiohttp client/server", ("aiohttp/", "yarl/", "multidict/")),
     ("nats", ("nats/",)),
-    ("fetcher (politeness, robots)", ("fetcher/",)),
-    ("scheduler stages", ("scheduler/",)),
+    ("fetcher (politeness, robots)", ("spiderduck/fetcher/",)),
+    ("scheduler stages", ("spiderduck/scheduler/",)),
     ("asyncio loop", ("asyncio/", "uvloop")),
 ]
 
@@ -81,7 +81,7 @@ def main() -> None:
     print(f"\ntop {args.top} inclusive (skipping the loop's own frames):")
     shown = 0
     for name, n in inclusive.most_common():
-        if any(s in name for s in ("runpy", "asyncio/", "threading.py", "cli/main.py", "cli/roles.py",
+        if any(s in name for s in ("runpy", "asyncio/", "threading.py", "src/spiderduck/cli/main.py", "src/spiderduck/cli/roles.py",
                                    "concurrent/futures")):
             continue
         print(f"  {100 * n / total:5.1f}%  {name}")

@@ -10,7 +10,7 @@ and the text) is served on 127.0.0.2 by aiohttp. Measured in one run, interleave
 It prints each one's median and p90 latency, the added latency of a rendered page (rendered
 minus static), and renders per second with render.max_concurrent 1 and 2 (the default) over
 `--pages` renders each. Also the share of the metascraper corpus's pages that would be rendered
-(common.extraction.shell). Exits 0 with a message, measuring nothing, without chromium.
+(spiderduck.extract.shell). Exits 0 with a message, measuring nothing, without chromium.
 """
 from __future__ import annotations
 
@@ -26,13 +26,13 @@ import time
 
 from aiohttp import web
 
-from cli.nats_server import free_port
-from common.config import RenderSettings
-from common.extraction import shell
-from fetcher.guard import AddressGuard
-from fetcher.http import HttpClient, Limits
-from fetcher.render import Renderer
-from fetcher.resolver import GuardedResolver
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import RenderSettings
+from spiderduck.extract import shell
+from spiderduck.fetcher.guard import AddressGuard
+from spiderduck.fetcher.http import HttpClient, Limits
+from spiderduck.fetcher.render import Renderer
+from spiderduck.fetcher.resolver import GuardedResolver
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"

@@ -17,7 +17,7 @@ ROLES = ("fetcher", "scheduler", "metadata-api")
 
 def main() -> int:
     config = sys.argv[1]
-    roles = [subprocess.Popen([sys.executable, "-m", "cli.main", role, "--config", config])
+    roles = [subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", role, "--config", config])
              for role in ROLES]
 
     def forward(signum, _frame) -> None:

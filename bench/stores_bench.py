@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
 from pipeline_bench import percentile                                     # noqa: E402
 
-from common.record import Image, Redirect, UrlRecord                      # noqa: E402
-from common.status import Status                                          # noqa: E402
-from common.stores.content import FetchedContent                          # noqa: E402
-from common.stores.open import open_content_store, open_metadata_store    # noqa: E402
+from spiderduck.core.record import Image, Redirect, UrlRecord                      # noqa: E402
+from spiderduck.core.status import Status                                          # noqa: E402
+from spiderduck.stores.content import FetchedContent                          # noqa: E402
+from spiderduck.stores.open import open_content_store, open_metadata_store    # noqa: E402
 
 CORPUS = ROOT.parent / "shared" / "corpus"
 
@@ -160,7 +160,7 @@ class BareCassandra:
     two reads, URL -> key, then the record row."""
 
     def __init__(self, url: str, records: int):
-        from common import record_proto
+        from spiderduck.wire import record_proto
         self.url = url
         self.rows = [(f"bare:{key}", record_proto.to_bytes(dataclasses.replace(rec, first_seen=0.0)))
                      for key, rec, _ in (page_record(n) for n in range(records))]
@@ -169,7 +169,7 @@ class BareCassandra:
         self._fetched = round(time.time() * 1000)
 
     async def __aenter__(self) -> "BareCassandra":
-        from common.stores.cassandra_cluster import CassandraOptions, connect
+        from spiderduck.stores.cassandra_cluster import CassandraOptions, connect
         options = CassandraOptions.from_url(self.url)
         self._cluster, self._session = await connect(options)
         self._insert = self._session.prepare(
@@ -221,7 +221,7 @@ async def bare_hdfs(webhdfs: str, appends: int) -> list[str]:
     """The floor without batching: the `hdfs` client appending one compressed record per
     WebHDFS call to one file, as our store did before it batched."""
     import hdfs
-    from common.stores.content import warc_record
+    from spiderduck.stores.content import warc_record
     netloc, _, query = webhdfs.removeprefix("http://").partition("?")
     client = hdfs.InsecureClient(f"http://{netloc}", user=query.removeprefix("user="))
     path = f"/tmp/bench-bare-{uuid.uuid4().hex[:8]}.warc.gz"
@@ -268,7 +268,7 @@ async def main(args) -> None:
             lines.append(f"HDFS {version()} (mini cluster) started in {time.monotonic() - t:.1f}s")
         keyspace = f"bench_{uuid.uuid4().hex[:8]}"
         cassandra_url = f"cassandra://{cassandra}/{keyspace}"
-        from common.stores.cassandra_cluster import apply_schema
+        from spiderduck.stores.cassandra_cluster import apply_schema
         await apply_schema(cassandra_url)
         netloc, _, query = hdfs_url.removeprefix("http://").partition("?")
         hdfs_store = f"hdfs://{netloc}/tmp/bench-{uuid.uuid4().hex[:8]}?{query}"

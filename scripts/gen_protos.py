@@ -1,4 +1,4 @@
-"""Regenerate the protobuf and gRPC stubs in spiderduck/v1 from protos/.
+"""Regenerate the protobuf and gRPC stubs in src/spiderduck/v1 from protos/.
 
     python scripts/gen_protos.py [OUT_DIR]
 
@@ -27,6 +27,6 @@ def generate(out: pathlib.Path) -> list[pathlib.Path]:
 
 
 if __name__ == "__main__":
-    target = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT
+    target = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "src"
     for path in generate(target):
         print(path)

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from cli.nats_server import EmbeddedNats
+from spiderduck.cli.nats_server import EmbeddedNats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -31,7 +31,7 @@ async def bus_js(nats_server):
     """(connection, JetStream context) on `nats_server`, SpiderDuck's streams created."""
     import nats
 
-    from common import bus
+    from spiderduck.bus import streams as bus
     nc = await nats.connect(nats_server.url)
     js = nc.jetstream()
     await bus.ensure_streams(js)
@@ -169,7 +169,7 @@ class MemcachedProcess:
     """A memcached of our own on a free loopback port (UDP off)."""
 
     def __init__(self, binary: str):
-        from cli.nats_server import free_port
+        from spiderduck.cli.nats_server import free_port
         self.binary = binary
         self.host = "127.0.0.1"
         self.port = free_port()
@@ -182,7 +182,7 @@ class MemcachedProcess:
     def start(self, timeout: float = 10.0) -> "MemcachedProcess":
         import subprocess
         import time
-        from cli.nats_server import port_open
+        from spiderduck.cli.nats_server import port_open
         self.proc = subprocess.Popen(
             [self.binary, "-u", "root", "-l", self.host, "-p", str(self.port), "-U", "0", "-m", "64"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

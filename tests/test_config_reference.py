@@ -1,4 +1,4 @@
-"""docs/configuration.md is scripts/gen_config_reference.py's output for common/settings.py, so
+"""docs/configuration.md is scripts/gen_config_reference.py's output for src/spiderduck/core/settings.py, so
 every key's default and words are stated once, in the settings' declarations."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pathlib
 import sys
 import typing
 
-import common.settings as settings
-from common.config import is_duration
+from spiderduck.core.config import is_duration
+import spiderduck.core.settings as settings
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 REGENERATE = "docs/configuration.md is stale: run `python scripts/gen_config_reference.py`"
@@ -66,9 +66,9 @@ def test_every_key_of_every_settings_section_is_there_with_its_default():
     assert not set(rows) - set(keys), f"docs/configuration.md names keys that do not exist; {REGENERATE}"
     for key, (default, duration) in keys.items():
         assert rows[key][2] == f"`{gen.render_default(default, duration).replace('|', chr(92) + '|')}`", \
-            f"{key}: docs say {rows[key][2]}, common/settings.py {default!r}; {REGENERATE}"
-    # Every section dataclass of common/settings.py (and the sections split off it, which it
-    # re-exports: common/settings_tls.py) is reached from Settings, so none is left out.
+            f"{key}: docs say {rows[key][2]}, src/spiderduck/core/settings.py {default!r}; {REGENERATE}"
+    # Every section dataclass of src/spiderduck/core/settings.py (and the sections split off it, which it
+    # re-exports: src/spiderduck/core/settings_tls.py) is reached from Settings, so none is left out.
     sections = {cls for cls in vars(settings).values()
                 if isinstance(cls, type) and dataclasses.is_dataclass(cls)
                 and cls.__module__.startswith(settings.__name__)}

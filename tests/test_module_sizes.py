@@ -1,5 +1,5 @@
 """No hand-written module over 400 lines (issue 28): a module that long holds more than one
-subject, and splits along them (as common/settings.py left common/config.py)."""
+subject, and splits along them (as src/spiderduck/core/settings.py left src/spiderduck/core/config.py)."""
 from __future__ import annotations
 
 from conftest import ROOT

@@ -1,17 +1,20 @@
-"""The README's architecture drawing is the whiteboard's (../shared/architecture.json): every arrow
-the whiteboard allows is drawn, no drawn arrow is one it says must never be, and the only arrow
-drawn that the whiteboard lacks is Common -> Client (dashed: the service and the client share
-one implementation of NATS security, spiderduck/client/security.py), which the code has."""
+"""The README's architecture drawing is the whiteboard's (../shared/architecture-next.json): every
+arrow the whiteboard allows is drawn, no drawn arrow is one it says must never be, and the arrows
+drawn that the whiteboard lacks are exactly the imports between parts the code has and the
+whiteboard does not draw, each dashed."""
 from __future__ import annotations
 
 import json
 import re
 
 from conftest import ROOT, shared_path
+from test_architecture import WHITEBOARD, _edges
 
-# The one arrow the code has and the whiteboard does not draw (common/bus.py, common/nats_auth.py
-# -> spiderduck/client/security.py, errors.py).
-NOT_ON_THE_WHITEBOARD = {("Common", "Client")}
+
+def _not_on_the_whiteboard(board: dict) -> set[tuple[str, str]]:
+    """The parts' imports the code has and the whiteboard does not draw."""
+    return {(a, b) for a, b, _, _ in _edges()} - {(a, b) for a, b, *_ in board["arrows"]}
+
 
 _FENCE = re.compile(r"^## Architecture\n.*?```mermaid\n(.*?)```", re.S | re.M)
 _NODE = re.compile(r'^(\w+)\[".*"\]$')
@@ -39,7 +42,7 @@ def _drawing() -> tuple[set[str], dict[tuple[str, str], bool]]:
 
 
 def _whiteboard() -> dict:
-    return json.loads(shared_path("architecture.json").read_text())
+    return json.loads(shared_path(WHITEBOARD).read_text())
 
 
 def test_the_drawing_has_every_part_and_every_allowed_arrow():
@@ -47,20 +50,20 @@ def test_the_drawing_has_every_part_and_every_allowed_arrow():
     nodes, edges = _drawing()
     assert nodes == set(board["parts"])
     assert {a for edge in edges for a in edge} <= nodes
-    missing = {(a, b) for a, b in board["arrows"]} - set(edges)
+    missing = {(a, b) for a, b, *_ in board["arrows"]} - set(edges)
     assert not missing, f"whiteboard arrows not drawn in README.md: {sorted(missing)}"
-    solid_extra = {edge for edge, dashed in edges.items() if not dashed} - {(a, b) for a, b in board["arrows"]}
+    solid_extra = {edge for edge, dashed in edges.items() if not dashed} - {(a, b) for a, b, *_ in board["arrows"]}
     assert not solid_extra, f"solid arrows the whiteboard does not draw: {sorted(solid_extra)}"
 
 
-def test_no_drawn_arrow_is_a_never_and_the_only_extra_one_is_common_to_client():
+def test_no_drawn_arrow_is_a_never_and_the_extra_ones_are_the_codes():
     board = _whiteboard()
     _, edges = _drawing()
     nevers = {(a, b): why for a, b, why in board["never"]}
     drawn_nevers = {edge: nevers[edge] for edge in edges if edge in nevers}
     assert not drawn_nevers, f"drawn arrows the whiteboard says never: {drawn_nevers}"
-    extra = set(edges) - {(a, b) for a, b in board["arrows"]}
-    assert extra == NOT_ON_THE_WHITEBOARD
+    extra = set(edges) - {(a, b) for a, b, *_ in board["arrows"]}
+    assert extra == _not_on_the_whiteboard(board), "draw (dashed) the code's imports the whiteboard lacks, and no other"
     assert all(edges[edge] for edge in extra), "an arrow not on the whiteboard must be drawn dashed"
 
 

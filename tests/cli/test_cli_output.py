@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from cli.client import json_line
-from cli.text import cut, printable
+from spiderduck.cli.client import json_line
+from spiderduck.cli.text import cut, printable
 
 HOSTILE = "Title \x1b[31mred\x9b2J\x7f\x00 é 日本"
 

@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from cli.explain import render
-from cli.nats_server import free_port
-from common.config import MetadataApiSettings
-from common.grpc_server import GrpcServer
-from common.record import FieldSource, UrlRecord
-from common.status import Status
-from common.stores.open import open_metadata_store
-from metadata_api import server
+from spiderduck.cli.explain import render
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import MetadataApiSettings
+from spiderduck.core.record import FieldSource, UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.metadata_api import server
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2
 from support.cli import run_cli
 

@@ -16,8 +16,8 @@ import time
 
 import orjson
 
-from common.extraction import extract_cases
 from spiderduck.client import AsyncClient
+from spiderduck.extract import extract_cases
 from support.cli import CLI
 from support.localweb import Gate
 from support.service import RunningService, service_settings, wait_until

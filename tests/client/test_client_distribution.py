@@ -1,11 +1,15 @@
-"""spiderduck-client, the client's own distribution (clients/python/pyproject.toml, issue 28).
+"""spiderduck-client, the client's own distribution (clients/python/pyproject.toml, issue 28), and
+the service's beside it (issue 37).
 
-Its wheel is built from the repo's sources and holds the client and the v1 stubs only; installed
-with its dependencies from PyPI into an empty virtualenv, the client's public API imports there
-and none of the service does."""
+`spiderduck` is one import package, a namespace package two distributions share without sharing
+a file: spiderduck-client's wheel holds spiderduck/client/ and spiderduck/v1/ only; the service's
+wheel holds every other part of spiderduck/ and nothing at the top level. Installed into an empty
+virtualenv, the client's public API imports there and none of the service does; with both
+installed, uninstalling either leaves the other whole and importable."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -17,9 +21,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_PROJECT = ROOT / "clients" / "python"
 PIP = ("--disable-pip-version-check", "-q")
-SERVICE_PACKAGES = ("cli", "common", "scheduler", "fetcher", "metadata_api", "web")
+SERVICE_PARTS = ("core", "wire", "stores", "bus", "rpc", "extract", "query",
+                 "scheduler", "fetcher", "metadata_api", "web", "cli")
+OLD_TOP_LEVEL = ("cli", "common", "scheduler", "fetcher", "metadata_api", "web")   # before issue 37
 
-# the names spiderduck/client/__init__.py exports
+# the names src/spiderduck/client/__init__.py exports
 PUBLIC_API = ("AsyncClient", "Client", "Error", "EventIterator", "EventStream", "InvalidUrl", "Lookup",
               "NotConfigured", "Resolution", "ServiceError", "StillResolving", "Unavailable", "UrlMetadata",
               "UrlProcessed", "CLOSE_CALLS_TIMEOUT", "DEFAULT_METADATA", "MAX_URLS", "PROCESSED_SUBJECT",
@@ -34,17 +40,42 @@ def _requirement_name(requirement: str) -> str:
     return requirement.split(">")[0].split("=")[0].split("<")[0].split("~")[0].strip().lower()
 
 
-def _build_wheel(tmp_path: Path) -> Path:
+def _build_wheel(tmp_path: Path, project: Path = CLIENT_PROJECT, name: str = "spiderduck_client") -> Path:
     """pip wheel, offline, with the setuptools of this venv; its build tree goes to tmp_path
     (DIST_EXTRA_CONFIG), so concurrent runs neither share nor leave one in the checkout."""
-    (tmp_path / "build.cfg").write_text(f"[build]\nbuild_base = {tmp_path / 'build'}\n"
-                                        f"[egg_info]\negg_base = {tmp_path}\n")
+    work = tmp_path / name
+    (work / "egg").mkdir(parents=True)
+    (work / "build.cfg").write_text(f"[build]\nbuild_base = {work / 'build'}\n"
+                                    f"[egg_info]\negg_base = {work / 'egg'}\n")
     out = tmp_path / "wheels"
     subprocess.run([sys.executable, "-m", "pip", "wheel", *PIP, "--no-deps", "--no-build-isolation",
-                    "-w", str(out), str(CLIENT_PROJECT)],
-                   check=True, timeout=120, env={**os.environ, "DIST_EXTRA_CONFIG": str(tmp_path / "build.cfg")})
-    [wheel] = out.glob("spiderduck_client-*.whl")
+                    "-w", str(out), str(project)],
+                   check=True, timeout=180, env={**os.environ, "DIST_EXTRA_CONFIG": str(work / "build.cfg")})
+    [wheel] = out.glob(f"{name}-*.whl")
     return wheel
+
+
+def _packaged(wheel: Path) -> set[str]:
+    return {name for name in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in name}
+
+
+def _venv_with(tmp_path: Path, *requirements: str) -> Path:
+    """A new virtualenv with `requirements` from the index, or skip when it is unreachable."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=60)
+    python = venv / "bin" / "python"
+    probe = subprocess.run([str(python), "-m", "pip", "install", *PIP, "--timeout", "5", "--retries", "0",
+                            *requirements], capture_output=True, text=True, timeout=300)
+    if probe.returncode != 0:
+        pytest.skip(f"PyPI unreachable, {' '.join(requirements)} not installed: "
+                    f"{(probe.stderr.strip().splitlines() or ['pip failed'])[-1]}")
+    return python
+
+
+def _run(python: Path, script: str, cwd: Path) -> subprocess.CompletedProcess:
+    # -I from cwd: neither the checkout nor its src/ is on sys.path, only the venv's site-packages
+    return subprocess.run([str(python), "-I", "-c", script], cwd=cwd, capture_output=True, text=True,
+                          timeout=60)
 
 
 def test_metadata_follows_the_service():
@@ -61,40 +92,90 @@ def test_metadata_follows_the_service():
 def test_wheel_holds_the_client_only_and_installs_alone(tmp_path):
     wheel = _build_wheel(tmp_path)
     names = zipfile.ZipFile(wheel).namelist()
-    packaged = {name for name in names if ".dist-info/" not in name}
-    assert {"spiderduck/__init__.py", "spiderduck/py.typed", "spiderduck/client/__init__.py",
-            "spiderduck/client/_keys.py", "spiderduck/v1/__init__.py", "spiderduck/v1/metadata_pb2.py",
-            "spiderduck/v1/metadata_pb2.pyi", "spiderduck/v1/events_pb2_grpc.py"} <= packaged
-    stray = sorted(name for name in packaged
-                   if name not in ("spiderduck/__init__.py", "spiderduck/py.typed")
-                   and not name.startswith(("spiderduck/client/", "spiderduck/v1/")))
-    assert stray == []
-    assert not any(name.split("/")[0] in SERVICE_PACKAGES for name in names)
+    packaged = _packaged(wheel)
+    assert {"spiderduck/client/__init__.py", "spiderduck/client/py.typed", "spiderduck/client/_keys.py",
+            "spiderduck/v1/__init__.py", "spiderduck/v1/metadata_pb2.py", "spiderduck/v1/metadata_pb2.pyi",
+            "spiderduck/v1/events_pb2_grpc.py", "spiderduck/v1/py.typed"} <= packaged
+    stray = sorted(name for name in packaged if not name.startswith(("spiderduck/client/", "spiderduck/v1/")))
+    assert stray == [], "the client's wheel holds spiderduck/client/ and spiderduck/v1/ only"
+    assert not any(name.split("/")[0] in OLD_TOP_LEVEL for name in names)
     # every module of the sources is in it
-    sources = {path.relative_to(ROOT).as_posix() for package in ("client", "v1")
-               for path in (ROOT / "spiderduck" / package).glob("*.py*")}
+    sources = {path.relative_to(ROOT / "src").as_posix() for package in ("client", "v1")
+               for path in (ROOT / "src" / "spiderduck" / package).glob("*.py*")}
     assert sources <= packaged
 
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    probe = subprocess.run([str(python), "-m", "pip", "install", *PIP, "--timeout", "5", "--retries", "0",
-                            "nats-py>=2.9"], capture_output=True, text=True, timeout=60)
-    if probe.returncode != 0:
-        pytest.skip(f"PyPI unreachable, spiderduck-client not installed with its dependencies: "
-                    f"{(probe.stderr.strip().splitlines() or ['pip failed'])[-1]}")
+    python = _venv_with(tmp_path, "nats-py>=2.9")
     subprocess.run([str(python), "-m", "pip", "install", *PIP, str(wheel)], check=True, timeout=120)
-
     script = (f"import importlib.util, spiderduck.client\n"
               f"from spiderduck.client import {', '.join(PUBLIC_API)}\n"
               f"from spiderduck.v1 import events_pb2, fetcher_pb2_grpc, metadata_pb2, metadata_pb2_grpc\n"
               f"assert issubclass(Unavailable, Error) and MAX_URLS == 300\n"
               f"client = AsyncClient()\n"
-              f"for name in {SERVICE_PACKAGES!r}:\n"
+              f"for name in {SERVICE_PARTS!r}:\n"
+              f"    assert importlib.util.find_spec('spiderduck.' + name) is None, name\n"
+              f"for name in {OLD_TOP_LEVEL!r}:\n"
               f"    assert importlib.util.find_spec(name) is None, name\n"
               f"print(spiderduck.client.__file__)\n")
-    # from tmp_path, so neither the checkout nor this venv's site-packages is on sys.path
-    done = subprocess.run([str(python), "-I", "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+    done = _run(python, script, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().startswith(str(venv)), done.stdout
+    assert done.stdout.strip().startswith(str(tmp_path / "venv")), done.stdout
+
+
+def test_the_service_wheel_installs_spiderduck_and_no_file_of_the_clients(tmp_path):
+    """One import package: the service's wheel installs spiderduck/ and nothing else at the top
+    level, no spiderduck/__init__.py (a namespace package), and no file the client's wheel has."""
+    service, client = _packaged(_build_wheel(tmp_path, ROOT, "spiderduck")), _packaged(_build_wheel(tmp_path))
+    assert {name.split("/")[0] for name in service} == {"spiderduck"}
+    assert {name.split("/")[1] for name in service} == set(SERVICE_PARTS)
+    assert service & client == set()
+    assert "spiderduck/__init__.py" not in service | client
+    assert {"spiderduck/extract/clean_urls_rules.json", "spiderduck/web/templates/url.html",
+            "spiderduck/core/settings.py", "spiderduck/cli/main.py"} <= service
+    requires = [r for r in _project(ROOT / "pyproject.toml")["dependencies"]
+                if _requirement_name(r) == "spiderduck-client"]
+    assert requires == [f"spiderduck-client=={_project(CLIENT_PROJECT / 'pyproject.toml')['version']}"]
+
+
+# what each side imports to show it is whole: the client's public API and the stubs; of the
+# service, modules that need nothing but the standard library and the client's dependencies
+CLIENT_SIDE = "import spiderduck.client, spiderduck.v1.metadata_pb2; from spiderduck.client import Client\n"
+SERVICE_SIDE = "import spiderduck.core.errors, spiderduck.core.status, spiderduck.core.backoff\n"
+GONE = "import importlib.util\nassert importlib.util.find_spec({name!r}) is None, {name!r}\n"
+
+
+def test_installing_both_then_uninstalling_either_leaves_the_other(tmp_path):
+    service_wheel, client_wheel = _build_wheel(tmp_path, ROOT, "spiderduck"), _build_wheel(tmp_path)
+    python = _venv_with(tmp_path, "grpcio>=1.70", "protobuf>=7.35.1", "nats-py>=2.9")
+    pip = [str(python), "-m", "pip"]
+
+    def install(*wheels: Path) -> None:
+        # --no-deps: the service's own dependencies are not what this test is about
+        subprocess.run([*pip, "install", *PIP, "--no-deps", *map(str, wheels)], check=True, timeout=120)
+
+    def uninstall(name: str) -> None:
+        subprocess.run([*pip, "uninstall", *PIP, "-y", name], check=True, timeout=60)
+
+    def files_of(name: str) -> list[Path]:
+        shown = subprocess.run([*pip, "show", "-f", name], capture_output=True, text=True, timeout=60,
+                               check=True).stdout
+        location = Path(re.search(r"^Location: (.+)$", shown, re.M).group(1))
+        listed = shown.split("Files:", 1)[1].split()
+        return [location / f for f in listed if f.startswith("spiderduck/")]
+
+    install(client_wheel, service_wheel)
+    assert _run(python, CLIENT_SIDE + SERVICE_SIDE, tmp_path).returncode == 0
+    client_files, service_files = files_of("spiderduck-client"), files_of("spiderduck")
+    assert client_files and service_files and not set(client_files) & set(service_files)
+
+    uninstall("spiderduck")
+    done = _run(python, CLIENT_SIDE + GONE.format(name="spiderduck.core"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert all(path.exists() for path in client_files)
+    assert not any(path.exists() for path in service_files)
+
+    install(service_wheel)
+    uninstall("spiderduck-client")
+    done = _run(python, SERVICE_SIDE + GONE.format(name="spiderduck.client"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert all(path.exists() for path in service_files)
+    assert not any(path.exists() for path in client_files)

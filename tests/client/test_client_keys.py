@@ -1,5 +1,5 @@
-"""spiderduck/client/_keys.py: the client's copy of the service's queued-marker rule and of its
-reading of a tweet, held byte-identical to common.pending.url_key and common.tweets over many
+"""src/spiderduck/client/_keys.py: the client's copy of the service's queued-marker rule and of its
+reading of a tweet, held byte-identical to spiderduck.bus.pending.url_key and spiderduck.core.tweets over many
 URLs and tweets (the issue allows the copy only with this test)."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from common.pending import QUEUED_BUCKET, url_key
-from common.tweets import fetchable, urls_in_tweet
+from spiderduck.bus.pending import QUEUED_BUCKET, url_key
+from spiderduck.core.tweets import fetchable, urls_in_tweet
 from conftest import shared_path
 from spiderduck.client import _keys
 
@@ -72,5 +72,5 @@ def test_without_the_optional_parsers_nothing_is_keyed(monkeypatch):
 
 @pytest.mark.parametrize("url", ["https://example.com/", "not a url"])
 def test_claim_key_is_the_services(url):
-    from common.claims import claim_key
+    from spiderduck.bus.claims import claim_key
     assert _keys.claim_key(url) == claim_key(url)

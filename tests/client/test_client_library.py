@@ -13,13 +13,15 @@ import time
 
 import pytest
 
-from common import bus, record_proto
-from cli.nats_server import free_port
-from metadata_api.main import run_metadata_api
+from spiderduck.bus import streams as bus
+
 from spiderduck import client as sd
+from spiderduck.cli.nats_server import free_port
 from spiderduck.client import AsyncClient, Client
 from spiderduck.client.aio import _urls_per_call
+from spiderduck.metadata_api.main import run_metadata_api
 from spiderduck.v1 import events_pb2
+from spiderduck.wire import record_proto
 from support.localweb import Gate
 from support.service import RunningService, service_settings
 
@@ -28,22 +30,24 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def test_importing_the_client_loads_none_of_the_service():
     code = ("import json, sys; import spiderduck.client; "
-            "print(json.dumps(sorted(name.split('.')[0] for name in sys.modules)))")
+            "print(json.dumps(sorted(name for name in sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=30)
     assert done.returncode == 0, done.stderr
     loaded = set(json.loads(done.stdout))
-    assert {"grpc", "nats", "google", "spiderduck"} <= loaded
-    assert not loaded & {"cli", "scheduler", "fetcher", "metadata_api", "web", "common"}, loaded
-    assert (ROOT / "spiderduck" / "py.typed").exists()
+    assert {"grpc", "nats", "google.protobuf", "spiderduck.client", "spiderduck.v1"} <= loaded
+    service = sorted(name for name in loaded if name.startswith("spiderduck.")
+                     and name.split(".")[1] not in ("client", "v1"))
+    assert service == [], service
+    assert (ROOT / "src" / "spiderduck" / "client" / "py.typed").exists()
 
 
 def test_the_clients_names_are_the_services():
-    from metadata_api.server import RESOLUTION_KEY
+    from spiderduck.metadata_api.server import RESOLUTION_KEY
     assert (sd.SUBMIT_SUBJECT, sd.PROCESSED_SUBJECT, sd.PROTOBUF_CONTENT_TYPE) == \
         (bus.SUBMIT_SUBJECT, bus.PROCESSED_SUBJECT, bus.PROTOBUF_CONTENT_TYPE)
     assert sd.RESOLUTION_KEY == RESOLUTION_KEY
-    from common.config import MetadataApiSettings, StreamSettings
+    from spiderduck.core.config import MetadataApiSettings, StreamSettings
     assert sd.MAX_URLS == MetadataApiSettings().max_urls
     assert sd.DEFAULT_METADATA == MetadataApiSettings().listen
     assert sd.QUEUED_TTL == StreamSettings().queued_ttl

@@ -82,7 +82,7 @@ async def test_get_of_an_unseen_url_and_bad_input(config_file):
 
 # Every role meets a bad value, and every kind of bad value (a negative number, a bad flag, a bad
 # duration, a bad network) meets a role: the roles read config through one loader (its messages
-# are tested value by value in tests/common/test_config.py), so one process per role suffices.
+# are tested value by value in tests/core/test_config.py), so one process per role suffices.
 @pytest.mark.parametrize("role,setting,named", [
     ("up", "fetcher.default_rate=-1", "fetcher.default_rate: bad value -1.0"),
     ("fetcher", "process.related_fetches=flase", "process.related_fetches: bad value 'flase'"),

@@ -1,7 +1,7 @@
 """Walls that state their site's metadata, through the whole service over real sockets: a link that
 redirects to a consent page on another host is INTERSTITIAL consent_wall whatever that page states,
 a login wall stating only its site's name and tagline is a login_wall, and an article with a cookie
-banner and its own title stays OK (common.extraction.walls)."""
+banner and its own title stays OK (spiderduck.extract.walls)."""
 from __future__ import annotations
 
 from urllib.parse import quote

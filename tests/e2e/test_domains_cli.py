@@ -13,14 +13,14 @@ import grpc
 import pytest
 import yaml
 
-from common import config
-from cli.nats_server import free_port
-from fetcher.main import run_fetcher
-from cli.main import main as cli_main
+from spiderduck.cli.main import main as cli_main
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import config
+from spiderduck.fetcher.main import run_fetcher
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 from support.service import wait_port
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 
 
 async def domains(*args: str, config_file: str) -> tuple[int, str, str]:

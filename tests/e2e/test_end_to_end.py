@@ -6,7 +6,7 @@ import json
 
 from aiohttp import web
 
-from common.stores.warc_files import WarcFileStore
+from spiderduck.stores.warc_files import WarcFileStore
 
 from support.service import Client, RunningService, service_settings
 from support.warc import gzip_members

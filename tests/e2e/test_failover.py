@@ -22,13 +22,13 @@ import aiohttp
 import nats
 import yaml
 
-from common import bus
-from common.config import as_dict
-from cli.nats_server import free_port
-from common.shards import SHARD_KEY
-from metadata_api.main import run_metadata_api
-from scheduler.routing import LeaseRouter
-from scheduler.worker import run_scheduler
+from spiderduck.bus import streams as bus
+from spiderduck.bus.shards import SHARD_KEY
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import as_dict
+from spiderduck.metadata_api.main import run_metadata_api
+from spiderduck.scheduler.routing import LeaseRouter
+from spiderduck.scheduler.worker import run_scheduler
 from support.service import Client, RunningService, service_settings, wait_port, wait_until
 
 ORIGIN = os.path.join(os.path.dirname(__file__), "..", "support", "origin_process.py")
@@ -88,7 +88,7 @@ class LeaseLog:
 def start_fetcher(config_path, name: str, port: int, log_path) -> subprocess.Popen:
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "cli.main", "fetcher", "--config", str(config_path),
+            [sys.executable, "-m", "spiderduck.cli.main", "fetcher", "--config", str(config_path),
              "--set", f"fetcher.id={name}", "--set", f"fetcher.listen=127.0.0.1:{port}",
              "--set", f"fetcher.user_agent=SpiderDuck-test-{name}"],
             stdout=subprocess.DEVNULL, stderr=log)

@@ -8,9 +8,9 @@ import socket
 
 import pytest
 
-from cli.main import main as cli_main
-from cli.nats_server import free_port
-from fetcher.main import run_fetcher
+from spiderduck.cli.main import main as cli_main
+from spiderduck.cli.nats_server import free_port
+from spiderduck.fetcher.main import run_fetcher
 from support.cli import run_cli
 from support.service import RunningService, service_settings
 

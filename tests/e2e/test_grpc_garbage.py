@@ -13,7 +13,7 @@ from google.protobuf import descriptor_pool
 from grpc_health.v1 import health_pb2  # noqa: F401 -- its descriptors, into the pool
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 from conftest import ROOT
 from support.service import RunningService, service_settings, wait_port
 
@@ -67,7 +67,7 @@ async def test_every_method_of_every_service_answers_garbage_invalid_argument(tm
                             refused = await garbage_call(channel, method, data)
                             answers[(role, method.full_name, kind)] = (refused.code(), refused.details())
 
-    ours = {s.full_name for path in sorted((ROOT / "spiderduck/v1").glob("*_pb2.py"))
+    ours = {s.full_name for path in sorted((ROOT / "src/spiderduck/v1").glob("*_pb2.py"))
             for s in pool.FindFileByName(f"spiderduck/v1/{path.name[:-len('_pb2.py')]}.proto").services_by_name.values()}
     assert ours and ours <= services, f"not served by any role: {ours - services}"
     assert {"grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"} <= services

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from common.record_limits import OTHER_TEXT_LIMIT, TEXT_LIMITS
+from spiderduck.wire.record_limits import OTHER_TEXT_LIMIT, TEXT_LIMITS
 from support.hostile import (CAP, bomb_routes, garbage_routes, hostile_pages, redirect_routes,
                              slow_routes)
 from support.service import Client, RunningService, service_settings

@@ -3,8 +3,8 @@ first 100 URLs are processed, each with its event, and the 5 over the limit are 
 spiderduck.urls.dead with the reason, resubmittable. None vanishes."""
 from __future__ import annotations
 
-from common import bus
-from common.submissions import MAX_URLS_PER_MESSAGE
+from spiderduck.bus import streams as bus
+from spiderduck.bus.submissions import MAX_URLS_PER_MESSAGE
 from spiderduck.v1 import events_pb2
 from support.service import Client, RunningService, service_settings
 

@@ -10,7 +10,7 @@ import aiohttp
 import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 from support.service import Client, RunningService, service_settings, wait_until
 
 # What one crawled page with one og:image adds, each exactly once.

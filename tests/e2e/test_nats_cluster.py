@@ -24,8 +24,8 @@ import time
 from aiohttp import web
 from nats.errors import Error as NatsError
 
-from common import bus
-from fetcher import domain_controls
+from spiderduck.bus import streams as bus
+from spiderduck.fetcher import domain_controls
 from spiderduck.v1 import events_pb2
 from support.nats_cluster import NatsCluster
 from support.service import Client, RunningService, service_settings, wait_until

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import json
 
-from common import bus
-from common.claims import Claims
-from fetcher.main import run_fetcher
-from metadata_api.main import run_metadata_api
+from spiderduck.bus import streams as bus
+from spiderduck.bus.claims import Claims
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.metadata_api.main import run_metadata_api
 from support.cli import run_cli
 from support.service import Client, RunningService, service_settings
 

@@ -25,8 +25,8 @@ import grpc
 import pytest
 from aiohttp import web
 
-from common import bus
-from common.urls import origin_of
+from spiderduck.bus import streams as bus
+from spiderduck.core.urls import origin_of
 from support.service import Client, RunningService, service_settings, wait_until
 
 pytestmark = pytest.mark.timeout(600)          # the JVMs' start is part of a test's time here
@@ -43,7 +43,7 @@ def metadata_store_url(target: str) -> str:
 
 
 async def drop_keyspace(url: str) -> None:
-    from common.stores.cassandra_cluster import CassandraOptions, connect
+    from spiderduck.stores.cassandra_cluster import CassandraOptions, connect
     options = CassandraOptions.from_url(url)
     cluster, session = await connect(options)
     try:
@@ -111,7 +111,7 @@ def warc_index(files: dict[str, bytes]) -> dict[tuple[str, int, int], dict]:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli.main", *args],
+    return subprocess.run([sys.executable, "-m", "spiderduck.cli.main", *args],
                           capture_output=True, text=True, timeout=120)
 
 
@@ -210,8 +210,8 @@ async def test_a_local_web_crawled_onto_cassandra_and_hdfs(tmp_path, nats_server
     assert {r["type"] for r in index.values()} == {"response"}
 
     # Each record's content_ref is exactly one record of those files, and the store reads it.
-    from common.stores.hdfs_content import HdfsContentStore
-    from common.stores.warc_rolling import ContentRef
+    from spiderduck.stores.hdfs_content import HdfsContentStore
+    from spiderduck.stores.warc_rolling import ContentRef
     store = HdfsContentStore.from_url(folder.store_url)
     try:
         for url in (short, *posts, item, missing):
@@ -245,7 +245,7 @@ def own_cassandra():
 
 async def test_a_cassandra_restart_mid_run_loses_no_url(tmp_path, nats_server, localweb,
                                                        hdfs_folder, own_cassandra):
-    from common.stores.cassandra_cluster import apply_schema
+    from spiderduck.stores.cassandra_cluster import apply_schema
     cassandra = own_cassandra
     gate = asyncio.Event()
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from cli.nats_server import free_port, port_open
+from spiderduck.cli.nats_server import free_port, port_open
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -10,17 +10,17 @@ import sys
 import yaml
 from aiohttp import web
 
-from common.config import as_dict
-from fetcher.main import run_fetcher
-from metadata_api.main import run_metadata_api
-from cli.nats_server import free_port
-from scheduler.worker import run_scheduler
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import as_dict
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.metadata_api.main import run_metadata_api
+from spiderduck.scheduler.worker import run_scheduler
 from support.service import Client, RunningService, service_settings
 
 
 def start_scheduler(config_path, log_path) -> subprocess.Popen:
     with open(log_path, "ab") as log:          # a file, not a pipe: a full pipe would block it
-        return subprocess.Popen([sys.executable, "-m", "cli.main", "scheduler",
+        return subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "scheduler",
                                  "--config", str(config_path)], stdout=subprocess.DEVNULL, stderr=log)
 
 
@@ -69,7 +69,7 @@ async def test_messages_held_by_a_killed_scheduler_are_redelivered(tmp_path, nat
 async def test_the_scheduler_answers_grpc_health_checks_when_asked_to(tmp_path, nats_server):
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     import grpc
-    from cli.nats_server import free_port
+    from spiderduck.cli.nats_server import free_port
     listen = f"127.0.0.1:{free_port()}"
     settings = service_settings(tmp_path, nats_server.url, **{"scheduler.listen": listen})
     async with RunningService(settings, roles=(run_scheduler,)):

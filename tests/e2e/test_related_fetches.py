@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web as aio_web
 from PIL import Image as PILImage
 
-from cli.nats_server import port_open
+from spiderduck.cli.nats_server import port_open
 from support.service import Client, RunningService, service_settings
 from support.warc import warc_records
 

@@ -63,7 +63,7 @@ async def test_shells_are_rendered_and_nothing_else(tmp_path, nats_server):
 
 
 def _browsers() -> list[int]:
-    """Pids of the processes running with a renderer's profile (fetcher/render/browser.py)."""
+    """Pids of the processes running with a renderer's profile (src/spiderduck/fetcher/render/browser.py)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:

@@ -13,10 +13,10 @@ import pytest
 import yaml
 from PIL import Image as PILImage
 
-from cli.main import main as cli_main
-from cli.nats_server import free_port
-from fetcher.main import run_fetcher
-from metadata_api.main import run_metadata_api
+from spiderduck.cli.main import main as cli_main
+from spiderduck.cli.nats_server import free_port
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.metadata_api.main import run_metadata_api
 from support.cli import Proc, run_cli, up_config
 from support.service import Client, RunningService, service_settings, wait_port
 

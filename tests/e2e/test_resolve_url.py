@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 from google.protobuf.duration_pb2 import Duration
 
-from metadata_api.main import run_metadata_api
+from spiderduck.metadata_api.main import run_metadata_api
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from support.service import Client, RunningService, service_settings, wait_until
 

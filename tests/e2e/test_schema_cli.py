@@ -6,7 +6,7 @@ import sys
 
 import yaml
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ import aiohttp
 import pytest
 import yaml
 
-from cli.nats_server import EmbeddedNats, free_port
+from spiderduck.cli.nats_server import EmbeddedNats, free_port
 from support.canaries import (CONNECT_WITHIN, DEAD, FAIL_FAST, SPIDERDUCK, PsWatch, Run, Service, Up, World,
                               assert_files_clean, assert_ps_clean, assert_told_nothing, canary, run_all,
                               tls_client)
@@ -231,7 +231,7 @@ async def test_roles_ride_out_a_nats_restart_and_refusals_show_no_secret(world, 
         await run_all(refusals)
         assert_told_nothing(world, refusals)
         assert_ps_clean(world, ps)
-        assert ps.showing(SPIDERDUCK, "fetcher", "--config") and ps.showing("common.extraction.worker")
+        assert ps.showing(SPIDERDUCK, "fetcher", "--config") and ps.showing("spiderduck.extract.worker")
         codes = {name: await asyncio.to_thread(service.stop) for name, service in running.items()}
     finally:
         for service in running.values():

@@ -1,7 +1,7 @@
 """No stampedes across schedulers: two scheduler processes, one fetcher and one metadata API on one
 NATS. 50 URLs submitted 8 times each, interleaved, while ResolveUrl is called for each, give
 exactly 400 events (ResolveUrl is answered to its caller, not announced) and exactly one origin
-GET per URL: each URL is claimed by one scheduler (common.claims), and every other sighting, on
+GET per URL: each URL is claimed by one scheduler (spiderduck.bus.claims), and every other sighting, on
 either scheduler, joins that crawl or finds its record.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ import time
 import yaml
 from aiohttp import web
 
-from common import bus
-from fetcher.main import run_fetcher
-from metadata_api.main import run_metadata_api
+from spiderduck.bus import streams as bus
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.metadata_api.main import run_metadata_api
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from support.cli import Proc
 from support.service import Client, RunningService, service_settings, wait_until

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from aiohttp import web
 
-from cli.nats_server import free_port, process_gone
+from spiderduck.cli.nats_server import free_port, process_gone
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from support.cli import CLI, Proc
 from support.service import Client, service_settings, wait_port

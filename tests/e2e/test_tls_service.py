@@ -13,12 +13,12 @@ import sys
 import grpc
 import pytest
 
-from common.config import TlsSettings
-from common.grpc_tls import open_channel
 from spiderduck.client import AsyncClient, ServiceError
+from spiderduck.core.config import TlsSettings
+from spiderduck.rpc.tls import open_channel
 from spiderduck.v1 import fetcher_pb2 as fpb, fetcher_pb2_grpc, metadata_pb2, metadata_pb2_grpc
 from support.certs import TestCA
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 from support.service import RunningService, service_settings, wait_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -19,10 +19,11 @@ import nats
 import yaml
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from cli.nats_server import free_port
-from common import bus, submissions
-from common.config import as_dict
-from scheduler.pipeline import build_pipeline
+from spiderduck.bus import streams as bus
+from spiderduck.bus import submissions
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import as_dict
+from spiderduck.scheduler.pipeline import build_pipeline
 from support.cli import Proc
 from support.service import service_settings, wait_port
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
@@ -89,7 +90,7 @@ def _attribute(span, key: str):
 
 def stage_names(settings) -> list[str]:
     """The scheduler's stages, by the names their spans take (scheduler.stages.chain)."""
-    from scheduler.stages.chain import stage_name
+    from spiderduck.scheduler.stages.chain import stage_name
     pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=None,
                               publish=None, metrics=None)
     return [stage_name(s) for s in pipeline.stages]

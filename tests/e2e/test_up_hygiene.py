@@ -12,8 +12,8 @@ import stat
 import nats
 import pytest
 
-from cli import up_nats
-from cli.nats_server import EmbeddedNats, free_port, process_gone
+from spiderduck.cli import up_nats
+from spiderduck.cli.nats_server import EmbeddedNats, free_port, process_gone
 from support.cli import Proc, run_cli, up_config
 
 

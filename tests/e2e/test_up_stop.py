@@ -6,8 +6,8 @@ import asyncio
 
 from aiohttp import web
 
-from cli.roles import run_up
-from cli.nats_server import port_open
+from spiderduck.cli.nats_server import port_open
+from spiderduck.cli.roles import run_up
 from support.service import Client, service_settings, wait_port
 
 

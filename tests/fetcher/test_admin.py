@@ -10,17 +10,17 @@ import grpc
 import nats
 import pytest
 
-from common import config
-from common.grpc_server import GrpcServer
-from cli.nats_server import free_port
-from common.status import Status
-from fetcher import admin, server
-from fetcher import domain_controls
-from fetcher.domain_controls import ControlStore, DomainControls
-from fetcher.fetcher import Fetcher
-from fetcher.main import run_fetcher
-from fetcher.ownership import AllShards
-from common.errors import FetcherBusy
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import config
+from spiderduck.core.errors import FetcherBusy
+from spiderduck.core.status import Status
+from spiderduck.fetcher import admin, server
+from spiderduck.fetcher import domain_controls
+from spiderduck.fetcher.domain_controls import ControlStore, DomainControls
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.rpc.server import GrpcServer
 from spiderduck.v1 import fetcher_pb2 as pb, fetcher_pb2_grpc
 
 JITTER = 0.02

@@ -9,13 +9,13 @@ import nats
 import pytest
 from nats.js.api import KeyValueConfig
 
-from common.errors import BusError
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher import domain_controls
-from fetcher.domain_controls import ControlStore, DomainControl, DomainControls
-from fetcher.domain_health import HealthPolicy
-from fetcher.politeness import DomainHalted, Politeness
+from spiderduck.core.errors import BusError
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher import domain_controls
+from spiderduck.fetcher.domain_controls import ControlStore, DomainControl, DomainControls
+from spiderduck.fetcher.domain_health import HealthPolicy
+from spiderduck.fetcher.politeness import DomainHalted, Politeness
 from support.clock import FakeClock
 
 WALL = 1_700_000_000.0

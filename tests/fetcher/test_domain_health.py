@@ -5,9 +5,9 @@ import math
 
 import pytest
 
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher.domain_health import DomainHealth, HealthPolicy, is_error, outcome_label
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.domain_health import DomainHealth, HealthPolicy, is_error, outcome_label
 
 
 def answer(code: int) -> FetchResult:

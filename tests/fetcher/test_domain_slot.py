@@ -5,12 +5,12 @@ import asyncio
 
 import pytest
 
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher.domain_health import HealthPolicy
-from fetcher.pacing import PacingPolicy
-from common.errors import FetcherBusy
-from fetcher.politeness import DomainHalted, Politeness
+from spiderduck.core.errors import FetcherBusy
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.domain_health import HealthPolicy
+from spiderduck.fetcher.pacing import PacingPolicy
+from spiderduck.fetcher.politeness import DomainHalted, Politeness
 
 
 class ManualClock:

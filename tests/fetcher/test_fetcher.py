@@ -7,14 +7,14 @@ import grpc
 import pytest
 from aiohttp import web
 
-from common import config
-from common.freshness import Validators
-from common.grpc_server import GrpcServer
-from cli.nats_server import free_port
-from common.status import Status
-from fetcher import server
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import config
+from spiderduck.core.freshness import Validators
+from spiderduck.core.status import Status
+from spiderduck.fetcher import server
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.rpc.server import GrpcServer
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from common import config
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.guard import AddressGuard, BlockedAddress
-from fetcher.ownership import AllShards
-from fetcher.resolver import GuardedResolver
+from spiderduck.core import config
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.guard import AddressGuard, BlockedAddress
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.fetcher.resolver import GuardedResolver
 
 PUBLIC, REFUSED = True, False
 
 # address, verdict with no allowed_networks, what it is. Embedded IPv4 forms are judged as the
 # IPv4 address they carry (mapped, NAT64 64:ff9b::/96, 6to4); Teredo, IPv4-compatible and
-# local-use NAT64 are refused whatever they carry (see fetcher/guard.py).
+# local-use NAT64 are refused whatever they carry (see src/spiderduck/fetcher/guard.py).
 TABLE = [
     ("8.8.8.8", PUBLIC, "public v4"),
     ("93.184.216.34", PUBLIC, "public v4 (example.com)"),
@@ -140,7 +140,7 @@ LITERALS = ["http://2130706433:{port}/", "http://0177.0.0.1:{port}/", "http://0x
 
 
 async def test_ip_literals_in_any_notation_are_judged_as_the_address_they_reach(localweb):
-    # WHATWG parsing (common/urls.py) makes every notation 127.0.0.1; that is what the guard sees.
+    # WHATWG parsing (src/spiderduck/core/urls.py) makes every notation 127.0.0.1; that is what the guard sees.
     localweb.page("127.0.0.1", "/", "<title>loopback</title>")
     literals = [u.format(port=localweb.port) for u in LITERALS]
     mapped = f"http://[::ffff:7f00:1]:{localweb.port}/"

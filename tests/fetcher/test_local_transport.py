@@ -7,13 +7,13 @@ import asyncio
 import pytest
 from aiohttp import web
 
-from common import config
-from common.errors import FetcherBusy, WrongFetcher
-from common.freshness import Validators
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.local import LocalTransport
-from fetcher.ownership import AllShards
+from spiderduck.core import config
+from spiderduck.core.errors import FetcherBusy, WrongFetcher
+from spiderduck.core.freshness import Validators
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.local import LocalTransport
+from spiderduck.fetcher.ownership import AllShards
 
 ADDRESS = "127.0.0.1:50052"
 

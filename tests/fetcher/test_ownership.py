@@ -17,17 +17,19 @@ import nats
 import pytest
 from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
-from common import bus, config
-from common.shards import SHARD_KEY, decode_lease, encode_lease, shard_of
-from common.status import Status
-from common.grpc_server import GrpcServer
-from cli.nats_server import free_port
-from fetcher import server
-from common.errors import WrongFetcher
-from fetcher.fetcher import Fetcher
-from fetcher.main import run_fetcher
-from fetcher.ownership import AllShards, LeaseKeeper, quiet_for
-from fetcher.politeness import Politeness
+from spiderduck.bus import streams as bus
+
+from spiderduck.bus.shards import SHARD_KEY, decode_lease, encode_lease, shard_of
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import config
+from spiderduck.core.errors import WrongFetcher
+from spiderduck.core.status import Status
+from spiderduck.fetcher import server
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.fetcher.ownership import AllShards, LeaseKeeper, quiet_for
+from spiderduck.fetcher.politeness import Politeness
+from spiderduck.rpc.server import GrpcServer
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 from support.clock import FakeClock
 from support.manual_clock import ManualClock
@@ -320,7 +322,7 @@ async def test_a_tick_cancelled_midway_leaves_no_coroutine_unawaited():
     import gc
     import warnings
 
-    from fetcher.ownership import _bounded_gather
+    from spiderduck.fetcher.ownership import _bounded_gather
     started = []
 
     async def renew(n):

@@ -5,9 +5,9 @@ import email.utils
 
 import pytest
 
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher.pacing import DomainPacing, PacingPolicy, backoff_delay, retry_after_seconds
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.pacing import DomainPacing, PacingPolicy, backoff_delay, retry_after_seconds
 
 NOW = 1_700_000_000.0
 

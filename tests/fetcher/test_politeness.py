@@ -5,8 +5,8 @@ import asyncio
 
 import pytest
 
-from common.errors import FetcherBusy
-from fetcher.politeness import Politeness
+from spiderduck.core.errors import FetcherBusy
+from spiderduck.fetcher.politeness import Politeness
 from support.clock import FakeClock
 
 
@@ -64,11 +64,11 @@ def test_rate_must_be_positive():
 
 
 def test_busy_and_not_the_owner_have_one_name_each_from_the_fetcher_to_the_scheduler():
-    """The fetcher raises common.errors' FetcherBusy and WrongFetcher itself: no other class
+    """The fetcher raises spiderduck.core.errors' FetcherBusy and WrongFetcher itself: no other class
     of its own for either, which the adapters would have to translate (issue 28)."""
     import pathlib
     root = pathlib.Path(__file__).resolve().parents[2]
-    for path in [*(root / "fetcher").rglob("*.py"), *(root / "scheduler").rglob("*.py")]:
+    for path in [*(root / "src/spiderduck/fetcher").rglob("*.py"), *(root / "src/spiderduck/scheduler").rglob("*.py")]:
         text = path.read_text("utf-8")
         for old in ("class QueueFull", "class NotOwner", "QueueFull(", "NotOwner("):
             assert old not in text, f"{path.relative_to(root)}: {old}"

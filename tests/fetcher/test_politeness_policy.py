@@ -13,10 +13,10 @@ import time
 import pytest
 from aiohttp import web
 
-from common import config
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
+from spiderduck.core import config
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
 
 JITTER = 0.02
 

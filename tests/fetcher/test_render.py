@@ -1,4 +1,4 @@
-"""fetcher/render in Debian's headless Chromium (issue 31): a shell renders to its full document,
+"""src/spiderduck/fetcher/render in Debian's headless Chromium (issue 31): a shell renders to its full document,
 every request the page makes goes through the fetcher's guard (a canary off the guard's allowed
 network sees nothing), media is never fetched, and hostile pages cost at most the timeout.
 
@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 from prometheus_client import REGISTRY
 
-from common.settings import RenderSettings
-from fetcher.render import MAX_SUBREQUESTS, Rendered, Renderer
+from spiderduck.core.settings import RenderSettings
+from spiderduck.fetcher.render import MAX_SUBREQUESTS, Rendered, Renderer
 from support.browser import CHROMIUM
 from support.render_sites import USER_AGENT, fetch, site  # noqa: F401  (fixtures)
 

@@ -1,4 +1,4 @@
-"""fetcher/render's browser: restarted after max_pages_per_browser renders and after a crash,
+"""src/spiderduck/fetcher/render's browser: restarted after max_pages_per_browser renders and after a crash,
 killed whole on close (no process left, checked in /proc), and never more than max_concurrent
 renders at once (counted where the page's requests arrive, not timed)."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ import signal
 
 import pytest
 
-from common.settings import RenderSettings
-from fetcher.render import Renderer
-from fetcher.render.browser import group_members, strays
+from spiderduck.core.settings import RenderSettings
+from spiderduck.fetcher.render import Renderer
+from spiderduck.fetcher.render.browser import group_members, strays
 from support.browser import CHROMIUM
 from support.render_sites import USER_AGENT, fetch, site  # noqa: F401  (fixtures)
 

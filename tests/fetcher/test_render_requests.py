@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from common.config import FetcherSettings
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.politeness import Politeness
-from fetcher.render_hop import wants_render
+from spiderduck.core.config import FetcherSettings
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.politeness import Politeness
+from spiderduck.fetcher.render_hop import wants_render
 from support.clock import FakeClock
 
 SHELL = b'<!doctype html><html><head></head><body><div id="root"></div><script src="/app.js"></script></body></html>'

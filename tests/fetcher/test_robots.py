@@ -1,9 +1,9 @@
-"""fetcher.robots.rules: Google's reference answers, and our interface on top of protego."""
+"""spiderduck.fetcher.robots.rules: Google's reference answers, and our interface on top of protego."""
 from __future__ import annotations
 
 import pytest
 
-from fetcher.robots.rules import RobotsRules
+from spiderduck.fetcher.robots.rules import RobotsRules
 
 UA = "SpiderDuck/0.1.0 (+https://example.org/spiderduck)"
 

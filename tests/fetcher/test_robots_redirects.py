@@ -10,13 +10,15 @@ import asyncio
 import pytest
 from aiohttp import web
 
-from common import config, urls
-from cli.nats_server import free_port
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
-from fetcher.robots.fetch import MAX_REDIRECTS
-from fetcher.robots.verdict import VerdictKind
+from spiderduck.core import config
+
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import urls
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.fetcher.robots.fetch import MAX_REDIRECTS
+from spiderduck.fetcher.robots.verdict import VerdictKind
 
 ROBOTS = "User-agent: *\nDisallow: /private\n"
 PRIVATE_IP = "127.0.0.2"        # loopback, but outside the allowed 127.0.0.1/32: the guard's to refuse

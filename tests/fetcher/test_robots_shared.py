@@ -9,17 +9,19 @@ import time
 
 import pytest
 
-from common import config, urls
-from common.errors import ConfigError
-from common.fetch import FetchResult
-from cli.nats_server import free_port
-from common.status import Status
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
-from fetcher.robots.cache import RobotsCache
-from fetcher.robots.store import (KEY_PREFIX, MemcachedRobotsStore, SharedRobotsStore, key_for,
+from spiderduck.core import config
+
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core import urls
+from spiderduck.core.errors import ConfigError
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.fetcher.robots.cache import RobotsCache
+from spiderduck.fetcher.robots.store import (KEY_PREFIX, MemcachedRobotsStore, SharedRobotsStore, key_for,
                                   open_robots_store)
-from fetcher.robots.verdict import MAGIC, RobotsVerdict, VerdictCodec, VerdictKind
+from spiderduck.fetcher.robots.verdict import MAGIC, RobotsVerdict, VerdictCodec, VerdictKind
 
 AGENT = "SpiderDuck/1.0"
 STORE_LOG = "spiderduck.fetcher.robots"

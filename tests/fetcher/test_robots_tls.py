@@ -15,7 +15,7 @@ import shlex
 import pytest
 
 from conftest import MemcachedProcess
-from fetcher.robots.store import open_robots_store
+from spiderduck.fetcher.robots.store import open_robots_store
 from support.certs import Issued, TestCA
 
 STORE_LOG = "spiderduck.fetcher.robots"

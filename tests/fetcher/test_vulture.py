@@ -4,14 +4,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from common import config
-from common.fetch import FetchResult
-from common.status import Status
-from fetcher.domain_health import HealthPolicy
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
-from fetcher.politeness import Politeness
-from fetcher.vulture import Vulture
+from spiderduck.core import config
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.status import Status
+from spiderduck.fetcher.domain_health import HealthPolicy
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.fetcher.politeness import Politeness
+from spiderduck.fetcher.vulture import Vulture
 from support.clock import FakeClock
 
 

@@ -14,7 +14,7 @@ import yaml
 
 from support.chart import CHART, ROOT, helm, one, render, role_config
 
-from common import config as sd_config
+from spiderduck.core import config as sd_config
 
 
 PRIVATE_CIDRS = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"]
@@ -273,8 +273,8 @@ def test_each_role_config_names_the_external_services_it_uses(external_docs, tmp
 def test_replication_datacenter_and_roll_limits_reach_the_store_urls():
     """What the schema Job and the stores read: the chart renders them into the URLs, and the
     stores' own parsers take them."""
-    from common.stores.cassandra_cluster import CassandraOptions
-    from common.stores.hdfs_content import HdfsLocation
+    from spiderduck.stores.cassandra_cluster import CassandraOptions
+    from spiderduck.stores.hdfs_content import HdfsLocation
     values = {**EXTERNAL,
               "cassandra": {**EXTERNAL["cassandra"], "dc": "eu-west", "replication": 5},
               "hdfs": {**EXTERNAL["hdfs"], "rollBytes": 1073741824, "rollSeconds": 600}}

@@ -33,7 +33,7 @@ needs_promtool = pytest.mark.skipif(
 ALERTS = ["SpiderDuckNoEventsProcessed", "SpiderDuckDeadLettersGrowing", "SpiderDuckDomainHalted",
           "SpiderDuckFetcherShardsUnowned", "SpiderDuckLatencyHigh"]
 
-# The metrics the services export (common/metrics.py and its callers); alerts and dashboard may
+# The metrics the services export (src/spiderduck/core/metrics.py and its callers); alerts and dashboard may
 # use nothing else (a typo would be a panel or an alert silently reading nothing).
 METRICS = {
     "spiderduck_scheduler_processed_total", "spiderduck_scheduler_latency_seconds_bucket",

@@ -18,7 +18,7 @@ from support.chart import RUNNING, STORES, helm, mounted_files, notes, pod_spec,
     ("password", "pw", "nats_password_file", "password"),
 ])
 def test_nats_credentials_come_from_a_secret_one_kind_at_a_time(tmp_path, kind, key, config_key, file):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     auth = {"type": kind, "existingSecret": "sd-nats", "key": key}
     if kind == "password":
         auth["user"] = "spiderduck"
@@ -104,7 +104,7 @@ def test_the_cassandra_password_reaches_only_the_roles_that_open_the_metadata_st
 def test_the_cassandra_store_reads_the_rendered_url_with_the_mounted_files(store_docs, tmp_path):
     """The store's own parser takes the URL, reading the password from the file the pod mounts
     (laid out here under tmp_path as the kubelet lays out the Secret)."""
-    from common.stores.cassandra_cluster import CassandraOptions
+    from spiderduck.stores.cassandra_cluster import CassandraOptions
     url = role_config(store_docs, "metadata-api")["metadata_store"]
     for path in mounted_files(store_docs, "metadata-api"):
         local = tmp_path / path.lstrip("/")
@@ -122,7 +122,7 @@ def test_the_cassandra_store_reads_the_rendered_url_with_the_mounted_files(store
 def test_the_hdfs_store_reads_the_rendered_https_url_with_the_mounted_ca(store_docs, tmp_path):
     import shutil
 
-    from common.stores.hdfs_content import HdfsLocation
+    from spiderduck.stores.hdfs_content import HdfsLocation
     from support.certs import TestCA
     url = role_config(store_docs, "scheduler")["content_store"]
     (ca_path,) = [p for p, src in mounted_files(store_docs, "scheduler").items() if src[1] == "hdfs-ca"]

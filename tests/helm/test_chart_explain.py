@@ -16,7 +16,7 @@ HDFS_PEERS = {"cidrs": ["10.30.0.0/24"], "namespaceSelector": None, "podSelector
 
 def load(cfg: dict, tmp_path, name: str = "config.yaml"):
     """The settings the service's own loader makes of a rendered config.yaml."""
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     path = tmp_path / name
     path.write_text(yaml.safe_dump(cfg))
     return sd_config.load(str(path), env={"SPIDERDUCK_DATA_DIR": "/var/lib/spiderduck"})
@@ -48,7 +48,7 @@ def test_the_metadata_api_gets_the_schedulers_hdfs_content_store(hdfs_docs, tmp_
 def test_the_metadata_api_pods_mount_the_hdfs_ca_its_url_names(hdfs_docs, tmp_path):
     import shutil
 
-    from common.stores.hdfs_content import HdfsLocation
+    from spiderduck.stores.hdfs_content import HdfsLocation
     from support.certs import TestCA
     url = role_config(hdfs_docs, "metadata-api")["content_store"]
     files = mounted_files(hdfs_docs, "metadata-api")

@@ -1,10 +1,14 @@
 """The image the chart runs: the Dockerfile installs exactly requirements.lock, and the lock pins,
-with hashes, every runtime dependency of pyproject.toml (so the two cannot silently drift apart),
-and the image declares every port the roles listen on.
+with hashes, every runtime dependency of pyproject.toml (so the two cannot silently drift apart)
+but spiderduck-client, whose wheel the image builds from this repo (clients/python) beside the
+service's; and the image declares every port the roles listen on.
 
-Regenerate the lock after changing [project].dependencies (Python 3.11, as in the image):
+Regenerate the lock after changing [project].dependencies (Python 3.11, as in the image), with the
+client's wheel where pip-compile finds it, then delete the lock's spiderduck-client entry:
+    pip wheel --no-deps -w /tmp/sd-client clients/python
     pip-compile --generate-hashes --allow-unsafe --strip-extras --no-emit-index-url \
-                --no-emit-find-links --output-file requirements.lock pyproject.toml
+                --no-emit-find-links --find-links /tmp/sd-client \
+                --output-file requirements.lock pyproject.toml
 """
 from __future__ import annotations
 
@@ -45,9 +49,13 @@ def _lock() -> dict[str, tuple[Version, list[str]]]:
     return pins
 
 
+# Built from this repo by the image (clients/python), never taken from an index: not in the lock.
+OURS = {"spiderduck-client"}
+
+
 def _dependencies() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [Requirement(d) for d in project["dependencies"]]
+    return [Requirement(d) for d in project["dependencies"] if canonicalize_name(Requirement(d).name) not in OURS]
 
 
 def test_lock_pins_every_dependency_of_pyproject_with_hashes():
@@ -126,6 +134,8 @@ def test_dockerfile_builds_from_the_lock():
     assert re.search(r"^COPY requirements\.lock ", body, re.M)
     assert "pip wheel --require-hashes -r requirements.lock" in body
     assert "pip wheel . --no-deps" in body, "the project's own dependencies come from the lock only"
+    assert "pip wheel ./clients/python --no-deps" in body, "the service depends on spiderduck-client, built here"
+    assert not OURS & set(_lock()), "spiderduck-client is built from clients/python, not pinned"
     assert "tomllib" not in body, "the unpinned dependency list of pyproject.toml is not installed"
     runtime_body = "\n".join(l for l in runtime.splitlines() if not l.lstrip().startswith("#"))
     assert "--no-index" in runtime_body and "--no-deps" in runtime_body

@@ -2,7 +2,7 @@
 ScaledObject (keda.sh/v1alpha1) with the nats-jetstream scaler on the durable consumer the
 schedulers pull from, instead of the CPU HPA, and then no fixed replica count.
 
-The stream and consumer names are checked against the service's own constants (common/bus.py),
+The stream and consumer names are checked against the service's own constants (src/spiderduck/bus/streams.py),
 so renaming either in the code without the chart fails here. Helm runs in-process through the
 `helm-python-sdk` wheel, as in test_chart.py.
 """
@@ -14,7 +14,7 @@ import pytest
 
 from support.chart import CHART, helm, manifests, one, render
 
-from common import bus
+from spiderduck.bus import streams as bus
 
 
 ENDPOINT = "nats-headless.nats.svc:8222"

@@ -16,7 +16,7 @@ import yaml
 from support.chart import (CHART, RUNNING, WORKLOADS, helm, manifests, notes, one, pod_spec, render,
                            role_config)
 
-from common import config as sd_config
+from spiderduck.core import config as sd_config
 
 
 RENDER = {"render": {"enabled": True}}

@@ -47,7 +47,7 @@ def test_the_web_ui_asks_every_fetcher_pod_by_its_stable_name(tmp_path):
     """Each domain has one owner, so the admin client asks every fetcher: the metadata API's
     config lists each fetcher pod's headless-Service name (the name it advertises in its
     leases), up to fetcher.replicas; the schedulers keep routing by the leases."""
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render({"fetcher": {"replicas": 4, "port": 50062}}, name="prod", namespace="crawl-eu")
     api = role_config(docs, "metadata-api")
     assert api["scheduler"]["fetchers"] == [
@@ -87,7 +87,7 @@ def test_network_policies_let_the_metadata_api_reach_the_fetchers_port_only():
 # ---- TLS for every gRPC server ---------------------------------------------------------------
 
 def test_tls_secret_is_mounted_in_every_role_and_named_in_its_config(tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render(TLS)
     for role in RUNNING:
         files = mounted_files(docs, role)
@@ -111,7 +111,7 @@ def test_tls_secret_is_mounted_in_every_role_and_named_in_its_config(tmp_path):
 
 
 def test_client_auth_and_server_name_pass_through(tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render({"tls": {"existingSecret": "sd-grpc-tls", "clientAuth": "none",
                            "serverName": "spiderduck.crawl.svc"}})
     for role in RUNNING:
@@ -183,7 +183,7 @@ def test_notes_say_whether_tls_is_on():
 # ---- the metadata API's bearer tokens and the web UI's HTTPS ---------------------------------
 
 def test_metadata_api_tokens_come_from_a_secret_mounted_there_only(tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render({"metadataApi": {"tokens": {"existingSecret": "sd-api-tokens", "key": "callers"}}})
     cfg = role_config(docs, "metadata-api")
     assert mounted_files(docs, "metadata-api")[cfg["metadata_api"]["tokens_file"]] == \
@@ -199,7 +199,7 @@ def test_metadata_api_tokens_come_from_a_secret_mounted_there_only(tmp_path):
 
 
 def test_web_ui_https_and_allowed_hosts(tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render({"web": {"tls": {"existingSecret": "sd-web-tls"},
                            "allowedHosts": ["spiderduck.example.com"]}})
     cfg = role_config(docs, "metadata-api")
@@ -249,7 +249,7 @@ def _serve_health(tls_settings):
     import grpc
     from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-    from common.grpc_tls import server_credentials
+    from spiderduck.rpc.tls import server_credentials
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     servicer = health.HealthServicer()
     servicer.set("", health_pb2.HealthCheckResponse.SERVING)
@@ -260,7 +260,7 @@ def _serve_health(tls_settings):
 
 
 def _run_probe(command: list[str], port: int, config_path) -> int:
-    from cli.main import main
+    from spiderduck.cli.main import main
     argv = list(command[1:])
     argv[argv.index("--address") + 1] = f"127.0.0.1:{port}"
     argv[argv.index("--config") + 1] = str(config_path)
@@ -272,7 +272,7 @@ def test_the_tls_probe_passes_against_the_roles_server_with_the_readme_certifica
     """The probe the chart renders, run as the kubelet runs it (its argv, the role's config
     and the Secret's files), against a TLS server with client_auth require: it passes with a
     certificate carrying the names the README lists, and fails with one that lacks them."""
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     from support.certs import TestCA
     docs = render(TLS)
     (container,) = pod_spec(docs, role)["containers"]
@@ -317,7 +317,7 @@ def test_everything_on_passes_strict_lint():
 
 @pytest.mark.parametrize("role", list(WORKLOADS))
 def test_each_role_mounts_exactly_the_files_its_config_names(role, tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     docs = render(EVERYTHING)
     files = set(mounted_files(docs, role))
     named = set()
@@ -346,7 +346,7 @@ def test_each_role_mounts_exactly_the_files_its_config_names(role, tmp_path):
 # ---- one identity per role -------------------------------------------------------------------
 
 def test_each_role_can_have_its_own_certificate_and_the_fetchers_restrict_their_callers(tmp_path):
-    from common import config as sd_config
+    from spiderduck.core import config as sd_config
     values = {"tls": {"existingSecret": "sd-grpc-tls", "roleSecrets": {"scheduler": "sd-scheduler-tls",
                                                                       "metadataApi": "sd-api-tls"}},
               "config": {"fetcher": {"allowed_callers": ["sd-spiderduck-scheduler.crawl.svc"],

@@ -15,7 +15,7 @@ import yaml
 
 from support.chart import CHART, helm, manifests, one, render, role_config
 
-from common import config as sd_config
+from spiderduck.core import config as sd_config
 
 
 VALUES = yaml.safe_load((CHART / "values.yaml").read_text())

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from common.errors import ConfigError
-from metadata_api.auth import RELOAD_EVERY, RateLimit, TokenFile, parse_tokens
+from spiderduck.core.errors import ConfigError
+from spiderduck.metadata_api.auth import RELOAD_EVERY, RateLimit, TokenFile, parse_tokens
 
 
 class Clock:

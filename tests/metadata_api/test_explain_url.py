@@ -5,13 +5,13 @@ from __future__ import annotations
 import grpc
 import pytest
 
-from cli.nats_server import free_port
-from common.config import MetadataApiSettings
-from common.grpc_server import GrpcServer
-from common.record import UrlRecord
-from common.status import Status
-from common.stores.open import open_metadata_store
-from metadata_api import server
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import MetadataApiSettings
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.metadata_api import server
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 
@@ -65,11 +65,11 @@ FINAL = "http://news.test/story"
 async def archive(tmp_path):
     """A metadata-api whose ExplainUrl reads stored pages (a WARC content store, one worker), and
     a function that stores a record for a URL with a response logged as its page."""
-    from common.extraction import extract_page
-    from common.record import with_page
-    from common.stores.content import FetchedContent
-    from common.stores.warc_files import WarcFileStore
-    from common.explainer import Explainer
+    from spiderduck.core.record import with_page
+    from spiderduck.extract import extract_page
+    from spiderduck.query.explainer import Explainer
+    from spiderduck.stores.content import FetchedContent
+    from spiderduck.stores.warc_files import WarcFileStore
     import dataclasses
 
     store = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
@@ -118,7 +118,7 @@ async def test_the_stored_page_is_extracted_again_and_each_loser_says_why(archiv
 
 
 async def test_a_noarchive_record_is_explained_from_the_record_and_says_so(archive):
-    from common.explainer import NOARCHIVE
+    from spiderduck.query.explainer import NOARCHIVE
     stub, stored = archive
     await stored(FINAL, logged=False, robots_directives=("noarchive",))
     explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=30)
@@ -149,14 +149,14 @@ def _png(width: int, height: int) -> bytes:
 
 
 async def test_images_not_kept_say_what_their_logged_probe_answered(archive):
-    from common.record import Image, with_source
-    from common.stores.content import FetchedContent
+    from spiderduck.core.record import Image, with_source
+    from spiderduck.stores.content import FetchedContent
     stub, stored = archive
     page = (b'<html><head><meta property="og:image" content="/gone.jpg"><meta name="twitter:image" content="/s.png">'
             b'<meta property="og:title" content="T"></head><body><img src="/photo.jpg"><img src="/never.jpg"></body></html>')
     probes = [FetchedContent("http://news.test/gone.jpg", 404, (("Content-Type", "text/html"),), b"nope", 1.0),
               FetchedContent("http://news.test/s.png", 200, (("Content-Type", "image/png"),), _png(16, 16), 1.0)]
-    from common.extraction import extract_page
+    from spiderduck.extract import extract_page
     provenance = with_source(extract_page(page, FINAL, "text/html").provenance, "image", "<img>")
     await stored(FINAL, body=page, related=probes, image=Image("http://news.test/photo.jpg", 800, 600),
                  provenance=provenance)
@@ -172,14 +172,14 @@ async def test_images_not_kept_say_what_their_logged_probe_answered(archive):
 async def test_a_rendered_page_is_explained_from_its_rendered_dom(archive):
     """A page the fetcher rendered (issue 31): its record was made from the DOM logged as a WARC
     conversion record after the static response, and that is what is extracted again."""
-    from common.stores.content import FetchedContent, new_record_id
+    from spiderduck.stores.content import FetchedContent, new_record_id
     stub, stored = archive
     shell = b'<html><head><title>App</title></head><body><div id="root"></div><script src="/a.js"></script></body></html>'
     dom = (b'<html><head><title>App</title><meta property="og:title" content="Rendered story">'
            b'</head><body><div id="root">text</div></body></html>')
     rid = new_record_id()
     page = FetchedContent(FINAL, 200, (("Content-Type", "text/html"),), shell, 1.0, record_id=rid)
-    from common.extraction import extract_page
+    from spiderduck.extract import extract_page
     rendered = extract_page(dom, FINAL, "text/html; charset=utf-8")
     await stored(FINAL, body=shell, logged_as=page, fetch_mode="rendered", title=rendered.title,
                  provenance=rendered.provenance,

@@ -8,13 +8,13 @@ import asyncio
 import grpc
 import pytest
 
-from common.config import MetadataApiSettings
-from common.grpc_server import GrpcServer
-from cli.nats_server import free_port
-from common.record import UrlRecord
-from common.status import Status
-from common.stores.open import open_metadata_store
-from metadata_api import server
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import MetadataApiSettings
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.metadata_api import server
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 METHOD = "/spiderduck.v1.MetadataService/GetUrlMetadata"

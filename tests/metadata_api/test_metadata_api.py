@@ -6,13 +6,13 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-from common.config import MetadataApiSettings
-from common.grpc_server import GrpcServer
-from cli.nats_server import free_port
-from common.record import UrlRecord
-from common.status import Status
-from common.stores.open import open_metadata_store
-from metadata_api import server
+from spiderduck.cli.nats_server import free_port
+from spiderduck.core.config import MetadataApiSettings
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.metadata_api import server
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 
 API = MetadataApiSettings()     # the configured defaults
@@ -71,7 +71,7 @@ async def test_a_stored_record_is_answered_without_parsing_it(api, monkeypatch):
 
     from google.protobuf import json_format
 
-    from common import record_proto
+    from spiderduck.wire import record_proto
 
     def never(*args, **kwargs):
         raise AssertionError("a stored record was parsed to answer GetUrlMetadata")

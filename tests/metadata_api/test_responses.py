@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from common import record_proto
-from common.record import UrlRecord
-from common.status import Status
-from metadata_api import responses
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.metadata_api import responses
 from spiderduck.v1 import metadata_pb2
+from spiderduck.wire import record_proto
 
 
 def record(title: str) -> bytes:

@@ -1,4 +1,4 @@
-"""The committed stubs in spiderduck/v1 match what protos/ generates (run scripts/gen_protos.py)."""
+"""The committed stubs in src/spiderduck/v1 match what protos/ generates (run scripts/gen_protos.py)."""
 from __future__ import annotations
 
 import importlib.util
@@ -17,7 +17,7 @@ def _generator():
 def test_committed_stubs_are_not_stale(tmp_path):
     fresh = _generator().generate(tmp_path)
     assert fresh, "protoc generated nothing"
-    committed = ROOT / "spiderduck" / "v1"
+    committed = ROOT / "src" / "spiderduck" / "v1"
     for path in fresh:
         mine = committed / path.name
         assert mine.exists(), f"{path.name} is missing: run python scripts/gen_protos.py"

@@ -1,11 +1,11 @@
 """An event always fits the NATS max payload: the record's structured data goes first, then the record."""
 from __future__ import annotations
 
-from common import record_proto
-from common.record import UrlRecord
-from common.status import Status
-from scheduler.events import fitted
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.scheduler.events import fitted
 from spiderduck.v1 import events_pb2
+from spiderduck.wire import record_proto
 
 
 def event_of(rec: UrlRecord) -> events_pb2.UrlProcessed:
@@ -31,8 +31,8 @@ def test_a_large_event_loses_structured_data_then_the_record():
 
 
 def test_the_event_carries_the_records_fetch_mode():
-    from scheduler.events import processed_event
-    from scheduler.task import CrawlTask, Outcome, Resolution
+    from spiderduck.scheduler.events import processed_event
+    from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
     rec = UrlRecord(url="http://a.test/", status=Status.OK, title="T", fetch_mode="static")
     event = processed_event(Outcome(CrawlTask("http://a.test/", 90.0), rec, Resolution.CRAWLED, key="http://a.test/"), now=100.0)
     assert event.fetch_mode == "static" and event.metadata.fetch_mode == "static"

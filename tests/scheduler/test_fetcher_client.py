@@ -7,19 +7,21 @@ import asyncio
 import pytest
 from aiohttp import web
 
-from common import config, fetch_proto
-from common.config import SchedulerSettings
-from common.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
-from common.fetch import FetchResult
-from common.freshness import Validators
-from common.grpc_server import GrpcServer
-from common.status import Status
-from fetcher import server
-from fetcher.fetcher import Fetcher
-from fetcher.ownership import AllShards
-from scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
-from scheduler.routing import StaticRouter
+from spiderduck.core import config
+
+from spiderduck.core.config import SchedulerSettings
+from spiderduck.core.errors import DomainBusy, FetcherBusy, FetcherUnavailable, WrongFetcher
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Validators
+from spiderduck.core.status import Status
+from spiderduck.fetcher import server
+from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.ownership import AllShards
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
+from spiderduck.scheduler.routing import StaticRouter
 from spiderduck.v1 import fetcher_pb2_grpc
+from spiderduck.wire import fetch_proto
 
 
 class Scripted:

@@ -8,14 +8,14 @@ import io
 import pytest
 from PIL import Image as PILImage
 
-from common.errors import DomainBusy
-from common.fetch import FetchResult
-from common.record import Image, PageMetadata, UrlRecord
-from common.status import Status
-from common.extraction import extract_page, images, media
-from common.extraction.parsers import parse
-from scheduler.stages.related import RelatedFetcher
-from scheduler.task import CrawlTask, Outcome, Resolution
+from spiderduck.core.errors import DomainBusy
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.record import Image, PageMetadata, UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.extract import extract_page, images, media
+from spiderduck.extract.parsers import parse
+from spiderduck.scheduler.stages.related import RelatedFetcher
+from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 
 URL = "https://example.test/news/story.html"
 
@@ -174,7 +174,7 @@ def test_probe_recognises_ico():
 
 
 def test_the_extractions_minimum_is_the_configs_default():
-    from common.config import ProcessSettings
+    from spiderduck.core.config import ProcessSettings
     assert media.MIN_IMAGE_SIZE == ProcessSettings().min_image_size
 
 

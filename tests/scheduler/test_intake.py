@@ -6,8 +6,8 @@ import asyncio
 import nats
 from nats.js.api import AckPolicy, ConsumerConfig
 
-from common import bus
-from scheduler.intake import PullIntake
+from spiderduck.bus import streams as bus
+from spiderduck.scheduler.intake import PullIntake
 
 
 async def connected(nats_server):
@@ -22,7 +22,7 @@ async def connected(nats_server):
 
 
 async def test_a_message_is_handed_on_while_its_pull_request_is_still_open(nats_server, monkeypatch):
-    monkeypatch.setattr("scheduler.intake.PULL_EXPIRES", 30.0)   # one request for the whole test
+    monkeypatch.setattr("spiderduck.scheduler.intake.PULL_EXPIRES", 30.0)   # one request for the whole test
     nc, js, intake = await connected(nats_server)
     got: list[bytes] = []
     arrived = asyncio.Event()
@@ -68,7 +68,7 @@ async def test_a_pull_takes_no_more_than_it_asks_for(nats_server):
 
 
 async def test_at_shutdown_what_the_open_request_still_brings_is_handed_back(nats_server, monkeypatch):
-    monkeypatch.setattr("scheduler.intake.PULL_EXPIRES", 3.0)
+    monkeypatch.setattr("spiderduck.scheduler.intake.PULL_EXPIRES", 3.0)
     nc, js, intake = await connected(nats_server)
     try:
         await js.publish(bus.SUBMIT_SUBJECT, b"http://first.test/")

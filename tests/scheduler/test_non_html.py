@@ -5,15 +5,17 @@ import io
 import pytest
 from PIL import Image as PILImage
 
-from common import config, record_proto
-from common.config import ProcessSettings
-from common.fetch import FetchResult
-from common.freshness import Freshness
-from common.record import Image
-from common.status import Status
-from common.extraction.images import ImageInfo, probe
-from scheduler.stages.record import PostProcessor
-from scheduler.task import CrawlTask
+from spiderduck.core import config
+
+from spiderduck.core.config import ProcessSettings
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Freshness
+from spiderduck.core.record import Image
+from spiderduck.core.status import Status
+from spiderduck.extract.images import ImageInfo, probe
+from spiderduck.scheduler.stages.record import PostProcessor
+from spiderduck.scheduler.task import CrawlTask
+from spiderduck.wire import record_proto
 
 PROCESS = ProcessSettings()     # the configured defaults
 

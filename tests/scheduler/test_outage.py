@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from common import bus
-from common.config import SchedulerSettings
-from common.errors import BusError, ConfigError, StoreError
-from scheduler.consumer import Consumer, Outage
-from scheduler.stages.chain import compose
-from scheduler.stages.submission import Decoder
+from spiderduck.bus import streams as bus
+from spiderduck.core.config import SchedulerSettings
+from spiderduck.core.errors import BusError, ConfigError, StoreError
+from spiderduck.scheduler.consumer import Consumer, Outage
+from spiderduck.scheduler.stages.chain import compose
+from spiderduck.scheduler.stages.submission import Decoder
 
 SETTINGS = SchedulerSettings(max_deliver=2, retry_delay=0.05, ack_wait=30.0, busy_retry=0.05,
                              outage_backoff_base=0.01, outage_backoff_max=0.05)

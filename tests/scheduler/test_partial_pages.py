@@ -2,16 +2,16 @@
 read (`truncated`), and a page whose extraction runs out of budget falls back on its head alone."""
 import pytest
 
-from common import config
-from common.config import ProcessSettings
-from common.fetch import FetchResult
-from common.freshness import Freshness
-from common.status import Status
-from common.extraction import extract_page
-from common.extraction.head import HEAD_BYTES, head_of
-from common.extraction.pool import ExtractionFailed, ExtractionTimeout
-from scheduler.stages.record import PostProcessor
-from scheduler.task import CrawlTask
+from spiderduck.core import config
+from spiderduck.core.config import ProcessSettings
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Freshness
+from spiderduck.core.status import Status
+from spiderduck.extract import extract_page
+from spiderduck.extract.head import HEAD_BYTES, head_of
+from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
+from spiderduck.scheduler.stages.record import PostProcessor
+from spiderduck.scheduler.task import CrawlTask
 
 PROCESS = ProcessSettings()
 HEAD = (b'<!doctype html><html><head><title>Big page</title>'

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from common import record_proto
-from common.record import PROVENANCE_FIELDS, FieldSource, PageMetadata, UrlRecord, with_page, with_source
-from common.status import Status
-from common.extraction import extract_page
-from scheduler.stages.related import _with_oembed
-from common.extraction.oembed import OEmbed
+from spiderduck.core.record import PROVENANCE_FIELDS, FieldSource, PageMetadata, UrlRecord, with_page, with_source
+from spiderduck.core.status import Status
+from spiderduck.extract import extract_page
+from spiderduck.extract.oembed import OEmbed
+from spiderduck.scheduler.stages.related import _with_oembed
+from spiderduck.wire import record_proto
 
 URL = "https://example.test/news/story.html"
 
@@ -96,7 +96,7 @@ def test_no_favicon_named_leaves_it_for_the_site_icon():
 
 
 def test_the_public_value_functions_still_answer_values():
-    from common.extraction import rules, media, publisher, dates, authors  # noqa: F401
+    from spiderduck.extract import rules, media, publisher, dates, authors  # noqa: F401
     meta = page('<meta property="og:title" content="OG">')
     assert meta.title == "OG"
 
@@ -141,8 +141,8 @@ def test_oembed_fills_mark_their_source():
 # --- the related fetches (RelatedFetcher with the fake web of test_image_candidates) -----------
 
 async def related_record(web, candidates, sources, favicon=""):
-    from scheduler.stages.related import RelatedFetcher
-    from scheduler.task import CrawlTask, Outcome, Resolution
+    from spiderduck.scheduler.stages.related import RelatedFetcher
+    from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
     from test_image_candidates import SITE, Counts
     meta = PageMetadata(image=candidates[0] if candidates else None, image_candidates=candidates,
                         image_sources=sources, favicon=favicon)

@@ -4,15 +4,15 @@ TIMEOUT with what the static HTML gave; a crashed render, or a DOM that cannot b
 leaves the static HTML's record."""
 import pytest
 
-from common import config
-from common.config import ProcessSettings
-from common.fetch import FetchResult
-from common.freshness import Freshness
-from common.status import Status
-from common.extraction import extract_page
-from common.extraction.pool import ExtractionFailed
-from scheduler.stages.record import PostProcessor
-from scheduler.task import CrawlTask
+from spiderduck.core import config
+from spiderduck.core.config import ProcessSettings
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Freshness
+from spiderduck.core.status import Status
+from spiderduck.extract import extract_page
+from spiderduck.extract.pool import ExtractionFailed
+from spiderduck.scheduler.stages.record import PostProcessor
+from spiderduck.scheduler.task import CrawlTask
 
 PROCESS = ProcessSettings()
 SHELL = b'<!doctype html><html><head><title>App</title></head><body><div id="root"></div><script src="/app.js"></script></body></html>'

@@ -6,8 +6,8 @@ import asyncio
 import logging
 from types import SimpleNamespace
 
-from common.shards import SHARD_KEY, encode_lease
-from scheduler.routing import LeaseRouter
+from spiderduck.bus.shards import SHARD_KEY, encode_lease
+from spiderduck.scheduler.routing import LeaseRouter
 
 
 class FakeBucket:

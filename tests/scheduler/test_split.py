@@ -9,13 +9,13 @@ import json
 
 import pytest
 
-from common import bus
-from common.config import SchedulerSettings
-from scheduler.consumer import Consumer
-from scheduler.stages.chain import compose
-from scheduler.stages.submission import Decoder
-from scheduler.task import Submission
-from scheduler.worker import publisher
+from spiderduck.bus import streams as bus
+from spiderduck.core.config import SchedulerSettings
+from spiderduck.scheduler.consumer import Consumer
+from spiderduck.scheduler.stages.chain import compose
+from spiderduck.scheduler.stages.submission import Decoder
+from spiderduck.scheduler.task import Submission
+from spiderduck.scheduler.worker import publisher
 from spiderduck.v1 import events_pb2
 
 SETTINGS = SchedulerSettings(max_deliver=3, retry_delay=0.05, ack_wait=30.0, busy_retry=0.05)
@@ -134,15 +134,15 @@ async def test_a_tweets_urls_are_all_resolved_each_with_its_place_in_order_of_ap
 
 @pytest.mark.parametrize("index, count", [(3, 3), (-1, 2), (0, 101), (1, 0)])
 def test_a_part_claiming_an_impossible_place_is_refused(index, count):
-    from common.errors import InvalidMessage
-    from common.submissions import decode_submission
+    from spiderduck.bus.submissions import decode_submission
+    from spiderduck.core.errors import InvalidMessage
     data = events_pb2.UrlSubmission(url="http://a.test/", url_index=index, url_count=count).SerializeToString()
     with pytest.raises(InvalidMessage, match="url_index"):
         decode_submission(data, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE})
 
 
 def test_a_single_url_is_first_of_one():
-    from common.submissions import decode_submission
+    from spiderduck.bus.submissions import decode_submission
     assert decode_submission(b"http://a.test/").place(0) == (0, 1)
     part = events_pb2.UrlSubmission(url="http://a.test/", url_index=2, url_count=4).SerializeToString()
     assert decode_submission(part, {"Content-Type": bus.PROTOBUF_CONTENT_TYPE}).place(0) == (2, 4)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import typing
 
-from common import config, metrics
-from scheduler.pipeline import build_pipeline
-from scheduler.stages.chain import Next
-from scheduler.task import CrawlTask, Outcome, Submission
+from spiderduck.core import config
+
+from spiderduck.core import metrics
+from spiderduck.scheduler.pipeline import build_pipeline
+from spiderduck.scheduler.stages.chain import Next
+from spiderduck.scheduler.task import CrawlTask, Outcome, Submission
 
 
 def _stages():

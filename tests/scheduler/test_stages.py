@@ -6,20 +6,22 @@ import dataclasses
 
 import pytest
 
-from common import config, metrics
-from common.config import ProcessSettings
-from common.fetch import FetchResult
-from common.freshness import Freshness, Validators
-from common.record import UrlRecord
-from common.status import Status
-from common.stores.open import open_metadata_store
-from scheduler.pipeline import build_pipeline
-from scheduler.stages.chain import StageFailed, compose
-from scheduler.stages.crawl_decision import CrawlDecider
-from scheduler.stages.record import PostProcessor
-from scheduler.stages.redirect_chain import RedirectFollower
-from scheduler.stages.submission import Decoder
-from scheduler.task import CrawlTask, Outcome, Resolution, Submission
+from spiderduck.core import config
+
+from spiderduck.core import metrics
+from spiderduck.core.config import ProcessSettings
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Freshness, Validators
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.scheduler.pipeline import build_pipeline
+from spiderduck.scheduler.stages.chain import StageFailed, compose
+from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
+from spiderduck.scheduler.stages.record import PostProcessor
+from spiderduck.scheduler.stages.redirect_chain import RedirectFollower
+from spiderduck.scheduler.stages.submission import Decoder
+from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution, Submission
+from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import events_pb2
 
 PROCESS = ProcessSettings()     # the configured defaults
@@ -52,7 +54,7 @@ def crawled(task: CrawlTask, title="T") -> Outcome:
     return Outcome(task, rec, Resolution.CRAWLED, key=task.url)
 
 
-# --- decode (the decoding itself: tests/common/test_submission_decoding.py) --------------
+# --- decode (the decoding itself: tests/bus/test_submission_decoding.py) --------------
 async def test_decoder_fans_out_one_task_per_url():
     seen = []
 
@@ -332,9 +334,9 @@ async def test_unexpected_exceptions_become_retryable_stage_failures():
 
 
 async def test_a_crawl_is_stored_before_the_next_sighting_may_look_for_it(store, tmp_path):
-    from common.stores.open import open_content_store
-    from scheduler.stages.crawl_record import CrawlRecorder
-    from scheduler.stages.sighting import SightingRecorder
+    from spiderduck.scheduler.stages.crawl_record import CrawlRecorder
+    from spiderduck.scheduler.stages.sighting import SightingRecorder
+    from spiderduck.stores.open import open_content_store
     real_content = await open_content_store(f"file://{tmp_path}/content")
 
     class SlowContent:           # logging the crawl takes a while, as it may on HDFS

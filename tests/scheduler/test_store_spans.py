@@ -1,20 +1,22 @@
-"""The spans of a page's extraction and of the stages' store calls (scheduler/stages/store_spans.py,
+"""The spans of a page's extraction and of the stages' store calls (src/spiderduck/scheduler/stages/store_spans.py,
 stages/record.py): none when traces are off; on, each names its URL and, for a store, its system."""
 from __future__ import annotations
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from common import config, telemetry
-from common.fetch import FetchResult
-from common.freshness import Freshness
-from common.settings import TelemetrySettings
-from common.status import Status
-from common.stores.open import open_metadata_store
-from scheduler.stages.crawl_decision import CrawlDecider
-from scheduler.stages.record import PostProcessor
-from scheduler.stages.store_spans import db_system, store_span
-from scheduler.task import CrawlTask
+from spiderduck.core import config
+
+from spiderduck.core import telemetry
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Freshness
+from spiderduck.core.settings import TelemetrySettings
+from spiderduck.core.status import Status
+from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
+from spiderduck.scheduler.stages.record import PostProcessor
+from spiderduck.scheduler.stages.store_spans import db_system, store_span
+from spiderduck.scheduler.task import CrawlTask
+from spiderduck.stores.open import open_metadata_store
 
 URL = "http://a.test/"
 

@@ -1,4 +1,4 @@
-"""scheduler.trace on a chain of tiny stages: what each changed on the way in and out, who
+"""spiderduck.scheduler.trace on a chain of tiny stages: what each changed on the way in and out, who
 answered without next, who raised, its time; and cli.trace_view's text of it."""
 from __future__ import annotations
 
@@ -6,13 +6,13 @@ import dataclasses
 
 import pytest
 
-from cli.trace_view import render
-from common.fetch import FetchResult
-from common.record import UrlRecord
-from common.status import Status
-from scheduler.stages.chain import StageFailed, compose
-from scheduler.task import CrawlTask, Outcome, Resolution
-from scheduler.trace import Change, traced
+from spiderduck.cli.trace_view import render
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.record import UrlRecord
+from spiderduck.core.status import Status
+from spiderduck.scheduler.stages.chain import StageFailed, compose
+from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
+from spiderduck.scheduler.trace import Change, traced
 
 
 class Canonical:                     # changes the task on the way in, the outcome on the way out

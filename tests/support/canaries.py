@@ -18,7 +18,7 @@ import nkeys
 import pytest
 import yaml
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 from support.certs import TestCA
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

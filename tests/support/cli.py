@@ -10,9 +10,9 @@ import time
 import pytest
 import yaml
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 
-CLI = [sys.executable, "-m", "cli.main"]
+CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 
 
 async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:

@@ -9,9 +9,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from common.stores.content import ContentStore, FetchedContent
-from common.stores.open import open_content_store
-from common.stores.warc_rolling import ContentRef
+from spiderduck.stores.content import ContentStore, FetchedContent
+from spiderduck.stores.open import open_content_store
+from spiderduck.stores.warc_rolling import ContentRef
 
 
 class FileBackend:
@@ -26,7 +26,7 @@ class FileBackend:
     async def open(self, sub: str = "content", **options) -> ContentStore:
         if not options:
             return await open_content_store(self.url(sub))
-        from common.stores.warc_files import WarcFileStore
+        from spiderduck.stores.warc_files import WarcFileStore
         return WarcFileStore(str(self.base / sub), **options)
 
     def files(self, sub: str = "content") -> dict[str, bytes]:
@@ -61,8 +61,8 @@ class HdfsBackend:
     async def open(self, sub: str = "content", **options) -> ContentStore:
         if not options:
             return await open_content_store(self.url(sub))
-        from common.stores.hdfs_content import HdfsContentStore, HdfsLocation
-        from common.stores.warc_rolling import RollPolicy
+        from spiderduck.stores.hdfs_content import HdfsContentStore, HdfsLocation
+        from spiderduck.stores.warc_rolling import RollPolicy
         location = HdfsLocation.parse(self.url(sub))
         clock = options.pop("clock", time.time)
         policy = RollPolicy(**{k: options.pop(k, getattr(location.roll, k))
@@ -85,7 +85,7 @@ class HdfsBackend:
 
     def member(self, ref: ContentRef, sub: str = "content") -> bytes:
         """The ref's bytes, from its file whether sealed or still in progress."""
-        from common.stores.warc_rolling import in_progress
+        from spiderduck.stores.warc_rolling import in_progress
         for path in (ref.path, in_progress(ref.path)):
             if self.client.status(f"{self.base}/{sub}/{path}", strict=False):
                 with self.client.read(f"{self.base}/{sub}/{path}", offset=ref.offset,

@@ -1,7 +1,7 @@
-"""What the embed tests (tests/scheduler/test_embeds.py, test_embed_players.py) build iframes from
+"""What the embed tests (tests/extract/test_embeds.py, test_embed_players.py) build iframes from
 and expect of them."""
-from common import embeds
-from common.config import DEFAULT_EMBED_HOSTS
+from spiderduck.core.config import DEFAULT_EMBED_HOSTS
+from spiderduck.extract import embeds
 
 HOSTS = list(DEFAULT_EMBED_HOSTS)
 YT = "https://www.youtube.com/embed/Abc123_-x"

@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from cli.nats_server import free_port, kill_with_parent, port_open
+from spiderduck.cli.nats_server import free_port, kill_with_parent, port_open
 from support.maven_backend import (BackendUnavailable, JvmServer, log_tail, pom_property,
                                    resolve as resolve_backend)
 

@@ -22,7 +22,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 
-from cli.nats_server import kill_with_parent, free_port, port_open, server_binary
+from spiderduck.cli.nats_server import kill_with_parent, free_port, port_open, server_binary
 
 
 @dataclass

@@ -11,7 +11,7 @@ import contextlib
 import pytest_asyncio
 from aiohttp import web
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 
 ORIGIN_HOST, CANARY_HOST = "127.0.0.2", "127.0.0.3"
 SLOW_SECONDS = 0.6
@@ -160,9 +160,9 @@ async def sites():
 async def guarded_fetch():
     """The SubFetch of the tests: a real HttpClient whose guard allows the origin's address only
     (127.0.0.2/32), never following redirects; yields (fetch, the URLs it was asked for)."""
-    from fetcher.guard import AddressGuard
-    from fetcher.http import HttpClient, Limits
-    from fetcher.resolver import GuardedResolver
+    from spiderduck.fetcher.guard import AddressGuard
+    from spiderduck.fetcher.http import HttpClient, Limits
+    from spiderduck.fetcher.resolver import GuardedResolver
 
     guard = AddressGuard(allowed_networks=[f"{ORIGIN_HOST}/32"])
     asked: list[str] = []

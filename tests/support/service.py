@@ -9,14 +9,18 @@ import grpc
 import nats
 from google.protobuf import json_format
 
-from common import bus, config, record_proto
-from common.config import Settings
-from cli.nats_server import free_port, port_open
-from fetcher.main import run_fetcher
-from metadata_api.main import run_metadata_api
-from scheduler.worker import run_scheduler
-from cli.roles import run_metadata_api_and_web, run_roles
+from spiderduck.bus import streams as bus
+
+from spiderduck.core import config
+
+from spiderduck.cli.nats_server import free_port, port_open
+from spiderduck.cli.roles import run_metadata_api_and_web, run_roles
+from spiderduck.core.config import Settings
+from spiderduck.fetcher.main import run_fetcher
+from spiderduck.metadata_api.main import run_metadata_api
+from spiderduck.scheduler.worker import run_scheduler
 from spiderduck.v1 import events_pb2, metadata_pb2, metadata_pb2_grpc
+from spiderduck.wire import record_proto
 
 ALL_ROLES = (run_fetcher, run_metadata_api_and_web, run_scheduler)   # as `up` runs them
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
-from common.stores.content import read_warc_record
+from spiderduck.stores.content import read_warc_record
 
 
 def gzip_members(data: bytes) -> list[bytes]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from cli.nats_server import free_port
-from cli.roles import run_metadata_api_and_web
+from spiderduck.cli.nats_server import free_port
+from spiderduck.cli.roles import run_metadata_api_and_web
 from support.service import Client, RunningService, service_settings, wait_port
 
 PAGE = """<html lang="en"><head><title>Plain title</title>

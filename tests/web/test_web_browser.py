@@ -10,7 +10,7 @@ import io
 import pytest
 from PIL import Image
 
-from cli.nats_server import free_port
+from spiderduck.cli.nats_server import free_port
 from support.browser import Browser, skip_without_chromium
 from support.service import Client, RunningService, service_settings, wait_port
 

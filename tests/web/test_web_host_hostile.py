@@ -1,4 +1,4 @@
-"""The web UI's Host check (DNS rebinding, web/security.py host_check) against forged requests
+"""The web UI's Host check (DNS rebinding, src/spiderduck/web/security.py host_check) against forged requests
 written byte for byte on a real socket: names that only start or end like ours, IPv6 forms,
 trailing dots, case, a Host that is not host[:port], absolute-form request targets, no Host,
 two Hosts."""
@@ -9,7 +9,7 @@ import asyncio
 import pytest
 from aiohttp import web
 
-from web import security
+from spiderduck.web import security
 
 
 async def ok(request: web.Request) -> web.Response:

@@ -10,8 +10,8 @@ import asyncio
 import aiohttp
 import pytest
 
-from cli.nats_server import free_port
-from cli.roles import run_metadata_api_and_web
+from spiderduck.cli.nats_server import free_port
+from spiderduck.cli.roles import run_metadata_api_and_web
 from support.service import Client, RunningService, service_settings, wait_port
 
 TOKEN = "t0ken"
@@ -177,7 +177,7 @@ async def test_an_embed_from_an_allowed_host_is_framed_sandboxed(tmp_path, nats_
 
 async def test_a_web_listen_address_in_use_stops_the_role_with_the_key_named(tmp_path):
     import socket
-    from common.errors import ConfigError
+    from spiderduck.core.errors import ConfigError
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
@@ -195,9 +195,9 @@ async def test_a_live_list_that_stops_reading_is_closed(web, nats_server, monkey
     WRITE_TIMEOUT, the server closes it (and HEAD never opens a live list at all)."""
     import socket
     import nats
-    from common import bus
+    from spiderduck.bus import streams as bus
     from spiderduck.v1 import events_pb2
-    from web import app as web_app
+    from spiderduck.web import app as web_app
     monkeypatch.setattr(web_app, "WRITE_TIMEOUT", 1.0)
     async with web.http.head(f"{web.base}/events") as response:
         assert response.status == 405

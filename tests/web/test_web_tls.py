@@ -7,12 +7,12 @@ import ssl
 import aiohttp
 import pytest
 
-from common.errors import ConfigError
-from cli.nats_server import free_port
-from cli.roles import run_metadata_api_and_web
+from spiderduck.cli.nats_server import free_port
+from spiderduck.cli.roles import run_metadata_api_and_web
+from spiderduck.core.errors import ConfigError
 from support.certs import TestCA
 from support.service import RunningService, service_settings, wait_port
-from web.security import host_name
+from spiderduck.web.security import host_name
 
 TOKEN = "w3b-admin"
 
@@ -95,7 +95,7 @@ def test_host_names_are_read_without_their_port(header, name):
 async def test_the_domain_table_reaches_the_fetchers_over_mutual_tls(tmp_path, nats_server, pki):
     """The web UI's admin client dials each fetcher with this process's certificate; a fetcher
     whose admin_callers leave it out answers PERMISSION_DENIED, and the page says so."""
-    from fetcher.main import run_fetcher
+    from spiderduck.fetcher.main import run_fetcher
     listen = f"127.0.0.1:{free_port()}"
     tls = {"tls.cert": pki["service"].cert, "tls.key": pki["service"].key, "tls.ca": pki["ca"]}
     settings = service_settings(tmp_path, nats_server.url, **{"web.listen": listen, "web.admin_token": TOKEN,

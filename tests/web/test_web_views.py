@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from web.views import origin_of, web_url
+from spiderduck.web.views import origin_of, web_url
 
 
 @pytest.mark.parametrize("url, origin, href", [

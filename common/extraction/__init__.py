@@ -1,4 +1,0 @@
-"""Post Processor extraction: charset, HTML5 parse, page metadata (see page.py)."""
-from common.extraction.page import extract_cases, extract_page
-
-__all__ = ["extract_cases", "extract_page"]

@@ -1,5 +1,0 @@
-"""Headless Chromium rendering of JavaScript shells (issue 31): see renderer.py."""
-from fetcher.render.page import MAX_SUBREQUESTS, SubFetch
-from fetcher.render.renderer import OUTCOMES, Rendered, Renderer
-
-__all__ = ["MAX_SUBREQUESTS", "OUTCOMES", "Rendered", "Renderer", "SubFetch"]

@@ -1,0 +1,1 @@
+"""NATS: subjects and streams, submissions, claims, queued markers, credentials, shards."""

@@ -1,0 +1,68 @@
+"""Whether a URL with no record yet is queued or in flight ("pending"), or was never seen.
+
+In flight: its claim is held (spiderduck.bus.claims, bucket spiderduck_url_claims). Queued: a marker in
+the KV bucket `spiderduck_url_queued`, written by those who submit through SpiderDuck
+(`spiderduck submit`, ResolveUrl) before they publish, and dropped by the bucket
+`streams.queued_ttl` after it was written; a record, once there, says more than either. Keys are
+those of the claims: a digest of the canonical URL (an invalid URL: as given, trimmed).
+
+Producers that publish to spiderduck.urls.submit themselves may write the marker too (docs/usage.md
+shows how); their URLs otherwise show as pending only once a scheduler claims them.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Sequence
+
+from nats.errors import Error as NatsError
+from nats.js.api import KeyValueConfig
+from nats.js.errors import KeyDeletedError, KeyNotFoundError
+
+from spiderduck.bus.claims import claim_key
+from spiderduck.bus.streams import kv_bucket
+from spiderduck.core import urls as urllib
+from spiderduck.core.errors import BusError
+
+QUEUED_BUCKET = "spiderduck_url_queued"
+
+
+def url_key(url: str) -> str:
+    """The key of a URL as the scheduler claims it: its canonical form's (else as given, trimmed)."""
+    try:
+        return claim_key(urllib.canonicalize(url))
+    except urllib.InvalidUrl:
+        return claim_key(url.strip())
+
+
+async def queued_bucket(js, ttl: float, *, replicas: int = 1):
+    return await kv_bucket(js, KeyValueConfig(bucket=QUEUED_BUCKET, ttl=ttl, history=1, replicas=replicas))
+
+
+async def mark_queued(kv, urls: Sequence[str]) -> None:
+    """Mark `urls` queued (before publishing them). Raises BusError."""
+    try:
+        await asyncio.gather(*(kv.put(url_key(u), b"") for u in dict.fromkeys(urls)))
+    except (NatsError, asyncio.TimeoutError) as exc:
+        raise BusError(f"cannot mark URLs queued in {QUEUED_BUCKET}: {exc}") from exc
+
+
+class PendingLookup:
+    """Which URLs are pending, from both buckets (two reads per URL, all at once)."""
+
+    def __init__(self, claims_kv, queued_kv):
+        self._buckets = (claims_kv, queued_kv)
+
+    async def pending(self, urls: Sequence[str]) -> list[bool]:
+        keys = [url_key(u) for u in urls]
+        found = await asyncio.gather(*(self._has(kv, k) for k in keys for kv in self._buckets))
+        return [found[2 * i] or found[2 * i + 1] for i in range(len(keys))]
+
+    @staticmethod
+    async def _has(kv, key: str) -> bool:
+        try:
+            await kv.get(key)
+            return True
+        except (KeyNotFoundError, KeyDeletedError):
+            return False
+        except (NatsError, asyncio.TimeoutError) as exc:
+            raise BusError(f"cannot read {key}: {exc}") from exc

@@ -1,0 +1,33 @@
+"""One hop's result: what a fetcher answers for one URL (shared by fetcher and scheduler)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spiderduck.core.status import Status
+
+
+@dataclass(frozen=True)
+class FetchResult:
+    url: str
+    status: Status                          # OK when the origin answered (any HTTP code)
+    http_status: int = 0
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
+    truncated: bool = False
+    error: str = ""
+    remote_address: str = ""
+    fetched_at: float = 0.0                 # epoch seconds at the start of the request
+    queued_seconds: float = 0.0             # waiting for the domain's turn
+    robots_seconds: float = 0.0
+    origin_seconds: float = 0.0             # connect + request + body at the origin
+    fetcher_id: str = ""
+    rendered: bytes = b""                   # the page's DOM after a headless browser ran it (UTF-8 HTML),
+                                            # when it was rendered (issue 31: a shell); else empty
+    render_outcome: str = ""                # "" not rendered; else the renderer's outcome (ok, timeout, ...)
+
+    def header(self, name: str) -> str | None:
+        name = name.lower()
+        for key, value in self.headers:
+            if key.lower() == name:
+                return value
+        return None

@@ -1,0 +1,174 @@
+"""The metadata record, as the stages see it: plain frozen dataclasses.
+
+Protobuf stays at the edges (spiderduck.wire.record_proto converts); JSON is
+protobuf's JSON mapping with the proto field names (DESIGN "The metadata record").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from spiderduck.core.status import Status
+
+
+@dataclass(frozen=True)
+class Redirect:
+    url: str
+    http_status: int
+
+
+@dataclass(frozen=True)
+class Media:
+    url: str
+    width: int = 0
+    height: int = 0
+    content_type: str = ""
+
+
+@dataclass(frozen=True)
+class Image(Media):
+    """The page's representative image."""
+
+
+@dataclass(frozen=True)
+class Video(Media):
+    """The page's video (og:video)."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A value a page offered for a field, and why it is not the record's (ExplainUrl): `reason`
+    empty while the extraction's rule would take it."""
+    source: str
+    value: str
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class FieldSource:
+    """Where one field of a record was read (UrlMetadata.provenance): `field` by its JSON name,
+    `source` the meta name or property as written, lower-case (`og:title`), `json-ld:<property>`,
+    `microdata:<itemprop>`, `<title>`, `<img>`, `<link rel=icon>`, `<html lang>`, `oembed:<field>`,
+    `/favicon.ico`, or `derived` (from the URL or another field). `rejected`: ExplainUrl's, each
+    value that lost and why; empty in stored records."""
+    field: str
+    source: str
+    rejected: tuple[Candidate, ...] = ()
+
+
+# The fields provenance covers, in the order it lists them.
+PROVENANCE_FIELDS = ("title", "description", "image", "site_name", "author", "published_time",
+                     "canonical_url", "lang", "favicon")
+
+
+def with_source(provenance: tuple[FieldSource, ...], field: str, source: str) -> tuple[FieldSource, ...]:
+    """`provenance` with `field` read from `source` (its entry replaced, or added in PROVENANCE_FIELDS'
+    order; `source` '': the field is empty now, its entry dropped)."""
+    kept = [p for p in provenance if p.field != field]
+    if source:
+        kept.append(FieldSource(field, source))
+    rank = {name: n for n, name in enumerate(PROVENANCE_FIELDS)}
+    return tuple(sorted(kept, key=lambda p: rank.get(p.field, len(rank))))
+
+
+@dataclass(frozen=True)
+class PageMetadata:
+    """What the Post Processor extracts from one page."""
+    title: str = ""
+    description: str = ""
+    site_name: str = ""
+    author: str = ""
+    published_time: str = ""          # RFC 3339, or empty: when the page was first published
+    modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
+    lang: str = ""
+    canonical_url: str = ""           # absolute, or empty when the page names none
+    image: Image | None = None
+    favicon: str = ""
+    type: str = ""
+    video: Video | None = None
+    structured_data: dict[str, Any] | None = None
+    charset: str = ""
+    robots_directives: tuple[str, ...] = ()   # from the page's robots metas (X-Robots-Tag is added later)
+    sensitive: bool = False
+    fediverse_creator: str = ""
+    provenance: tuple[FieldSource, ...] = ()  # one per filled field (PROVENANCE_FIELDS), canonical_url too
+    # Not part of the record:
+    oembed_url: str = ""              # the page's oEmbed, for related fetches
+    interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
+    image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
+    image_sources: tuple[str, ...] = ()       # where each of image_candidates was read (provenance)
+    players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
+
+
+# UrlRecord.fetch_mode: how the record was read. STATIC: from the fetched HTML; RENDERED: from the
+# DOM after a headless browser ran the page's scripts; '' when no page was read (an error, a page
+# that is not HTML) or for a record made before the field.
+STATIC = "static"
+RENDERED = "rendered"
+FETCH_MODES = (STATIC, RENDERED)
+
+
+@dataclass(frozen=True)
+class UrlRecord:
+    url: str                           # as submitted (stored: as first submitted)
+    status: Status
+    canonical_url: str = ""
+    final_url: str = ""
+    http_status: int = 0
+    redirects: tuple[Redirect, ...] = ()
+    content_type: str = ""
+    charset: str = ""
+    title: str = ""
+    description: str = ""
+    site_name: str = ""
+    author: str = ""
+    published_time: str = ""
+    lang: str = ""
+    image: Image | None = None
+    favicon: str = ""
+    type: str = ""
+    video: Video | None = None
+    structured_data: dict[str, Any] | None = None
+    share_count: int = 0
+    first_seen: float = 0.0           # epoch seconds
+    fetched_at: float = 0.0           # epoch seconds
+    content_ref: str = ""
+    error: str = ""
+    content_length: int = 0           # body bytes of the final hop as read, after decoding
+    expires_at: float = 0.0           # epoch seconds the record stops being fresh (0: written before)
+    etag: str = ""                    # the final response's ETag, as sent (for If-None-Match)
+    last_modified: float = 0.0        # its Last-Modified, epoch seconds (for If-Modified-Since)
+    robots_directives: tuple[str, ...] = ()   # lower-case: robots metas and X-Robots-Tag
+    clean_url: str = ""               # the final URL without tracking parameters
+    removed_params: tuple[str, ...] = ()      # the parameters clean_url left out
+    sensitive: bool = False           # the page declares adult content
+    embed_html: str = ""              # one iframe from an allowed host
+    fediverse_creator: str = ""       # <meta name="fediverse:creator">
+    truncated: bool = False           # the metadata is of the page's first part (body over the cap, or its head alone)
+    modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
+    provenance: tuple[FieldSource, ...] = ()  # where each filled field was read (PROVENANCE_FIELDS' order)
+    fetch_mode: str = ""              # STATIC or RENDERED: how the page was read; '' when none was
+
+    @property
+    def ok(self) -> bool:
+        return self.status is Status.OK
+
+    @property
+    def chain(self) -> tuple[str, ...]:
+        """Every URL of the redirect chain, the final one last."""
+        urls = tuple(r.url for r in self.redirects)
+        return urls + ((self.final_url,) if self.final_url else ())
+
+
+PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
+                    if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates",
+                                  "image_sources", "players"))
+
+
+def with_page(page: PageMetadata) -> dict[str, Any]:
+    """The record fields a page's metadata fills (for dataclasses.replace)."""
+    values = {name: getattr(page, name) for name in PAGE_FIELDS}
+    values = {k: v for k, v in values.items() if v not in ("", None, (), False)}
+    if page.canonical_url:
+        values["canonical_url"] = page.canonical_url
+    return values

@@ -1,0 +1,238 @@
+"""The page's author (`author`): who wrote it, as a byline ("A", "A and B", "A, B and C").
+
+Sources, in order: JSON-LD author, creator, then a product's brand; the author metas
+(`_AUTHOR_META`); microdata's author properties; scholarly `citation_author` tags; the text of
+author links (`<a rel=author>`, `<a class="author">`, links inside a `class*=author` block: two
+words or more); a social post's `Name (@handle)` title; the Twitter card's creator.
+
+Each value is cleaned by `names` before it counts:
+
+- HTML entities are decoded, twice-escaped ones too (`Redacci&amp;oacute;n` -> Redacción);
+- a JSON object or list written as a string (`{"@type":"Person","name":"X"}`) is the names in it;
+- a byline's wording is not the name: `By X`, `Written by X`, `Por X`, `Par X`; a link's
+  (`See all posts by X`, `More from X`, `View X's profile` -> X; `View profile`, `Read more` -> none);
+- a social handle after a name is not part of it (`Jane Doe @janedoe`, `Jane Doe (@janedoe)`);
+- a placeholder is no name (`No Author`, `Unknown`, `admin`, `null`, `undefined`, `By` alone);
+  a newsroom's byline is one (`Staff`, `Redacción`);
+- a date, a time or a number is no name (a comment's timestamp: `2020-01-13 10:05`, `3 hours ago`).
+
+A name that is the site's (its stated name, or its domain's: `CNN` on cnn.com) is the
+publisher's, not an author's: it is the author only when no source names anyone else. A JSON-LD
+Person is a person even when the site bears their name (a personal site).
+"""
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Iterator
+from urllib.parse import urlsplit
+
+from spiderduck.core import urls
+from spiderduck.extract import values
+from spiderduck.extract.jsonld import node_types
+from spiderduck.extract.publisher import meta_from, site_name
+from spiderduck.extract.sources import Sources, meta as _meta
+from spiderduck.extract.typography import typeset
+
+AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
+
+_AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author", "byl",
+                "dc.creator", "dcterms.creator")
+
+
+def author(s: Sources) -> str:
+    return author_from(s)[0]
+
+
+def author_from(s: Sources) -> tuple[str, str]:
+    """`author` and where it was read (a provenance source: `json-ld:author`, a meta's name,
+    `microdata:author`, `<a rel=author>`, `byline` for the body's byline, `<title>`), or ('', '')."""
+    site = _site_keys(s)
+    fallback = ("", "")
+    for raw, is_person, link, source in _candidates(s):
+        found = [n for value in raw for n in names(value) if not link or " " in n]
+        found = [n for i, n in enumerate(found) if n not in found[:i]]
+        people = found if is_person else [n for n in found if _key(n) not in site]
+        if people:
+            return _byline(people), source
+        if not fallback[0] and found:
+            fallback = (_byline(found), source)
+    return fallback
+
+
+def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool, str]]:
+    """(raw names, whether they are JSON-LD Persons, whether they are a link's text, source) by source."""
+    # A product's JSON-LD names no author; its brand is who made it.
+    for key in ("author", "creator", "brand"):
+        yield from _ld_names(s, key)
+    for key in _AUTHOR_META:
+        yield [_meta(s, key)], False, False, key
+    for value in s.doc.item_authors:
+        yield [value], False, False, "microdata:author"
+    # Scholarly pages name every author in its own Highwire Press `citation_author` tag.
+    yield s.doc.meta_all("citation_author"), False, False, "citation_author"
+    for value in s.doc.author_links:
+        yield [value], False, True, "<a rel=author>"
+    for value in s.doc.byline_links():
+        yield [value], False, True, "byline"
+    for value in _byline_names(s.doc.byline_texts()):
+        yield [value], False, False, "byline"
+    # A social network's post or profile is titled by its author's name and handle:
+    # `Name (@handle) on Network`, `Name (@user@instance)`.
+    shared, source = meta_from(s, "og:title", "twitter:title")
+    for value, source in ((shared, source), (s.doc.title, "<title>")):
+        m = _SOCIAL_TITLE.match(value)
+        if m:
+            yield [m.group(1)], False, False, source
+    yield [_handle(_meta(s, "twitter:creator"))], False, False, "twitter:creator"
+
+
+def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool, bool, str]]:
+    """The JSON-LD persons (or organisations) under `key`: their names, and whether all are Persons."""
+    value = s.graph.get(key) if s.graph else None
+    if value is None:
+        return
+    raw, persons = [], True
+    for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, dict):
+            item = s.graph.resolve(item)
+            persons = persons and "Person" in node_types(item)
+            item = item.get("name")
+        else:
+            persons = False
+        raw.append(values.text(item))
+    yield raw, persons, False, "json-ld:" + key
+
+
+_SOCIAL_TITLE = re.compile(r"(\S.{0,127}?)\s+\(@[\w.-]+(?:@[\w.-]+)?\)(?:$|\s+on\s|\s*[|•·:–—-])")
+_PROFILE_URL = re.compile(r"^@?\s*(?:https?:)?//(?:www\.|mobile\.)?(?:twitter|x)\.com/@?(\w{1,15})/?(?:[?#].*)?$",
+                          re.I)
+
+
+def _handle(value: str) -> str:
+    """A Twitter card's creator as a handle without its @; one written as its profile's URL
+    (`@https://twitter.com/name`, a common CMS slip) is the name at that URL's end."""
+    m = _PROFILE_URL.match(value)
+    return m.group(1) if m else value
+
+
+# What ends the name in a byline's text: a separator, a date, a place (`By Jane Doe | January 13`,
+# `By Jane Doe, Reuters`, `Por Ana Díaz el 13 de enero`, `Von Anna Roth am 13.01.2020`); the
+# little words in lower case only (`Marine Le Pen`).
+_BYLINE_END = re.compile(r"\s*[|·•—–,;:(]\s*|\s+-\s+|\s+(?:on|updated|published|el|le|am|il|em|in)\s+(?=[\w])|\d")
+_BYLINE_WORDS = 6          # words at most: "Jane Doe and John Roe" is five
+
+
+def _byline_names(texts: tuple[str, ...]) -> Iterator[str]:
+    """The names a byline's text states: the text up to what ends the name (`_BYLINE_END`), of
+    at most `_BYLINE_WORDS` words, two or more unless it says `By`. A text that holds another byline's
+    (a block around the name and its role) is skipped for that one."""
+    for text in texts:
+        if any(other != text and other in text for other in texts):
+            continue
+        explicit = _BY.match(text)
+        name = _BYLINE_END.split(_BY.sub("", text), 1)[0].strip()
+        words = len(name.split())
+        if name and (words > 1 or explicit) and words <= _BYLINE_WORDS:
+            yield name
+
+
+def _byline(found: list[str]) -> str:
+    """Names as a byline: "A", "A and B", "A, B and C"."""
+    if len(found) > 1:
+        return ", ".join(found[:-1]) + " and " + found[-1]
+    return found[0] if found else ""
+
+
+# --- one value's names ------------------------------------------------------------------------
+
+_URL_LIKE = re.compile(r"^(?:https?:)?//|^www\.", re.I)
+_BY = re.compile(r"^(?:(?:written|posted|published|escrito|publicado|écrit|publié)\s+)?(?:by|por|par)\s+|^@\s*",
+                 re.I)
+# A link's wording around a name: "See all posts by X", "More from X", "View X's profile".
+_LINK_WORDING = re.compile(
+    r"^(?:(?:see|view|read|browse|show|explore)\s+)?(?:(?:all|more)\s+)?"
+    r"(?:(?:posts|articles|stories|entries|content|news|work|writing)\s+)?(?:by|from)\s+(?P<a>.+)$"
+    r"|^(?:(?:see|view)\s+)?(?P<b>.+?)[’']s\s+(?:profile|posts|articles)$", re.I)
+# A link's wording with no name in it.
+_NO_NAME = frozenset("""view profile|view full profile|profile|author profile|read more|more|follow|
+follow me|about the author|bio|contact|email|see all posts|view all posts|all posts|more posts|
+more articles|more stories|posts|articles""".replace("\n", "").split("|"))
+_PLACEHOLDERS = frozenset("""no author|unknown|unknown author|admin|administrator|null|none|undefined|
+n/a|by|author|webmaster|root|default|user|nobody""".replace("\n", "").split("|"))
+_HANDLE_AFTER = re.compile(r"(?<=\S)\s*(?:\(\s*@[\w.]{1,30}\s*\)|@[\w.]{1,30})$")
+_AGO = re.compile(r"\d.*\b(?:ago|hace|il y a)\b|\bhace\s+\d|\bil y a\s+\d|\bvor\s+\d+\s+\w+$", re.I)
+_TRAILING_MARKS = re.compile(r"\s*[»›→>|·•:,-]+$")
+
+
+def names(value: str) -> list[str]:
+    """The names in one value (see the module's docstring): none, one, or several."""
+    if not value:
+        return []
+    text = value.strip()
+    if text[:1] in ("{", "["):
+        return _json_names(text)
+    for _ in range(3):        # entities, twice-escaped ones too (`&amp;oacute;`)
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = decoded
+    name = clean(values.fold(text))
+    return [name] if name else []
+
+
+def _json_names(text: str) -> list[str]:
+    """The names of a JSON object or list written as a string; none if it is not JSON."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []
+    found = []
+    for item in data if isinstance(data, list) else [data]:
+        item = item.get("name") if isinstance(item, dict) else item
+        found.extend(names(item) if isinstance(item, str) else [])
+    return found
+
+
+def clean(name: str) -> str:
+    """One name without a byline's or a link's wording, an appended handle, or '' when it is no name."""
+    if not name or _URL_LIKE.match(name) or len(name) > AUTHOR_MAX:
+        return ""
+    name = _TRAILING_MARKS.sub("", name)
+    if name.casefold() in _NO_NAME:
+        return ""
+    m = _LINK_WORDING.match(name)
+    if m:
+        name = (m["a"] or m["b"]).strip()
+    name = _HANDLE_AFTER.sub("", name)
+    name = _BY.sub("", name).strip()
+    if not name or name.casefold() in _PLACEHOLDERS or _is_time(name):
+        return ""
+    return typeset(name)
+
+
+def _is_time(name: str) -> bool:
+    """Whether a "name" is a date, a time or a number (a comment's timestamp, an id)."""
+    digits = sum(c.isdigit() for c in name)
+    letters = sum(c.isalpha() for c in name)
+    return (digits > letters or bool(_AGO.search(name))
+            or bool(values.rfc3339(name, text=True)) or bool(values.rfc3339(name)))
+
+
+# --- the site's own names ---------------------------------------------------------------------
+
+def _key(name: str) -> str:
+    return re.sub(r"[\W_]+", "", name.casefold())
+
+
+def _site_keys(s: Sources) -> frozenset[str]:
+    """The site's stated name and its domain's (`nytimes`, `nytimes.com`), as compared."""
+    keys = {_key(site_name(s)), _key(_meta(s, "og:site_name"))}
+    try:
+        domain = urls.registrable_domain(urlsplit(s.url).hostname or "")
+    except (urls.InvalidUrl, ValueError):
+        domain = ""
+    if domain:
+        keys |= {_key(domain), _key(domain.split(".")[0])}
+    return frozenset(keys - {""})

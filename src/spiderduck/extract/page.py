@@ -1,0 +1,122 @@
+"""The Post Processor's extraction: fetched HTML bytes -> PageMetadata.
+
+    bytes --charset.decode--> text --document.parse--> Document --rules--> PageMetadata
+
+`extract_cases` runs the same path over a saved corpus (`spiderduck extract --cases`).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from spiderduck.core.config import FetcherSettings, ProcessSettings
+from spiderduck.core.record import FieldSource, PageMetadata
+from spiderduck.wire.record_proto import page_to_dict
+from spiderduck.extract import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
+    values, walls
+from spiderduck.extract.parsers import parse
+from spiderduck.extract.sources import Sources
+
+_PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
+
+
+# Bytes of a page that are decoded, sniffed and parsed; the rest is ignored, so a huge page costs
+# no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
+# about itself is at its top, and no real page needs more.
+MAX_HTML_BYTES = FetcherSettings().max_body_bytes
+# The name of the robots meta meant for us alone: the product token of fetcher.user_agent.
+ROBOTS_TOKEN = signals.robots_token(FetcherSettings().user_agent)
+
+
+def extract_page(body: bytes, url: str, content_type: str | None = None,
+                 parser: str = _PROCESS.parser,
+                 robots_token: str = ROBOTS_TOKEN, http_status: int = 200) -> PageMetadata:
+    """The metadata of one fetched HTML page. `url` is the page's (final) URL.
+
+    Only the first MAX_HTML_BYTES of `body` are read. `parser` is the setting `process.parser`;
+    `robots_token` names the robots meta
+    for us (`<meta name="spiderduck">`); `http_status` is the response's (a wall may come with
+    a 403 or a 503: `interstitial`).
+    """
+    return page_of(*sources(body, url, content_type, parser), robots_token, http_status)
+
+
+def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str = ROBOTS_TOKEN,
+            http_status: int = 200) -> PageMetadata:
+    """The metadata of a page's parsed sources (extract_page's rules, after the parse)."""
+    doc, base, url = s.doc, s.base, s.url
+    images, image_sources = media.image_candidates_from(s)
+    title, description = rules.title_from(s), rules.description_from(s)
+    site_name, author = publisher.site_name_from(s), authors.author_from(s)
+    published, canonical = dates.published_time_from(s), rules.canonical_url_from(s)
+    lang, favicon = rules.lang_from(s), media.favicon_from(s)
+    # One source per filled field, in the order of PROVENANCE_FIELDS; a page that names no
+    # canonical URL gets its own URL as the record's (derived).
+    provenance = tuple(FieldSource(name, source) for name, (value, source) in (
+        ("title", title), ("description", description),
+        ("image", (images, image_sources[0] if images else "")), ("site_name", site_name),
+        ("author", author), ("published_time", published),
+        ("canonical_url", (True, canonical[1] or "derived")), ("lang", lang), ("favicon", favicon))
+        if value)
+    return PageMetadata(
+        title=title[0],
+        description=description[0],
+        site_name=site_name[0],
+        author=author[0],
+        published_time=published[0],
+        modified_time=rules.modified_time(s),
+        lang=lang[0],
+        canonical_url=canonical[0],
+        image=images[0] if images else None,
+        image_candidates=images,
+        image_sources=image_sources,
+        players=media.players(s),
+        favicon=favicon[0],
+        type=rules.type_(s),
+        video=media.video(s),
+        structured_data=rules.structured_data(s),
+        charset=encoding,
+        robots_directives=signals.meta_directives(doc, robots_token),
+        sensitive=signals.sensitive(doc, s.graph),
+        fediverse_creator=signals.fediverse_creator(doc),
+        oembed_url=oembed.discover(doc, base),
+        interstitial=walls.interstitial(markup, doc, http_status, url),
+        provenance=provenance,
+    )
+
+
+def sources(body: bytes, url: str, content_type: str | None = None,
+            parser: str = _PROCESS.parser) -> tuple[Sources, str, str | bytes]:
+    """The page's parsed sources, its encoding and its markup (the first MAX_HTML_BYTES decoded)."""
+    body = body[:MAX_HTML_BYTES]
+    encoding = charset.sniff(body, content_type)
+    # UTF-8 bytes go to the parser as they are: decoding them here only to re-encode is wasted work.
+    markup = charset.strip_bom(body, encoding) if encoding == "utf-8" else charset.decode_as(body, encoding)
+    doc = parse(markup, parser)
+    blocks = jsonld.load(doc.jsonld)
+    base = (values.join(url, doc.base_href) if doc.base_href else None) or url
+    s = Sources(doc=doc, graph=jsonld.Graph(blocks), url=url, base=base, blocks=blocks,
+                microdata=microdata.extract(markup, base, doc.item_html()) if doc.has_items else [])
+    return s, encoding, markup
+
+
+def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
+    """A corpus cases file: a list of {name, url, html (relative to the file's folder), expected}."""
+    return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
+
+
+def page_json(body: bytes, url: str, content_type: str | None = None,
+              parser: str = _PROCESS.parser) -> dict[str, Any]:
+    """One saved page's record in its JSON shape (`spiderduck extract`)."""
+    return page_to_dict(url, extract_page(body, url, content_type, parser))
+
+
+def extract_cases(cases_json_path: str | Path, parser: str = _PROCESS.parser) -> dict[str, dict[str, Any]]:
+    """{case name: the page's record as JSON} for every case of a corpus cases file."""
+    folder = Path(cases_json_path).parent
+    out: dict[str, dict[str, Any]] = {}
+    for case in load_cases(cases_json_path):
+        body = (folder / case["html"]).read_bytes()
+        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser)
+    return out

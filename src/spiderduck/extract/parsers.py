@@ -1,0 +1,211 @@
+"""HTML5 parsers, each adapted to feed a `Builder` (see document.py). One parse per page:
+
+    selectolax (lexbor)   the default, fast
+    html5lib              the reference parser, slow
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from selectolax.lexbor import LexborHTMLParser
+
+from spiderduck.core.config import HTML_PARSERS as PARSERS, ProcessSettings
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
+                                           place, placed, shows_byline, shows_date, texts, wanted)
+
+# A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it
+# is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.
+_SELECTOR = ("html, title, base, meta, "
+             + "link[href]" + "".join(f":not([rel=\"{r}\" i])" for r in sorted(HINT_RELS)) + ", "
+             "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], "
+             "[itemprop*=author i], "
+             "[itemprop*=date i], a[rel~=author i], a[class*=author i], [itemscope]")
+# Byline blocks (`<div class="author-info"><a>Name</a>`): the links inside one (`[class*=author i]
+# a`) are only needed when nothing better names the author, and are found on demand (_byline_links).
+_BYLINE_BLOCKS = "[class*=author i]"
+# Elements showing a date as text (see `shows_date`); the last resort for a date, found on demand.
+_DATED_SELECTOR = "time:not([datetime]), [class*=date i], [class*=time i]"
+# Bylines as text (see `shows_byline`), and <time>s to place (`document.place`): found on demand.
+_BYLINE_SELECTOR = "[class*=byline i], [class*=author i]"
+_TIMES_SELECTOR = "time[datetime]"
+
+
+def _from_selectolax(markup: str | bytes) -> Document:
+    builder = Builder()
+    tree = LexborHTMLParser(markup)
+    satisfied = builder.satisfied
+
+    seen: set[int] = set()   # a node matching two selectors of the group is returned twice
+
+    def feed(nodes) -> None:
+        add, builder_feed = seen.add, builder.feed
+        for node in nodes:
+            node_id = node.mem_id
+            if node_id in seen:
+                continue
+            add(node_id)
+            tag = node.tag
+            attrs = node.attributes        # (one dict: cheaper than two lookups in node.attrs)
+            if tag in satisfied and "itemprop" not in attrs and "itemscope" not in attrs:
+                continue   # a tag already done with, unless it carries microdata
+            if None in attrs.values():     # a bare attribute (`<script async>`)
+                attrs = {k: v or "" for k, v in attrs.items()}
+            if wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
+                builder_feed(tag, attrs, node.text)
+
+    # The builder keeps state per tag, so each tag's elements must come in document order,
+    # but different tags need not be interleaved: paragraphs are asked for separately, as
+    # usually the first one is all that is needed.
+    feed(tree.css(_SELECTOR))
+    first = tree.css_first("p")
+    if first is not None:
+        feed((first,))
+        if "p" not in satisfied:
+            feed(tree.css("p")[1:])
+    return builder.build(lambda: texts(node.text() for node in _byline_links(tree)),
+                         lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
+                                       DATED_TEXT_MAX),
+                         lambda: _item_html(tree),
+                         lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
+                                        for node in tree.css(_TIMES_SELECTOR)),
+                         lambda: texts((node.text(separator=" ") for node in tree.css(_BYLINE_SELECTOR)),
+                                       BYLINE_TEXT_MAX))
+
+
+def _ancestors(node) -> Iterator[tuple[str, dict]]:
+    parent = node.parent
+    while parent is not None:
+        yield parent.tag, parent.attributes
+        parent = parent.parent
+
+
+def _byline_links(tree) -> Iterator:
+    """The links inside a byline block, as `[class*=author i] a` finds them, in document order:
+    each block's links in turn (a block's own links come before any later block's, and a block
+    inside another adds none). The selector costs twice as much: it walks up from every link of
+    the page, where this walks down from the few blocks."""
+    seen: set[int] = set()
+    for block in tree.css(_BYLINE_BLOCKS):
+        itself = block.mem_id
+        for link in block.css("a"):        # the block too, when it is a link: not inside itself
+            if link.mem_id != itself and link.mem_id not in seen:
+                seen.add(link.mem_id)
+                yield link
+
+
+def _item_html(tree) -> str | None:
+    """The outer HTML of the top-level itemscope elements (see Document.item_html)."""
+    nodes = tree.css("[itemref], [itemscope]")     # one walk, in document order
+    if any("itemref" in node.attrs for node in nodes):
+        return None                        # an item takes properties from elsewhere by id
+    tops = []
+    for node in nodes:
+        if node.tag in ("html", "body"):
+            return None
+        parent = node.parent
+        while parent is not None and "itemscope" not in (parent.attributes or {}):
+            parent = parent.parent
+        if parent is None:
+            tops.append(node.html or "")
+    return "".join(tops)
+
+
+def _in_svg(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.tag in ("svg", "math"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _from_html5lib(markup: str | bytes) -> Document:
+    import html5lib  # slow to import; only the reference parser needs it
+
+    if isinstance(markup, bytes):
+        markup = markup.decode("utf-8", "replace")
+    builder = Builder()
+    root = html5lib.parse(markup, treebuilder="etree", namespaceHTMLElements=False)
+    satisfied = builder.satisfied
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str) or tag.startswith("{"):
+            continue  # comments, SVG / MathML elements
+        if tag in satisfied and "itemprop" not in el.attrib and "itemscope" not in el.attrib:
+            continue  # a tag already done with, unless it carries microdata
+        attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
+        if wanted(tag, attrs):
+            builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
+    return builder.build(
+        lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
+                      if in_byline and el.tag == "a"),
+        lambda: texts(("".join(_etree_text(el)) for el, _ in _walk(root)
+                       if isinstance(el.tag, str) and not el.tag.startswith("{")
+                       and shows_date(el.tag, {k: str(v) for k, v in el.attrib.items()})),
+                      DATED_TEXT_MAX),
+        placed_times=lambda: placed((place(_chain(ancestors)), str(el.attrib.get("datetime", "")))
+                                    for el, ancestors in _walk_placed(root)
+                                    if el.tag == "time" and "datetime" in el.attrib),
+        byline_texts=lambda: texts((" ".join(_etree_text(el)) for el, _ in _walk(root)
+                                    if isinstance(el.tag, str) and not el.tag.startswith("{")
+                                    and shows_byline({k: str(v) for k, v in el.attrib.items()})),
+                                   BYLINE_TEXT_MAX))
+
+
+def _walk_placed(root) -> Iterator[tuple[object, tuple]]:
+    """Elements in document order, each with its ancestors as a chain ((tag, attributes), rest)
+    (iterative, like `_walk`; a chain, not a list, so that deep nesting costs no more)."""
+    stack = [(root, ())]
+    while stack:
+        el, ancestors = stack.pop()
+        yield el, ancestors
+        if isinstance(el.tag, str):
+            inner = ((el.tag, el.attrib), ancestors)
+            stack.extend((child, inner) for child in reversed(el))
+
+
+def _chain(ancestors: tuple) -> Iterator[tuple[str, dict]]:
+    while ancestors:
+        (tag, attrib), ancestors = ancestors
+        yield tag, {k: str(v) for k, v in attrib.items() if isinstance(k, str)}
+
+
+def _walk(root) -> Iterator[tuple[object, bool]]:
+    """Elements in document order, each with whether an ancestor's class mentions "author"
+    (iterative: hostile pages nest deeper than Python's recursion limit)."""
+    stack = [(root, False)]
+    while stack:
+        el, in_byline = stack.pop()
+        yield el, in_byline
+        if not in_byline and isinstance(el.tag, str):
+            in_byline = "author" in str(el.attrib.get("class", "")).lower()
+        stack.extend((child, in_byline) for child in reversed(el))
+
+
+def _etree_text(el) -> Iterator[str]:
+    """The text of an element and its descendants, without comments (like DOM textContent)."""
+    if isinstance(el.tag, str) and el.text:
+        yield el.text
+    for child in el:
+        if isinstance(child.tag, str):
+            yield from _etree_text(child)
+        if child.tail:
+            yield child.tail
+
+
+_ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
+    "selectolax": _from_selectolax,
+    "html5lib": _from_html5lib,
+}
+
+
+def parse(markup: str | bytes, parser: str = ProcessSettings().parser) -> Document:
+    """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
+
+    `parser` is one of PARSERS.
+    """
+    try:
+        adapter = _ADAPTERS[parser]
+    except KeyError:
+        raise ValueError(f"unknown HTML parser {parser!r}; expected one of {', '.join(PARSERS)}") from None
+    return adapter(markup)

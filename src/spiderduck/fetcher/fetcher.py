@@ -1,0 +1,199 @@
+"""A fetcher: one hop, polite on its domain, allowed by robots.txt, through the guard.
+
+    Fetcher.fetch(url)
+      -> validate (http/https only)
+      -> domain slot (bounded queue; FetcherBusy when full; a halted domain answers at once)
+      -> robots.txt for the origin (cached under the origin; fetched by robots.fetch, redirects
+         followed as RFC 9309 says, each hop taking a turn on this slot);
+         its Crawl-delay for our user agent is told to the slot
+      -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
+      -> HttpClient.get (never follows redirects; a re-fetch's validators as If-None-Match and
+         If-Modified-Since, on the page request only) -> the slot observes the outcome
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+
+from spiderduck.core import metrics
+
+from spiderduck.core import urls
+from spiderduck.core.config import FetcherSettings
+from spiderduck.core.errors import FetcherBusy, WrongFetcher
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Validators
+from spiderduck.core.status import Status
+from spiderduck.fetcher import render_hop
+from spiderduck.fetcher.domain_health import HealthPolicy
+from spiderduck.fetcher.guard import AddressGuard
+from spiderduck.fetcher.http import HttpClient, Limits
+from spiderduck.fetcher.ownership import Ownership
+from spiderduck.fetcher.pacing import PacingPolicy
+from spiderduck.fetcher.politeness import DomainHalted, DomainSlot, Politeness
+from spiderduck.fetcher.resolver import GuardedResolver
+from spiderduck.fetcher.robots.cache import RobotsCache
+from spiderduck.fetcher.robots.fetch import fetch_robots
+from spiderduck.fetcher.robots.store import SharedRobotsStore
+from spiderduck.fetcher.robots.verdict import VerdictCodec
+from spiderduck.fetcher.vulture import Vulture
+
+
+# Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
+_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render"}
+
+
+def fetcher_id(settings: FetcherSettings) -> str:
+    """fetcher.id, or this process's host:pid."""
+    return settings.id or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def politeness_for(settings: FetcherSettings) -> Politeness:
+    """The domain slots a fetcher's settings ask for (built before the Fetcher in the fetcher
+    role: the lease keeper's quiet_for and the operators' controls read them)."""
+    return Politeness(default_rate=settings.default_rate, rate_overrides=settings.rate_overrides,
+                      queue_size=settings.queue_size, pacing=PacingPolicy.from_settings(settings),
+                      health=HealthPolicy.from_settings(settings))
+
+
+class Fetcher:
+    def __init__(self, settings: FetcherSettings, *, ownership: Ownership, http: HttpClient | None = None,
+                 politeness: Politeness | None = None, robots: RobotsCache | None = None,
+                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic, renderer=None):
+        # ownership: the shards served, fixed for the Fetcher's life (AllShards, or a LeaseKeeper
+        # the fetcher role runs); robots_store: the shared (memcached) level of the robots cache;
+        # owned, closed on exit. renderer: a fetcher.render.Renderer (render.enabled), or a
+        # function making one from this fetcher's `subresource`; owned, closed on exit.
+        self.settings = settings
+        self.id = fetcher_id(settings)
+        guard = AddressGuard(settings.allowed_networks)
+        self.http = http if http is not None else HttpClient(
+            user_agent=settings.user_agent, guard=guard,
+            resolver=GuardedResolver(guard, settings.dns_overrides),
+            limits=Limits(settings.max_body_bytes, settings.connect_timeout, settings.total_timeout))
+        self.politeness = politeness if politeness is not None else politeness_for(settings)
+        self.vulture = Vulture(self.politeness, interval=settings.vulture_interval,
+                               idle_after=settings.domain_idle_after)
+        self.robots = robots if robots is not None else RobotsCache(
+            max_entries=settings.robots_cache_size, store=robots_store, codec=VerdictCodec())
+        self.robots_store = robots_store
+        self._ownership = ownership
+        self._metrics = metrics.recorder("fetcher")
+        self._clock = clock
+        self.renderer = renderer(self.subresource) if callable(renderer) else renderer
+
+    @property
+    def ownership(self) -> Ownership:
+        """Given at construction, never swapped (no setter)."""
+        return self._ownership
+
+    def check_owner(self, domain: str) -> None:
+        """Checked on arrival and again right before each request starts."""
+        if not self._ownership.owns(domain):
+            raise WrongFetcher(f"fetcher {self.id} does not hold the shard of {domain}")
+
+    async def __aenter__(self) -> "Fetcher":
+        await self.http.__aenter__()
+        await self.vulture.__aenter__()
+        if self.renderer is not None:
+            await self.renderer.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self.renderer is not None:
+            await self.renderer.__aexit__(*exc)
+        await self.vulture.__aexit__(*exc)
+        await self.http.__aexit__(*exc)
+        if self.robots_store is not None:
+            await self.robots_store.close()
+
+    async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
+                    max_wait: float = 0.0, validators: Validators | None = None,
+                    render: bool = False) -> FetchResult:
+        """One hop. Raises FetcherBusy when the domain's queue is full, or when its
+        turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
+
+        `max_body_bytes` lowers the body cap for this request (an image's first bytes); it never
+        raises it above fetcher.max_body_bytes. `purpose` ("page", "image", "oembed") labels
+        the request's metrics. `validators` make the request conditional: the well-formed ones
+        (Validators.headers) go out as If-None-Match / If-Modified-Since on the page request,
+        never on robots.txt's; a 304 answer is an OK result with http_status 304 and the
+        response's headers, as any other answer is. With `render`, a page whose answer is an empty
+        JavaScript shell is also rendered, when this fetcher has a renderer (src/spiderduck/fetcher/render_hop.py)."""
+        try:
+            url = urls.canonicalize(url)
+        except urls.InvalidUrl as exc:
+            return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
+        host = urls.host_of(url)
+        domain = urls.registrable_domain(host)
+        self.check_owner(domain)
+        slot = self.politeness.slot(domain)
+        if slot.halted:
+            return self._halted(url, slot)
+        slot.check_wait(max_wait)
+        started = self._clock()
+        try:
+            verdict = await self.robots.rules_for(urls.origin_of(url), lambda: fetch_robots(
+                self.http, url, slot, self.settings, self.check_owner))
+        except DomainHalted:              # halted while robots.txt waited for its turn
+            return self._halted(url, slot)
+        robots_seconds = self._clock() - started
+        slot.tell_crawl_delay(host, verdict.rules.crawl_delay(self.settings.user_agent))
+        if verdict.failure is not None:
+            return dataclasses.replace(
+                verdict.failure, url=url, fetcher_id=self.id, robots_seconds=robots_seconds,
+                error=f"robots.txt unreachable: {verdict.failure.error}")
+        if not verdict.rules.allowed(url, self.settings.user_agent):
+            return FetchResult(url=url, status=Status.ROBOTS_DISALLOWED, fetcher_id=self.id,
+                               error="disallowed by robots.txt", robots_seconds=robots_seconds)
+        try:
+            queued = await slot.turn()
+        except DomainHalted:
+            return self._halted(url, slot)
+        self.check_owner(slot.domain)
+        cap = self.settings.max_body_bytes
+        conditional = validators.headers() if validators else {}
+        result = await self.http.get(url, on_sent=slot.mark_sent,
+                                     max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap,
+                                     headers=conditional or None)
+        slot.observe(result)
+        self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
+                            http=f"{result.http_status // 100}xx" if result.http_status else "none")
+        self._metrics.observe("origin_seconds", result.origin_seconds)
+        self._metrics.observe("queued_seconds", queued)
+        result = dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
+                                     fetcher_id=self.id)
+        if render and self.renderer is not None and render_hop.wants_render(result):
+            result = await render_hop.rendered(self.renderer, result)
+        return result
+
+    async def subresource(self, url: str) -> FetchResult:
+        """One GET of a request the headless browser makes while rendering a page: through the
+        address guard and the body cap, on a domain this fetcher owns after a turn on its
+        politeness slot (src/spiderduck/fetcher/render_hop.py). Never raises for the URL's sake."""
+        try:
+            url = urls.canonicalize(url)
+            domain = urls.registrable_domain(urls.host_of(url))
+        except (urls.InvalidUrl, ValueError) as exc:
+            return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
+        slot = self.politeness.slot(domain) if self._ownership.owns(domain) else None
+        try:
+            if slot is not None:
+                await slot.turn()
+        except DomainHalted:
+            return self._halted(url, slot)
+        except FetcherBusy as exc:
+            return FetchResult(url=url, status=Status.CONNECTION_ERROR, error=str(exc), fetcher_id=self.id)
+        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT,
+                                     on_sent=slot.mark_sent if slot is not None else None)
+        if slot is not None:
+            slot.observe(result)
+        self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES["render"],
+                            http=f"{result.http_status // 100}xx" if result.http_status else "none")
+        return result
+
+    def _halted(self, url: str, slot: DomainSlot) -> FetchResult:
+        """A halted domain's hops fail fast: CONNECTION_ERROR with the reason (see politeness)."""
+        return FetchResult(url=url, status=Status.CONNECTION_ERROR, fetcher_id=self.id,
+                           error=str(DomainHalted(slot.domain, slot.health.reason)))

@@ -1,0 +1,74 @@
+"""The metadata-api role: wiring for start and stop."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import AsyncContextManager
+
+from spiderduck.bus import streams as bus
+
+from spiderduck.bus import credentials as nats_auth
+from spiderduck.bus.pending import PendingLookup, queued_bucket
+from spiderduck.core.config import Settings
+from spiderduck.core.freshness import Freshness
+from spiderduck.extract.signals import robots_token
+from spiderduck.metadata_api import server
+from spiderduck.metadata_api.auth import metadata_guard
+from spiderduck.query.explainer import Explainer
+from spiderduck.query.resolver import Resolver
+from spiderduck.rpc.server import GrpcServer
+from spiderduck.stores.open import open_content_store, open_metadata_store
+
+log = logging.getLogger("spiderduck.metadata_api")
+
+# What serves beside the API from its store and NATS, once the API serves (the command gives the
+# web UI: src/spiderduck/cli/roles.py): called with (settings, store, pending, js, queued, resolver), the last three
+# None without NATS, and ExplainUrl's `explainer=`, it returns an async context manager, entered
+# until the role stops.
+Beside = Callable[..., Awaitable[AsyncContextManager]]
+
+
+async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Beside | None = None) -> None:
+    """Serves the metadata store; with nats_url set it also asks NATS which URLs are pending
+    (spiderduck.bus.pending) and serves ResolveUrl (spiderduck.query.resolver), and fails at start, as the
+    other roles do, if that NATS cannot be reached. `beside` (see Beside) is entered once the API
+    serves and left after it has stopped."""
+    async with contextlib.AsyncExitStack() as stack:
+        store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
+        pending = resolver = js = queued = None
+        if settings.nats_url:
+            nc = await bus.connect(settings.nats_url, name="spiderduck-metadata-api",
+                                   timeout=settings.nats_connect_timeout,
+                                   auth=nats_auth.nats_options(settings))
+            stack.push_async_callback(nc.close)
+            js = nc.jetstream()
+            await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
+            queued = await queued_bucket(js, settings.streams.queued_ttl, replicas=settings.nats_replicas)
+            pending = PendingLookup(
+                await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
+                queued)
+            resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
+                                      serve_stale_for=settings.serve_stale_for).start()
+            stack.push_async_callback(resolver.close)
+        else:
+            log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
+        api = settings.metadata_api
+        content = (await stack.enter_async_context(await open_content_store(settings.content_store_url))
+                   if api.explain_workers else None)
+        explainer = Explainer(store, content, workers=api.explain_workers,
+                                      budget=settings.process.extract_timeout, parser=settings.process.parser,
+                                      robots_token=robots_token(settings.fetcher.user_agent),
+                                      min_image_size=settings.process.min_image_size)
+        stack.push_async_callback(explainer.close)
+        grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
+                                 stop_grace=settings.drain_seconds, tls=settings.tls,
+                                 guards={server.SERVICE_NAME: metadata_guard(api, settings.tls)})
+        server.register(grpc_server, store, api, pending, resolver, explainer)
+        async with grpc_server:
+            log.info("metadata-api serving on %s", grpc_server.address)
+            if beside is not None:
+                await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver,
+                                                             explainer=explainer))
+            await stop.wait()

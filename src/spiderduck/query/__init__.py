@@ -1,0 +1,1 @@
+"""The read side: resolve a URL, explain a record, each platform's findings."""

@@ -1,0 +1,72 @@
+"""The scheduler's pipeline, in its one fixed order (src/spiderduck/scheduler/stages/, outer first).
+
+    Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> CrawlRecorder
+            -> RedirectFollower -> RelatedFetcher -> PostProcessor
+
+Outer stages wrap inner ones: the notifier publishes after the outcome is stored, so an event
+always describes stored state. The decider may answer (FRESH, STALE, JOINED, REJECTED) without a
+crawl; that answer is still recorded as a sighting and announced. Two stages write the metadata
+store, and the split is by what they record: the Sighting Recorder records every sighting (a
+share; the record of a rejection, which no crawl stored), outside the decider; the Crawl
+Recorder records a crawl (its WARC records and record) inside the decider's single-flight
+window, so the next sighting of the URL finds its record. The related fetches (a page's image
+and oEmbed) complete the record the Post Processor made.
+
+Every setting a stage reads comes from Settings here; the stages state no defaults of their own.
+"""
+from __future__ import annotations
+
+import time
+
+from spiderduck.bus.claims import Claims
+from spiderduck.bus.submissions import DeadLetter, Resubmit
+from spiderduck.core.config import Settings
+from spiderduck.core.freshness import Freshness
+from spiderduck.core.metrics import Recorder
+from spiderduck.extract.signals import robots_token
+from spiderduck.scheduler.events import Publish
+from spiderduck.scheduler.stages.announcement import Notifier
+from spiderduck.scheduler.stages.chain import Pipeline, compose
+from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
+from spiderduck.scheduler.stages.crawl_record import CrawlRecorder
+from spiderduck.scheduler.stages.record import Extract, PostProcessor
+from spiderduck.scheduler.stages.redirect_chain import FetchHop, RedirectFollower
+from spiderduck.scheduler.stages.related import RelatedFetcher
+from spiderduck.scheduler.stages.sighting import SightingRecorder
+from spiderduck.scheduler.stages.submission import Decoder
+from spiderduck.stores.content import ContentStore
+from spiderduck.stores.metadata import MetadataStore
+
+
+def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: ContentStore,
+                   fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
+                   extract: Extract | None = None, resubmit: Resubmit | None = None,
+                   dead_letter: DeadLetter | None = None, claims: Claims | None = None,
+                   clock=time.time) -> Pipeline:
+    """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
+    `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
+    refreshes of records answered STALE (stages/crawl_decision.py); `dead_letter` publishes the
+    dead letters of a submission's URLs over the limit of one message (stages/submission.py).
+    `claims` (spiderduck.bus.claims) keeps a URL's crawls apart across schedulers; None: within this
+    pipeline only.
+    `metrics` is the scheduler's recorder (spiderduck.core.metrics.recorder("scheduler"))."""
+    s, p, f = settings.scheduler, settings.process, settings.fetcher
+    freshness = Freshness.from_settings(settings)
+    return compose(
+        Decoder(resubmit, dead_letter),
+        Notifier(publish, metrics=metrics, clock=clock),
+        SightingRecorder(metadata),
+        CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,
+                     serve_stale_for=settings.serve_stale_for, resubmit=resubmit, claims=claims,
+                     clock=clock),
+        CrawlRecorder(metadata, content),
+        RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
+        RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
+                       image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
+                       timeout=p.related_timeout, cache_size=p.related_cache_size,
+                       min_image_size=p.min_image_size, embed_allow_hosts=p.embed_allow_hosts,
+                       metrics=metrics),
+        PostProcessor(parser=p.parser, freshness=freshness, extract=extract,
+                      robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
+                      clock=clock),
+    )

@@ -1,0 +1,19 @@
+"""The scheduler's stages, one module each, named for what it produces or decides.
+
+In compose order (outer first; src/spiderduck/scheduler/pipeline.py builds them in this order):
+
+    submission      Decoder           a message -> one task per URL (or split into messages)
+    announcement    Notifier          the UrlProcessed event, once the outcome is stored
+    sighting        SightingRecorder  records the sighting: its share; a rejection's record
+    crawl_decision  CrawlDecider      crawl, or answer FRESH / JOINED / REJECTED
+    crawl_record    CrawlRecorder     records the crawl: WARC records, the record, its aliases
+    redirect_chain  RedirectFollower  the chain of hops, each through its domain's fetcher
+    related         RelatedFetcher    the image's size and the oEmbed fields a page lacks
+    record          PostProcessor     the UrlRecord from the final hop (innermost)
+
+`chain` holds what makes them a chain: Stage, Next, compose, Pipeline, StageFailed; with traces
+on, each stage's call is a span, and `store_spans` makes one per store call a stage makes for a
+URL (`metadata get`, `metadata put`, `metadata add_share`, `content append`, `content read`). Stages
+speak the dataclasses of src/spiderduck/scheduler/task.py and src/spiderduck/core/record.py; protobuf appears only at the
+edges (submission's decoding, src/spiderduck/scheduler/events.py, src/spiderduck/scheduler/fetcher_client.py).
+"""

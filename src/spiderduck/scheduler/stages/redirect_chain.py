@@ -1,0 +1,62 @@
+"""Stage 6, the Redirect Follower: the redirect chain, hop by hop (spiderduck.core.redirects).
+
+Input: a CrawlTask with its canonical url. Output: the Outcome of the stages inside, given the
+task with `hops` (one FetchResult per request, in order) and `failure` (why the chain stopped
+early, if it did). Each hop is a new request routed to the fetcher owning that hop's domain, so
+each hop is polite on its own domain. When the task renews a stored record (`previous`), the hop
+to that record's final URL is conditional: it sends the record's ETag and Last-Modified
+(spiderduck.core.freshness.Validators), and the origin may answer 304. Going past fetcher.max_redirects
+gives TOO_MANY_REDIRECTS (as httpx's TooManyRedirects), a Location that is no fetchable URL
+INVALID_URL: both are outcomes, not failures.
+Failure: FetcherUnavailable when no fetcher answers a hop (retryable), except on the message's
+last delivery (below).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Awaitable, Callable
+
+from spiderduck.core import redirects
+from spiderduck.core.errors import FetcherUnavailable
+from spiderduck.core.fetch import FetchResult
+from spiderduck.core.freshness import Validators
+from spiderduck.core.status import Status
+from spiderduck.scheduler.stages.chain import Next
+from spiderduck.scheduler.task import CrawlTask, Outcome
+
+# fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result (FetcherClient.fetch)
+FetchHop = Callable[..., Awaitable[FetchResult]]
+
+
+class RedirectFollower:
+    """`last_attempt`: the message's last allowed delivery (scheduler.max_deliver). No fetcher
+    answering a hop fails the message, to be retried; on its last delivery the hop is recorded
+    as CONNECTION_ERROR with the reason instead, so the URL still gets its record and event
+    rather than only a dead letter."""
+
+    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int):
+        self._fetch_hop = fetch_hop
+        self._max_redirects = max_redirects
+        self._last_attempt = last_attempt
+
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
+        renewed = task.previous
+        validators = Validators.of(renewed) if renewed is not None else Validators()
+
+        async def hop(url: str) -> FetchResult:
+            # Conditional only where the stored response came from: its final URL.
+            conditional = validators if validators and url == renewed.final_url else None
+            return await self._hop(url, task.attempt, conditional)
+        chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects)
+        return await next(dataclasses.replace(task, hops=chain.hops, failure=chain.failure))
+
+    async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:
+        try:
+            if validators is not None:
+                return await self._fetch_hop(url, validators=validators)
+            return await self._fetch_hop(url)
+        except FetcherUnavailable as exc:
+            if not self._last_attempt or attempt < self._last_attempt:
+                raise
+            return FetchResult(url=url, status=Status.CONNECTION_ERROR,
+                               error=f"no fetcher answered on the last of {attempt} deliveries: {exc}")

@@ -1,0 +1,38 @@
+"""Stage 3, the Sighting Recorder: records the sighting, once per submitted URL.
+
+Input: a CrawlTask. Output: the Outcome of the stages inside it, with the record's share_count.
+Every sighting counts as one share, whatever its resolution, except a ResolveUrl call's (a
+question, not a share).
+A REJECTED answer (a URL that is not fetchable) was produced by the decider without a crawl, so
+nothing stored it yet: its record is stored here. A crawl's record is stored by the Crawl
+Recorder (stages/crawl_record.py), inside the decider's window; this stage sits outside it,
+because joined and fresh sightings count too.
+Failure: a store's StoreError (retryable: retried in place as an outage).
+With traces on, the share's count is a `metadata add_share` span and a rejection's record a
+`metadata put` (stages/store_spans.py).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from spiderduck.scheduler.stages.chain import Next
+from spiderduck.scheduler.stages.crawl_record import store_outcome
+from spiderduck.scheduler.stages.store_spans import store_span
+from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
+from spiderduck.stores.metadata import MetadataStore
+
+
+class SightingRecorder:
+    def __init__(self, metadata: MetadataStore):
+        self._metadata = metadata
+
+    async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
+        outcome: Outcome = await next(task)
+        if outcome.resolution is Resolution.REJECTED:
+            outcome = await store_outcome(self._metadata, outcome)
+        if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
+            return outcome
+        with store_span("metadata add_share", self._metadata, outcome.key):
+            shares = await self._metadata.add_share(outcome.key)
+        return dataclasses.replace(
+            outcome, record=dataclasses.replace(outcome.record, share_count=shares))

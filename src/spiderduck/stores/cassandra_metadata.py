@@ -1,0 +1,392 @@
+"""Cassandra metadata store (`cassandra://[user:password@]h1,h2[:9042]/keyspace[?options]`).
+
+The URL's options, the connection and `schema apply` are in spiderduck.stores.cassandra_cluster.
+Every statement is prepared once at open. No statement is a lightweight transaction (Paxos),
+and no write reads first.
+
+Writes: `put` is one request, an unlogged batch of plain writes: the record row (record_pb,
+fetched_at, and `record = null`, which replaces a version-1 JSON row without reading it), its
+`earliest` cell (first_seen, below) and one resolution row per alias (the `crawl_status` table
+that versions 1 and 2 also wrote is read by nothing, so it is no longer written). It reads
+nothing first, so it is idempotent and the driver may retry it. A put whose rows pass
+_ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches instead, the
+record's partition alone and the other rows (or those one by one, when long URLs make even
+them pass it): Cassandra warns about (over 5 KiB) and refuses (over 50 KiB) a batch of several
+partitions by its size, never a single-partition one. The rows of a batch may be applied in
+any order; reads take a resolution whose record is not there yet as no record.
+
+first_seen without Paxos: of all the puts of a key, the earliest first_seen must win, whatever
+order the writes arrive in, from any scheduler. Cassandra keeps, of two writes to one cell, the
+one with the higher write timestamp (last write wins). So `earliest` is written with `USING
+TIMESTAMP _EARLIEST_CLOCK - first_seen in milliseconds`: the earlier the first_seen, the higher
+the timestamp, and the cell converges to the minimum as a min-register would. Nothing else
+writes that cell, so no real clock competes; _EARLIEST_CLOCK is far enough ahead of any real
+clock (2096) that a row deletion at the current time does not remove the cell.
+
+Shares: the `shares` counter counts them (an increment is not idempotent, so it is never
+retried: a failure surfaces as a retryable StoreError and the caller decides). `add_share`
+increments it, reads the total (the caller needs it), then writes that total to
+`records.shares_seen` with `USING TIMESTAMP total + 1`: totals only grow, so the largest wins
+whatever order concurrent add_shares write in (the +1 keeps a total of 0 at a positive
+timestamp). Reads take the count from the record row; only a row whose shares_seen is null (from
+before version 3, or a key never shared since) costs a read of the counter.
+
+What a put returns: the record as written, first_seen the caller's (or now when unset) and
+share_count the caller's. It cannot know an earlier put's first_seen or the share count without
+the read it no longer makes; reads give the stored truth (spiderduck.stores.metadata.MetadataStore).
+
+Reads: `get_many` resolves every URL to its key concurrently (one single-partition read each:
+with token-aware routing this beats a multi-partition `IN`, which makes one coordinator wait for
+all), then reads each distinct key's record row concurrently: two requests for one URL. A
+record row holds record_pb, or the JSON of a row written at version 1; of a row holding both (a
+version-1 process still writing during a rolling upgrade) the newer cell is read, by writetime.
+first_seen is the earlier of `earliest` and the legacy `first_seen` cell. `get_many_wire`
+answers a record_pb row with its stored bytes, first_seen and the share count appended (protobuf
+merges concatenated fields), parsing nothing; a version-1 row is parsed and encoded again.
+Timestamps are stored at millisecond precision (CQL `timestamp`), so first_seen is rounded to
+milliseconds.
+
+Rolling upgrade from version 2 (`spiderduck schema apply` first, then the processes): a
+version-2 process still sets the legacy `first_seen` by its lightweight transactions; reads take
+the earlier of that and `earliest`, so first_seen stays the earliest of all puts. A version-2
+reader sees first_seen only on rows a version-2 put wrote (version 3 leaves first_seen out of
+record_pb, where the appended value could not replace it). Shares a version-2 process counts
+reach the counter but not shares_seen: a row a version-3 add_share already gave a shares_seen
+reads short by them until its next share counted at version 3.
+
+Records stored before `modified_time` moved from field 36 to 38 (issue 31 gave 36 to
+`fetch_mode`): `_wire` rewrites such bytes as it reads them (src/spiderduck/wire/record_migrations.py), so
+`get_many` and `get_many_wire` answer the current layout; puts write it (to_proto), so a record
+is fixed for good at its next crawl. Not a schema version that rewrites the table: that is a
+scan of every partition (token range by token range) from whichever process runs `schema apply`,
+for a change most rows do not need, and during a rolling upgrade a process still at the previous
+release would go on writing the old layout after it. The read-side check costs one search for
+the tag's two bytes (0xA2 0x02) in a record, which most records do not hold; only those that do
+are walked field by field.
+
+Errors: cassandra-driver's exceptions become `StoreError` here (retryable, except invalid
+requests); a keyspace without the current schema is a `ConfigError` that names
+`spiderduck schema apply`.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import datetime
+import time
+from typing import Any, Iterable, Sequence
+
+from spiderduck.wire import record_migrations
+
+from spiderduck.core.errors import ConfigError
+from spiderduck.core.record import UrlRecord
+from spiderduck.stores import cassandra_schema
+from spiderduck.stores.cassandra_cluster import CassandraOptions, connect, translate
+from spiderduck.stores.metadata import WIRE_CHUNK, Budget, MetadataStore
+from spiderduck.v1 import metadata_pb2
+from spiderduck.wire import record_proto
+
+_EPOCH = datetime.datetime(1970, 1, 1)
+
+# The write timestamp of `earliest` is _EARLIEST_CLOCK minus first_seen in milliseconds (see the
+# module doc): 4e15 microseconds is October 2096, ahead of every real write timestamp. first_seen
+# is clamped to 1970..2096, so the timestamp stays between 0 and _EARLIEST_CLOCK.
+_EARLIEST_CLOCK = 4_000_000_000_000_000
+_LATEST_FIRST_SEEN_MS = _EARLIEST_CLOCK // 1000
+# A put whose rows pass this, by the bytes of their values, goes as more than one request (the
+# record's partition alone; the other rows as a batch, or one by one when their URLs alone pass
+# it): every node logs a batch of several partitions over 5 KiB (batch_size_warn_threshold) and
+# refuses one over 50 KiB (batch_size_fail_threshold). _ROW_BYTES: a row's own overhead in that
+# count (its timestamps and lengths), generously.
+_ONE_BATCH_BYTES = 4 * 1024
+_ROW_BYTES = 64
+
+
+def _millis(seconds: float) -> int:
+    return round(seconds * 1000)
+
+
+def _epoch_millis(value: datetime.datetime) -> int:
+    if value.tzinfo is not None:
+        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return round((value - _EPOCH).total_seconds() * 1000)
+
+
+def _seconds(value: datetime.datetime | None) -> float:
+    return 0.0 if value is None else _epoch_millis(value) / 1000
+
+
+def _stored(row: dict) -> bytes | str | None:
+    """The record cell to read: record_pb, or the version-1 JSON when only it is there or it
+    was written later (by a version-1 process, during a rolling upgrade); None: no record yet."""
+    data, text = row.get("record_pb"), row.get("record")
+    if text and (data is None or (row.get("json_at") or 0) > (row.get("pb_at") or 0)):
+        return text
+    return data
+
+
+def _first_seen(row: dict) -> datetime.datetime | None:
+    """The earlier of `earliest` (version 3's puts) and `first_seen` (version 1 and 2's)."""
+    earliest, legacy = row.get("earliest"), row.get("first_seen")
+    if earliest is None or (legacy is not None and legacy < earliest):
+        return legacy
+    return earliest
+
+
+def _record(row: dict, shares: int) -> UrlRecord:
+    stored = _stored(row)
+    if isinstance(stored, bytes):                     # parsed once, with what _wire appends
+        return record_proto.from_bytes(_wire(row, shares))
+    rec = record_proto.from_json(stored)
+    first_seen = _seconds(_first_seen(row)) or rec.first_seen
+    return dataclasses.replace(rec, first_seen=first_seen, share_count=shares)
+
+
+def _wire(row: dict, shares: int) -> bytes:
+    """The record as a GetUrlMetadata answer: record_pb as stored plus first_seen and the share
+    count, unparsed (in the current layout: record_migrations); a version-1 row's JSON parsed
+    and encoded."""
+    stored = _stored(row)
+    if not isinstance(stored, bytes):
+        return record_proto.to_proto(_record(row, shares)).SerializeToString()
+    stored = record_migrations.moved_modified_time(stored)
+    tail = b""
+    first_seen = _first_seen(row)
+    if first_seen is not None:
+        msg = metadata_pb2.UrlMetadata()
+        msg.first_seen.FromMilliseconds(_epoch_millis(first_seen))
+        tail = msg.SerializeToString()
+    return stored + record_proto.with_share_count(tail, shares)
+
+
+_QUERIES = {
+    "resolve": "SELECT key FROM {ks}.resolutions WHERE url = ?",
+    "read_record": ("SELECT record_pb, record, first_seen, earliest, shares_seen, "
+                    "writetime(record_pb) AS pb_at, writetime(record) AS json_at "
+                    "FROM {ks}.records WHERE key = ?"),
+    "read_shares": 'SELECT "count" FROM {ks}.shares WHERE key = ?',
+    "write_record": ("UPDATE {ks}.records SET record_pb = ?, record = null, fetched_at = ? "
+                     "WHERE key = ?"),
+    "write_earliest": "UPDATE {ks}.records USING TIMESTAMP ? SET earliest = ? WHERE key = ?",
+    "write_resolution": "INSERT INTO {ks}.resolutions (url, key) VALUES (?, ?)",
+    "add_shares": 'UPDATE {ks}.shares SET "count" = "count" + ? WHERE key = ?',
+    "write_shares_seen": "UPDATE {ks}.records USING TIMESTAMP ? SET shares_seen = ? WHERE key = ?",
+}
+_NOT_IDEMPOTENT = {"add_shares"}
+
+
+class _Handoff:
+    """Driver answers to the event loop: the driver's thread queues each (future, rows, error)
+    and wakes the loop once per burst (`call_soon_threadsafe` writes to the loop's wake-up pipe;
+    once per answer it was a system call and a loop iteration each)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop):
+        self.loop = loop
+        self._ready: collections.deque = collections.deque()
+        self._woken = False
+
+    def ok(self, rows, future) -> None:               # on a driver thread
+        self._ready.append((future, rows, None))
+        self._wake()
+
+    def error(self, exc, future) -> None:             # on a driver thread
+        self._ready.append((future, None, exc))
+        self._wake()
+
+    def _wake(self) -> None:
+        if not self._woken:
+            self._woken = True
+            try:
+                self.loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:                      # the loop is gone
+                pass
+
+    def _drain(self) -> None:
+        # Cleared before popping: an answer queued after the last pop sees it clear and wakes
+        # the loop again; one queued before is popped here.
+        self._woken = False
+        ready = self._ready
+        while ready:
+            future, rows, exc = ready.popleft()
+            if future.done():                         # cancelled meanwhile
+                continue
+            if exc is not None:
+                future.set_exception(exc)
+            else:
+                future.set_result(rows)
+
+
+class CassandraMetadataStore(MetadataStore):
+    """The MetadataStore over cassandra-driver; open with `await CassandraMetadataStore.open(url)`."""
+
+    def __init__(self, options: CassandraOptions, cluster, session, prepared: dict, *,
+                 clock=time.time):
+        from cassandra.query import BatchStatement, BatchType
+        self.options = options
+        self._cluster = cluster
+        self._session = session
+        self._q = prepared
+        self._clock = clock
+        self._limit = asyncio.Semaphore(options.concurrency)
+        self._handoff: _Handoff | None = None
+        self._batch = lambda: BatchStatement(batch_type=BatchType.UNLOGGED)
+
+    @classmethod
+    async def open(cls, url: str, *, clock=time.time) -> "CassandraMetadataStore":
+        options = CassandraOptions.from_url(url)
+        cluster, session = await connect(options)
+        try:
+            prepared = await asyncio.to_thread(cls._prepare, session, options.keyspace)
+        except BaseException:
+            await asyncio.to_thread(cluster.shutdown)
+            raise
+        return cls(options, cluster, session, prepared, clock=clock)
+
+    @staticmethod
+    def _prepare(session, keyspace: str) -> dict:
+        try:
+            version = cassandra_schema.current_version(session, keyspace)
+        except Exception as exc:
+            from cassandra import InvalidRequest
+            if isinstance(exc, InvalidRequest):       # no keyspace or no schema_version table
+                version = 0
+            else:
+                raise translate(exc, f"read schema version of {keyspace}") from exc
+        if version < cassandra_schema.LATEST:
+            raise ConfigError(
+                f"cassandra keyspace {keyspace} is at schema version {version}, this build needs "
+                f"{cassandra_schema.LATEST}: run `spiderduck schema apply`")
+        prepared = {}
+        try:
+            for name, cql in _QUERIES.items():
+                statement = session.prepare(cql.format(ks=keyspace))
+                statement.is_idempotent = name not in _NOT_IDEMPOTENT
+                prepared[name] = statement
+        except Exception as exc:
+            raise translate(exc, f"prepare statements in {keyspace}") from exc
+        return prepared
+
+    async def _execute(self, name: str, statement, params: tuple | None = None) -> list[dict]:
+        """The rows of one request (a prepared statement and its parameters, or a batch).
+
+        `Session.execute_async` answers on the driver's thread, which hands the rows to the
+        event loop (_Handoff). At most `concurrency` requests are in flight.
+        """
+        loop = asyncio.get_running_loop()
+        handoff = self._handoff
+        if handoff is None or handoff.loop is not loop:
+            handoff = self._handoff = _Handoff(loop)
+        async with self._limit:
+            future = loop.create_future()
+            try:
+                response = self._session.execute_async(statement, params)
+                response.add_callbacks(handoff.ok, handoff.error,
+                                       callback_args=(future,), errback_args=(future,))
+                return await future
+            except Exception as exc:
+                raise translate(exc, name) from exc
+
+    def _batched(self, statements: list, batch=None):
+        """An unlogged batch of (prepared statement, parameters), marked idempotent (plain
+        writes only: no counter, no condition)."""
+        batch = batch if batch is not None else self._batch()
+        for statement, params in statements:
+            batch.add(statement, params)
+        batch.is_idempotent = True
+        return batch
+
+    @staticmethod
+    def _bound(statement, params: tuple):
+        return statement.bind(params)
+
+    def _rows(self, name: str, params: tuple):
+        return self._execute(name, self._q[name], params)
+
+    async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
+        urls = [url for url in dict.fromkeys([key, *aliases]) if url]
+        millis = min(max(_millis(record.first_seen or self._clock()), 0), _LATEST_FIRST_SEEN_MS)
+        written = (record if record.first_seen == millis / 1000
+                   else dataclasses.replace(record, first_seen=millis / 1000))
+        msg = record_proto.to_proto(record)           # as to_bytes, first_seen left out too
+        msg.ClearField("first_seen")
+        msg.ClearField("share_count")
+        data = msg.SerializeToString()
+        fetched = _millis(record.fetched_at)
+        q = self._q
+        record_part = self._batched([                 # one partition: the records row
+            (q["write_record"], (data, fetched, key)),
+            (q["write_earliest"], (_EARLIEST_CLOCK - millis, millis, key))])
+        rest = [(q["write_resolution"], (url, key)) for url in urls]
+        rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in urls)
+        if len(data) + len(key) + _ROW_BYTES + rest_bytes <= _ONE_BATCH_BYTES:
+            requests = [self._batched(rest, record_part)]     # the common case: one request
+        elif rest_bytes <= _ONE_BATCH_BYTES:
+            requests = [record_part, self._batched(rest)]
+        else:                                         # many long URLs: a request each
+            requests = [record_part, *(self._bound(*statement) for statement in rest)]
+        if len(requests) == 1:
+            await self._execute("put", requests[0])
+        else:
+            await asyncio.gather(*(self._execute("put", request) for request in requests))
+        return written
+
+    async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
+        key_of = await self._resolve(urls)
+        found = await self._read(list(dict.fromkeys(key_of.values())))
+        by_key = {key: _record(row, shares) for key, (row, shares) in found.items()}
+        return [by_key.get(key_of.get(url, "")) for url in urls]
+
+    async def get_many_wire(self, urls: Sequence[str], max_bytes: int = 0) -> list[bytes | None]:
+        """With max_bytes, the records are read WIRE_CHUNK keys at a time and counted (once per
+        URL asking) as they come, so a call stops soon after passing the budget."""
+        key_of = await self._resolve(urls)
+        keys = list(dict.fromkeys(key_of.values()))
+        asked = collections.Counter(key_of.get(url) for url in urls)
+        budget = Budget(max_bytes)
+        step = WIRE_CHUNK if max_bytes else max(len(keys), 1)
+        by_key: dict[str, bytes] = {}
+        for start in range(0, len(keys), step):
+            for key, (row, shares) in (await self._read(keys[start:start + step])).items():
+                by_key[key] = _wire(row, shares)
+                for _ in range(asked[key]):
+                    budget.take(by_key[key])
+        return [by_key.get(key_of.get(url, "")) for url in urls]
+
+    async def _resolve(self, urls: Sequence[str]) -> dict[str, str]:
+        """The key each URL resolves to (URLs without a resolution row left out)."""
+        unique = list(dict.fromkeys(urls))
+        if len(unique) == 1:
+            found = [await self._rows("resolve", (unique[0],))]
+        else:
+            found = await asyncio.gather(*(self._rows("resolve", (url,)) for url in unique))
+        return {url: rows[0]["key"] for url, rows in zip(unique, found) if rows}
+
+    async def _read(self, keys: list[str]) -> dict[str, tuple[dict, int]]:
+        """(record row, share count) of each key that has a record, in order, the rows read
+        concurrently (a resolution written before its record finds none); the counter only for
+        a row without shares_seen."""
+        if len(keys) == 1:
+            records = [await self._rows("read_record", (keys[0],))]
+        else:
+            records = await asyncio.gather(*(self._rows("read_record", (k,)) for k in keys))
+        found = {key: rows[0] for key, rows in zip(keys, records)
+                 if rows and _stored(rows[0]) is not None}
+        uncounted = [key for key, row in found.items() if row.get("shares_seen") is None]
+        counters = await asyncio.gather(*(self._rows("read_shares", (k,)) for k in uncounted))
+        counted = {key: int(rows[0]["count"] or 0) if rows else 0
+                   for key, rows in zip(uncounted, counters)}
+        return {key: (row, counted[key] if key in counted else int(row["shares_seen"]))
+                for key, row in found.items()}
+
+    async def add_share(self, key: str, count: int = 1) -> int:
+        await self._rows("add_shares", (count, key))
+        rows = await self._rows("read_shares", (key,))
+        total = int(rows[0]["count"] or 0) if rows else count
+        await self._rows("write_shares_seen", (max(total, 0) + 1, total, key))
+        return total
+
+    async def close(self) -> None:
+        if self._cluster is not None:
+            cluster, self._cluster = self._cluster, None
+            await asyncio.to_thread(cluster.shutdown)

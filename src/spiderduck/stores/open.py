@@ -1,0 +1,36 @@
+"""Open the stores a config names (`metadata_store`, `content_store`)."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from spiderduck.core.errors import ConfigError
+from spiderduck.core.secrets import redact_url
+from spiderduck.stores.content import ContentStore
+from spiderduck.stores.metadata import MetadataStore
+
+
+async def open_metadata_store(url: str) -> MetadataStore:
+    scheme = urlsplit(url).scheme
+    if scheme == "sqlite":
+        from spiderduck.stores.sqlite_metadata import SqliteMetadataStore
+        # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
+        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url[len("sqlite://"):]
+        return await SqliteMetadataStore.open(path or ":memory:")
+    if scheme == "cassandra":
+        from spiderduck.stores.cassandra_metadata import CassandraMetadataStore
+        # cassandra://[user[:password]@]h1,h2[:9042]/keyspace[?consistency=LOCAL_QUORUM&ssl=true]
+        return await CassandraMetadataStore.open(url)
+    raise ConfigError(f"metadata_store: unsupported {redact_url(url)!r} "
+                      "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
+
+
+async def open_content_store(url: str) -> ContentStore:
+    scheme = urlsplit(url).scheme
+    if scheme == "file":
+        from spiderduck.stores.warc_files import WarcFileStore
+        return WarcFileStore(url[len("file://"):])
+    if scheme in ("hdfs", "hdfs+https"):
+        from spiderduck.stores.hdfs_content import HdfsContentStore
+        return HdfsContentStore.from_url(url)
+    raise ConfigError(f"content_store: unsupported {redact_url(url)!r} (use file://PATH, "
+                      "hdfs://NAMENODE:9870/PATH?user=U or hdfs+https://NAMENODE:9871/PATH?user=U)")

@@ -1,0 +1,96 @@
+"""Content store on the local disk (`file://PATH`): rolling .warc.gz files.
+
+content_ref is `NAME@OFFSET+LENGTH`: the file under the store's folder, the
+byte offset of the record's gzip member, and its compressed length. Naming, roll
+decisions and refs are shared with the HDFS store (spiderduck.stores.warc_rolling).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+from spiderduck.core.errors import StoreError
+from spiderduck.stores.batch_thread import BatchThread
+from spiderduck.stores.content import ContentStore, FetchedContent, warc_record
+from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name,
+                                        following, split_records)
+
+
+class WarcFileStore(ContentStore):
+    def __init__(self, folder: str, *, roll_bytes: int = 1 << 30,
+                 roll_seconds: float = DEFAULT_ROLL_SECONDS,
+                 clock=time.time):
+        self._folder = folder
+        self._policy = RollPolicy(roll_bytes, roll_seconds)
+        self._clock = clock
+        # One thread appends (records land whole and in order); calls queued meanwhile run as a
+        # batch, answered with one wake-up of the event loop.
+        self._thread = BatchThread("warc", lambda: self)
+        self._closed = False
+        self._fh = None
+        self._name = ""
+        self._opened_at = 0.0
+        self._serial = 0
+
+    async def _run(self, fn, *args):
+        try:
+            return await self._thread.call(fn, *args)
+        except OSError as exc:
+            raise StoreError(f"content store {self._folder}: {exc}") from exc
+
+    def _current(self):
+        now = self._clock()
+        if self._fh is not None and self._policy.should_roll(self._fh.tell(), self._opened_at, now):
+            self._fh.close()
+            self._fh = None
+        if self._fh is None:
+            os.makedirs(self._folder, exist_ok=True)
+            self._serial += 1
+            self._name = file_name(now, self._serial)
+            self._fh = open(os.path.join(self._folder, self._name), "ab")
+            self._opened_at = now
+        return self._fh
+
+    def _append(self, data: bytes) -> str:
+        fh = self._current()
+        offset = fh.tell()
+        fh.write(data)
+        fh.flush()
+        return f"{self._name}@{offset}+{len(data)}"
+
+    async def append(self, item: FetchedContent) -> str:
+        # One hop to the writer thread, which compresses (igzip releases the GIL) and appends.
+        return await self._run(WarcFileStore._compress_and_append, item)
+
+    def _compress_and_append(self, item: FetchedContent) -> str:
+        return self._append(warc_record(item))
+
+    def _read(self, ref: ContentRef) -> bytes:
+        try:
+            with open(os.path.join(self._folder, ref.path), "rb") as fh:
+                fh.seek(ref.offset)
+                return fh.read(ref.length)
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
+            raise StoreError(f"content_ref {ref}: no such file in {self._folder}",
+                             retryable=False) from exc
+
+    async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
+        ref = ContentRef.parse(content_ref)
+        return decode_record(ref, await self._run(WarcFileStore._read, ref))
+
+    async def read_following(self, content_ref: str, max_bytes: int,
+                             max_records: int) -> list[tuple[dict[str, str], bytes]]:
+        window = following(ContentRef.parse(content_ref), max_bytes)
+        return split_records(await self._run(WarcFileStore._read, window), max_records)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        await self._run(WarcFileStore._close_file)
+        await self._thread.stop()
+
+    def _close_file(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None

@@ -1,0 +1,1 @@
+"""The record and a fetch in protobuf and JSON, and their migrations."""

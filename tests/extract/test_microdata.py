@@ -1,0 +1,61 @@
+"""Microdata from just the items' HTML is the same as from the whole page."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import shared_path
+from spiderduck.extract import microdata
+from spiderduck.extract.parsers import parse
+
+PAGES = {
+    "nested items and relative URLs": """<html><head><base href="http://b.test/dir/"></head><body>
+        <p>intro</p><div itemscope itemtype="http://schema.org/Article" itemid="a1">
+        <span itemprop="headline">Head</span><a itemprop="url" href="x.html">x</a>
+        <div itemprop="author" itemscope itemtype="http://schema.org/Person">
+        <span itemprop="name">Ann</span><img itemprop="image" src="/ann.png"></div></div>
+        <footer><ol itemscope itemtype="http://schema.org/BreadcrumbList"><li itemprop="itemListElement">
+        Home</li></ol></footer></body></html>""",
+    "an item on body": """<html><body itemscope itemtype="http://schema.org/WebPage">
+        <span itemprop="name">Page</span></body></html>""",
+    "an item on html": """<html itemscope itemtype="http://schema.org/WebPage"><body>
+        <span itemprop="name">Page</span></body></html>""",
+    "itemref": """<html><body><div itemscope itemtype="http://schema.org/Person" itemref="more">
+        <span itemprop="name">Ann</span></div><p id="more"><span itemprop="jobTitle">Chief</span></p>
+        </body></html>""",
+    "meta and time values": """<html><body><div><div itemscope itemtype="http://schema.org/Event">
+        <meta itemprop="startDate" content="2024-01-02"><time itemprop="endDate" datetime="2024-01-03">
+        Jan 3</time><link itemprop="sameAs" href="http://e.test/"></div></div></body></html>""",
+}
+
+
+def both_ways(html: str, base: str) -> tuple[list, list, str | None]:
+    doc = parse(html.encode(), "selectolax")
+    return (microdata.extract(html, base, doc.item_html()), microdata.extract(html, base),
+            doc.item_html())
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+def test_items_alone_give_what_the_whole_page_gives(name):
+    fast, whole, fragment = both_ways(PAGES[name], "http://b.test/dir/")
+    assert whole and fast == whole
+    if name in ("an item on body", "an item on html", "itemref"):
+        assert fragment is None                      # only the whole page will do
+    else:
+        assert fragment and len(fragment) < len(PAGES[name])
+
+
+def test_the_corpus_pages_give_the_same_items_either_way():
+    cases_path = shared_path("corpus", "metascraper", "cases.json")
+    cases = json.loads(cases_path.read_text("utf-8"))
+    shortened = 0
+    for case in cases:
+        body = (cases_path.parent / case["html"]).read_bytes()
+        if b"itemscope" not in body:
+            continue
+        doc = parse(body, "selectolax")
+        fragment = doc.item_html()
+        assert microdata.extract(body, case["url"], fragment) == microdata.extract(body, case["url"]), case["name"]
+        shortened += fragment is not None
+    assert shortened >= 8
