@@ -165,23 +165,19 @@ async def test_a_stop_during_an_outage_hands_the_message_back_at_once(bus_js):
 
 
 def test_waits_double_from_the_base_up_to_the_cap_with_jitter_below():
+    """Which failures are an outage's, and for how long, is the policy's (test_delivery_policy.py);
+    Outage keeps the waits and since when this delivery has met one."""
     clock = [100.0]
     outage = Outage(SchedulerSettings(outage_backoff_base=0.5, outage_backoff_max=4.0,
                                       outage_retry_for=10.0),
                     clock=lambda: clock[0], rand=lambda: 1.0)
-    assert outage.covers(StoreError("down")) and outage.covers(BusError("down"))
-    assert not outage.covers(RuntimeError("the page's fault"))
-    assert not outage.covers(StoreError("bad request", retryable=False))
+    assert outage.lasted == 0.0                # no outage met yet
     assert [outage.next_wait() for _ in range(6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
     assert Outage(SchedulerSettings(outage_backoff_base=2.0), rand=lambda: 0.0).next_wait() == 1.0
     clock[0] = 109.9
-    assert outage.covers(StoreError("down"))
-    clock[0] = 110.0                          # outage_retry_for is spent: counts as a delivery
-    assert not outage.covers(StoreError("down"))
-    forever = Outage(SchedulerSettings(outage_retry_for=0), clock=lambda: clock[0])
-    assert forever.covers(StoreError("down"))
-    clock[0] = 1e9
-    assert forever.covers(StoreError("down"))
+    assert outage.lasted == pytest.approx(9.9)  # since the first retry, not the latest
+    outage.next_wait()
+    assert outage.lasted == pytest.approx(9.9)
 
 
 def test_backoff_settings_must_be_positive():

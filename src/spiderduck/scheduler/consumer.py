@@ -10,10 +10,12 @@ stream with the reason, then is acked (terminated). An outage (a metadata or con
 NATS, failing: a retryable StoreError or BusError) is not the URL's fault and uses up none of
 its deliveries: the message stays here, holding its slot, and is retried in place with capped
 exponential backoff (scheduler.outage_backoff_base/_max) for up to scheduler.outage_retry_for
-per delivery, so a store down for minutes costs no URL. Long runs send in-progress heartbeats
-so JetStream does not redeliver a message still being worked on. With traces on
-(src/spiderduck/core/telemetry.py) each delivery's run is a span continuing the trace of the message's
-`traceparent` header (its submitter's), the stages' spans inside it.
+per delivery, so a store down for minutes costs no URL. Which of these becomes of a run is
+decided apart, by src/spiderduck/scheduler/delivery_policy.py; this module carries it out. Long
+runs send in-progress heartbeats so JetStream does not redeliver a message still being worked
+on. With traces on (src/spiderduck/core/telemetry.py) each delivery's run is a span
+continuing the trace of the message's `traceparent` header (its submitter's), the stages'
+spans inside it.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from spiderduck.core import metrics
 from spiderduck.core import telemetry
 from spiderduck.core.backoff import Backoff
 from spiderduck.core.config import SchedulerSettings
-from spiderduck.core.errors import BusError, DomainBusy, InvalidMessage, SpiderDuckError, StoreError
+from spiderduck.scheduler.delivery_policy import Ack, DeadLetter, Defer, Retry, RetryInPlace, Verdict, decide
 from spiderduck.scheduler.intake import PULL_EXPIRES, PULL_GRACE, PullIntake
 from spiderduck.scheduler.task import Submission
 
@@ -46,19 +48,6 @@ ACK_TIMEOUT = 1.0      # seconds to wait for the server to confirm an ack
 ACK_RETRY = 0.25       # seconds between tries while it does not
 
 
-class UrlTimeout(SpiderDuckError):
-    """One delivery's run passed scheduler.url_timeout: that delivery failed (not an outage)."""
-    retryable = True
-
-
-class _Outage(Exception):
-    """A message failed by an outage, to be retried in place (see Outage)."""
-
-    def __init__(self, cause: BaseException):
-        super().__init__(str(cause))
-        self.cause = cause
-
-
 def outage_backoff(s: SchedulerSettings) -> Backoff:
     """scheduler.outage_backoff_base doubling up to outage_backoff_max, the upper half of it at
     random (so held messages do not retry in step)."""
@@ -66,32 +55,23 @@ def outage_backoff(s: SchedulerSettings) -> Backoff:
 
 
 class Outage:
-    """One delivery's in-place retries of outage failures: which failures count as an outage,
-    for how long, and the (capped, jittered, doubling) wait before each retry."""
-
-    KINDS = (StoreError, BusError)
+    """One delivery's in-place retries of outage failures: since when, and the (capped,
+    jittered, doubling) wait before each retry. Which failures those are, and for how long,
+    the policy decides (delivery_policy.decide, given `lasted`)."""
 
     def __init__(self, settings: SchedulerSettings, *, clock=time.monotonic, rand=random.random):
-        self._settings = settings
         self._backoff = outage_backoff(settings)
         self._clock = clock
         self._rand = rand
         self.since: float | None = None     # when this delivery first met the outage
         self.retries = 0
 
-    def covers(self, exc: BaseException) -> bool:
-        """Whether `exc` is retried in place rather than counted as a failed delivery."""
-        if not isinstance(exc, self.KINDS) or not exc.retryable:
-            return False
-        now = self._clock()
-        if self.since is None:
-            self.since = now
-        limit = self._settings.outage_retry_for
-        return not limit or now - self.since < limit
-
     def next_wait(self) -> float:
         """Seconds to wait before the next retry: base x 2^retries up to the cap, the upper
-        half of it at random (so held messages do not retry in step)."""
+        half of it at random (so held messages do not retry in step). The first call marks
+        when the outage began."""
+        if self.since is None:
+            self.since = self._clock()
         wait = self._backoff.delay(self.retries, self._rand())
         self.retries += 1
         return wait
@@ -216,35 +196,37 @@ class Consumer:
         outage = Outage(self._settings)
         try:
             while True:
-                try:
-                    await self._handle(msg, outage)
-                    return
-                except _Outage as failed:
-                    # Not the URL's fault: retried here, holding the slot (every message
-                    # would meet the same outage, so pulling more would not help), with no
-                    # delivery used up; the heartbeat keeps JetStream from redelivering it.
-                    self.stats.add("outage_retried")
-                    wait = outage.next_wait()
-                    (log.warning if outage.retries == 1 else log.debug)(
-                        "message (delivery %d) met an outage, retrying in place in %.2gs "
-                        "(%d retries over %.3gs): %s", msg.metadata.num_delivered, wait,
-                        outage.retries, outage.lasted, failed.cause)
-                    if not await self._pause(wait):
-                        await self._hand_back(msg)   # stopping: to whoever runs next, at once
+                verdict = await self._run_handler(msg, outage)
+                match verdict:
+                    case RetryInPlace(cause=cause):
+                        # Not the URL's fault: retried here, holding the slot (every message
+                        # would meet the same outage, so pulling more would not help), with no
+                        # delivery used up; the heartbeat keeps JetStream from redelivering it.
+                        self.stats.add("outage_retried")
+                        wait = outage.next_wait()
+                        (log.warning if outage.retries == 1 else log.debug)(
+                            "message (delivery %d) met an outage, retrying in place in %.2gs "
+                            "(%d retries over %.3gs): %s", msg.metadata.num_delivered, wait,
+                            outage.retries, outage.lasted, cause)
+                        if not await self._pause(wait):
+                            await self._hand_back(msg)   # stopping: to whoever runs next, at once
+                            return
+                    case Defer(around=around, cause=cause):
+                        # Park it without holding a slot: others use the slot meanwhile, and
+                        # waiting on a busy domain uses up none of the message's deliveries.
+                        self.stats.add("deferred")
+                        log.debug("parking a message: %s", cause)
+                        await self._leave()
+                        if not await self._pause(around * (0.5 + random.random())):
+                            await self._hand_back(msg)   # to whoever runs next, at once
+                            return
+                        async with self._room:
+                            await self._room.wait_for(lambda: self._active < self._settings.max_in_flight)
+                            self._active += 1
+                            self._holding.add(asyncio.current_task())
+                    case _:
+                        await self._settle(msg, verdict)
                         return
-                except DomainBusy as exc:
-                    # Park it without holding a slot: others use the slot meanwhile, and
-                    # waiting on a busy domain uses up none of the message's deliveries.
-                    self.stats.add("deferred")
-                    log.debug("parking a message: %s", exc)
-                    await self._leave()
-                    if not await self._pause(self._settings.busy_retry * (0.5 + random.random())):
-                        await self._hand_back(msg)   # to whoever runs next, at once
-                        return
-                    async with self._room:
-                        await self._room.wait_for(lambda: self._active < self._settings.max_in_flight)
-                        self._active += 1
-                        self._holding.add(asyncio.current_task())
         except asyncio.CancelledError:
             # Cut short by a stop past its drain time: back to the stream at once (a run
             # that had stored and announced its URLs is then done again: at least once).
@@ -287,7 +269,9 @@ class Consumer:
             task.cancel()
         await asyncio.wait(late, timeout=HAND_BACK_WAIT)
 
-    async def _handle(self, msg, outage: Outage) -> None:
+    async def _run_handler(self, msg, outage: Outage) -> Verdict:
+        """Run the pipeline once on `msg` (within scheduler.url_timeout, in a span continuing the
+        submitter's trace) and return the policy's verdict on how it ended."""
         meta = msg.metadata
         delivery = meta.num_delivered
         submission = Submission(data=msg.data, headers=dict(msg.headers or {}),
@@ -302,27 +286,24 @@ class Consumer:
                                             "spiderduck.stream_seq": submission.stream_seq}):
                 async with deadline:
                     await self._handler(submission)
-        except InvalidMessage as exc:
-            await self._dead_letter(msg, f"invalid message: {exc}", delivery)
-        except DomainBusy:
-            raise
         except Exception as exc:
-            if isinstance(exc, TimeoutError) and deadline.expired():
-                exc = UrlTimeout(f"the run passed scheduler.url_timeout ({self._settings.url_timeout:g}s) "
-                                 "and was cut short")
-            retryable = exc.retryable if isinstance(exc, SpiderDuckError) else True
-            if retryable and outage.covers(exc):
-                raise _Outage(exc) from exc
-            if not retryable or delivery >= self._settings.max_deliver:
-                await self._dead_letter(msg, f"{type(exc).__name__}: {exc}", delivery)
-            else:
-                log.warning("message (delivery %d) failed, redelivering in %gs: %s",
-                            delivery, self._settings.retry_delay, exc)
+            return decide(exc, delivery=delivery, settings=self._settings,
+                          timed_out=deadline.expired(), outage_lasted=outage.lasted)
+        return decide(None, delivery=delivery, settings=self._settings)
+
+    async def _settle(self, msg, verdict: Ack | Retry | DeadLetter) -> None:
+        """Carry out a verdict that ends this delivery: ack, nak for redelivery, or dead-letter."""
+        delivery = msg.metadata.num_delivered
+        match verdict:
+            case Ack():
+                await self._ack(msg)
+                self.stats.add("acked")
+            case Retry(delay=delay, cause=cause):
+                log.warning("message (delivery %d) failed, redelivering in %gs: %s", delivery, delay, cause)
                 self.stats.add("nacked")
-                await msg.nak(delay=self._settings.retry_delay)
-        else:
-            await self._ack(msg)
-            self.stats.add("acked")
+                await msg.nak(delay=delay)
+            case DeadLetter(reason=reason):
+                await self._dead_letter(msg, reason, delivery)
 
     async def _ack(self, msg) -> None:
         """Ack and wait for the server to confirm it, retrying for up to half of ack_wait. A
