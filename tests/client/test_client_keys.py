@@ -1,6 +1,7 @@
-"""src/spiderduck/client/_keys.py: the client's copy of the service's queued-marker rule and of its
-reading of a tweet, held byte-identical to spiderduck.bus.pending.url_key and spiderduck.core.tweets over many
-URLs and tweets (the issue allows the copy only with this test)."""
+"""src/spiderduck/client/keys.py and _keys.py: the key rule the client and the service share, the
+client's own canonicalization (ada-url, as the service's spiderduck.core.urls) held to give the
+service's keys (spiderduck.bus.pending.url_key) over many URLs, and the client's copy of the
+scheduler's reading of a tweet held equal to spiderduck.core.tweets over many tweets."""
 from __future__ import annotations
 
 import json
@@ -8,10 +9,10 @@ import random
 
 import pytest
 
-from spiderduck.bus.pending import QUEUED_BUCKET, url_key
+from spiderduck.bus.pending import url_key
 from spiderduck.core.tweets import fetchable, urls_in_tweet
 from conftest import shared_path
-from spiderduck.client import _keys
+from spiderduck.client import _keys, keys
 
 HANDWRITTEN = [
     "https://example.com/", "http://example.com", "  https://Example.COM/a/../b?q#frag  ",
@@ -38,8 +39,11 @@ def _random_urls(n: int) -> list[str]:
             "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 24))) for _ in range(n)]
 
 
-def test_the_bucket_is_the_services():
-    assert _keys.QUEUED_BUCKET == QUEUED_BUCKET
+@pytest.mark.parametrize("key_of", [keys.url_key, url_key], ids=["client", "service"])
+def test_the_key_is_the_digest_of_the_canonical_url_else_of_the_trimmed_url(key_of):
+    """The keys markers and claims already in NATS have: the rule must not change."""
+    assert key_of("  HTTPS://Example.COM/a#frag ") == "u.969065efe4e160eb6d90f3b0ab5cc775"  # https://example.com/a
+    assert key_of(" not a url ") == "u.d955ecaff5b5c7a56fc39b11657c06ac"                   # "not a url"
 
 
 def test_url_key_is_the_services_over_many_urls():
@@ -64,13 +68,7 @@ def test_tweet_urls_are_the_schedulers_over_many_tweets():
 
 def test_without_the_optional_parsers_nothing_is_keyed(monkeypatch):
     """Installed alone (no ada-url, no twitter-text-parser), the client publishes unmarked."""
-    monkeypatch.setattr(_keys, "ada_url", None)
+    monkeypatch.setattr(keys, "ada_url", None)
     monkeypatch.setattr(_keys, "_tweet_extractor", lambda: None)
     assert _keys.url_key("https://example.com/") is None
     assert _keys.tweet_urls("see https://example.com/") is None
-
-
-@pytest.mark.parametrize("url", ["https://example.com/", "not a url"])
-def test_claim_key_is_the_services(url):
-    from spiderduck.bus.claims import claim_key
-    assert _keys.claim_key(url) == claim_key(url)

@@ -1,0 +1,53 @@
+"""The KV key of a URL, defined once here for the client and the service: the key of its queued
+marker (bucket names.QUEUED_BUCKET) and of its claim (spiderduck.bus.claims).
+
+The key of a URL is "u." + the hex BLAKE2b-128 digest of its canonical form (the WHATWG
+serialization of an http(s) URL, without its fragment), or of the URL as given, trimmed, when it
+is not a fetchable URL. The service canonicalizes with spiderduck.core.urls.canonicalize and
+calls `key_for`; the client, which must not import the service, does the same with ada-url in
+`url_key` (tests/client/test_client_keys.py holds the two equal over many URLs).
+
+ada-url is optional for the client: without it `url_key` answers None, and `submit` publishes
+without marking those URLs queued (they show as pending once a scheduler claims them, as for any
+producer that writes no marker). `pip install ada-url` restores the markers; the service's own
+installation has it.
+"""
+from __future__ import annotations
+
+import hashlib
+
+try:
+    import ada_url
+except ImportError:                      # optional: no markers without it (see above)
+    ada_url = None  # type: ignore[assignment]
+
+_FETCHABLE_SCHEMES = frozenset({"http", "https"})
+
+
+def claim_key(text: str) -> str:
+    """KV keys allow [-/_=.A-Za-z0-9] only, so "u." + a digest of `text`."""
+    return "u." + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def key_for(url: str, canonical: str | None) -> str:
+    """The key of `url` whose canonical form is `canonical` (None: it has none, so the key is
+    that of the URL as given, trimmed)."""
+    return claim_key(url.strip() if canonical is None else canonical)
+
+
+def _canonical(url: str) -> str | None:
+    """spiderduck.core.urls.canonicalize, or None where it raises InvalidUrl."""
+    try:
+        href = ada_url.normalize_url(url.strip())
+    except ValueError:
+        return None
+    if href.partition(":")[0] not in _FETCHABLE_SCHEMES:
+        return None
+    return href.partition("#")[0]
+
+
+def url_key(url: str) -> str | None:
+    """The key of `url`, canonicalized here; None without ada-url."""
+    if ada_url is None:
+        return None
+    return key_for(url, _canonical(url))
