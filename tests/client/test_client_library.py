@@ -13,8 +13,6 @@ import time
 
 import pytest
 
-from spiderduck.bus import streams as bus
-
 from spiderduck import client as sd
 from spiderduck.cli.nats_server import free_port
 from spiderduck.client import AsyncClient, Client
@@ -42,10 +40,9 @@ def test_importing_the_client_loads_none_of_the_service():
     assert (ROOT / "src" / "spiderduck" / "client" / "py.typed").exists()
 
 
-def test_the_clients_names_are_the_services():
+def test_the_clients_defaults_are_the_services():
+    """Copies of the service's settings (its subjects are the client's own: tests/bus/test_names.py)."""
     from spiderduck.metadata_api.server import RESOLUTION_KEY
-    assert (sd.SUBMIT_SUBJECT, sd.PROCESSED_SUBJECT, sd.PROTOBUF_CONTENT_TYPE) == \
-        (bus.SUBMIT_SUBJECT, bus.PROCESSED_SUBJECT, bus.PROTOBUF_CONTENT_TYPE)
     assert sd.RESOLUTION_KEY == RESOLUTION_KEY
     from spiderduck.core.config import MetadataApiSettings, StreamSettings
     assert sd.MAX_URLS == MetadataApiSettings().max_urls

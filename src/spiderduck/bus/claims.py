@@ -19,13 +19,13 @@ it within claim_ttl of its last renewal, plus the time its message takes to come
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import time
 
 from nats.errors import Error as NatsError
 from nats.js.errors import APIError, KeyWrongLastSequenceError
 
+from spiderduck.client.keys import claim_key   # the key rule, defined once (the client's)
 from spiderduck.core.errors import BusError
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -33,11 +33,6 @@ log = logging.getLogger("spiderduck.scheduler")
 CLAIM_BUCKET = "spiderduck_url_claims"
 WRONG_LAST_SEQUENCE = 10071     # JetStream's error code for a compare-and-set that lost
 _DELETED = ("DEL", "PURGE")
-
-
-def claim_key(url: str) -> str:
-    """KV keys allow [-/_=.A-Za-z0-9] only: a digest of the URL."""
-    return "u." + hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 class Claim:

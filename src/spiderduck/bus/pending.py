@@ -4,7 +4,8 @@ In flight: its claim is held (spiderduck.bus.claims, bucket spiderduck_url_claim
 the KV bucket `spiderduck_url_queued`, written by those who submit through SpiderDuck
 (`spiderduck submit`, ResolveUrl) before they publish, and dropped by the bucket
 `streams.queued_ttl` after it was written; a record, once there, says more than either. Keys are
-those of the claims: a digest of the canonical URL (an invalid URL: as given, trimmed).
+those of the claims: a digest of the canonical URL (an invalid URL: as given, trimmed), by the
+rule of spiderduck.client.keys, which the client's `submit` follows too.
 
 Producers that publish to spiderduck.urls.submit themselves may write the marker too (docs/usage.md
 shows how); their URLs otherwise show as pending only once a scheduler claims them.
@@ -18,20 +19,21 @@ from nats.errors import Error as NatsError
 from nats.js.api import KeyValueConfig
 from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
-from spiderduck.bus.claims import claim_key
 from spiderduck.bus.streams import kv_bucket
+# The bucket and the key rule are defined once, in the client (its `submit` writes markers too).
+from spiderduck.client.keys import key_for
+from spiderduck.client.names import QUEUED_BUCKET
 from spiderduck.core import urls as urllib
 from spiderduck.core.errors import BusError
-
-QUEUED_BUCKET = "spiderduck_url_queued"
 
 
 def url_key(url: str) -> str:
     """The key of a URL as the scheduler claims it: its canonical form's (else as given, trimmed)."""
     try:
-        return claim_key(urllib.canonicalize(url))
+        canonical: str | None = urllib.canonicalize(url)
     except urllib.InvalidUrl:
-        return claim_key(url.strip())
+        canonical = None
+    return key_for(url, canonical)
 
 
 async def queued_bucket(js, ttl: float, *, replicas: int = 1):

@@ -10,6 +10,8 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 
 from spiderduck.bus.claims import CLAIM_BUCKET
 from spiderduck.client.errors import NotConfigured
+# Defined once, in the client: what a producer and a subscriber must agree on.
+from spiderduck.client.names import PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, SUBMIT_SUBJECT
 from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 from spiderduck.core.config import Settings, StreamSettings
 from spiderduck.core.errors import BusError, ConfigError
@@ -18,14 +20,11 @@ from spiderduck.core.secrets import redact_url
 log = logging.getLogger("spiderduck.bus")
 
 URLS_STREAM = "SPIDERDUCK_URLS"
-SUBMIT_SUBJECT = "spiderduck.urls.submit"
 EVENTS_STREAM = "SPIDERDUCK_EVENTS"
 EVENTS_SUBJECTS = "spiderduck.events.>"
-PROCESSED_SUBJECT = "spiderduck.events.processed"
 DEAD_STREAM = "SPIDERDUCK_DEAD"
 DEAD_SUBJECT = "spiderduck.urls.dead"
 SCHEDULER_DURABLE = "scheduler"
-PROTOBUF_CONTENT_TYPE = "application/x-protobuf"
 # On the parts of a split submission: when the producer published the original (epoch seconds).
 SUBMITTED_AT_HEADER = "SpiderDuck-Submitted-At"
 REPLY_TO_HEADER = "SpiderDuck-Reply-To"   # a submission's outcome goes to this _INBOX subject, not to events
