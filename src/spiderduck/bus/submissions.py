@@ -22,8 +22,9 @@
 
 The scheduler's Decoder (scheduler.stages.submission) is the one reader of the subject and calls
 decode_submission. The client library (spiderduck.client) keeps its own encoder, since it must
-not import the service; tests/client/test_client_keys.py holds the two byte-identical. Call
-sites that turn a NATS failure into an error of their own do so from BusError.
+not import the service; tests/client/test_client_library.py submits through it to a running
+scheduler, which decodes it here. Call sites that turn a NATS failure into an error of their
+own do so from BusError.
 """
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ calls other threads are still in.
 The package: `names` (the service's subjects and defaults), `errors`, `results` (Lookup,
 Resolution), `aio` (AsyncClient), `events` (EventStream) and `sync` (Client, EventIterator).
 It needs only grpcio, protobuf, nats-py and `spiderduck.v1`, never the service's own code.
-`submit` marks URLs queued by the service's rule, copied in `_keys`: keys need ada-url (WHATWG
+`submit` marks URLs queued by the rule `keys` defines for both: keys need ada-url (WHATWG
 canonicalization) and a tweet's URLs twitter-text-parser; without them those URLs are published
 unmarked (the service installs both).
 """

@@ -313,8 +313,8 @@ class AsyncClient:
             raise Unavailable(f"cannot open KV bucket {QUEUED_BUCKET}: {exc}") from exc
 
     async def _mark_queued(self, urls: list[str]) -> None:
-        """Mark `urls` queued before they are published (the service's `spiderduck.bus.pending` rule,
-        copied in `_keys`); URLs whose key cannot be known here (no ada-url) go unmarked.
+        """Mark `urls` queued before they are published (the rule of `spiderduck.client.keys`, which
+        the service's `spiderduck.bus.pending` uses too); URLs whose key cannot be known here (no ada-url) go unmarked.
         Raises Unavailable."""
         keys = dict.fromkeys(k for k in map(url_key, urls) if k is not None)
         try:
