@@ -14,7 +14,7 @@ from spiderduck.client.errors import NotConfigured
 from spiderduck.client.names import PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, SUBMIT_SUBJECT
 from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 from spiderduck.core.config import Settings, StreamSettings
-from spiderduck.core.errors import BusError, ConfigError
+from spiderduck.core.errors import BusError, ConfigError, SpiderDuckError
 from spiderduck.core.secrets import redact_url
 
 log = logging.getLogger("spiderduck.bus")
@@ -90,7 +90,7 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float,
         raise BusError(redact_url(f"cannot connect to NATS at {url} within {timeout:g}s: {last}")) from None
 
 
-class _Refused(Exception):
+class _Refused(SpiderDuckError):
     """Raised by the error callback out of nats-py's first connect(), which would otherwise
     try again for ever: the server refused our credentials or TLS."""
 

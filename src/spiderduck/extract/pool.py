@@ -54,11 +54,11 @@ SLOW_AFTER = 0.1          # of the budget: a worker whose page has run this long
 WATCHDOG_GRACE = 1.0      # seconds past the budget before the pool kills a worker itself
 
 
-class ExtractionTimeout(Exception):
+class ExtractionTimeout(SpiderDuckError):
     """The page's extraction ran past the budget."""
 
 
-class ExtractionFailed(Exception):
+class ExtractionFailed(SpiderDuckError):
     """The page could not be extracted: its worker died twice, or extraction raised."""
 
 

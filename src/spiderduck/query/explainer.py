@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from spiderduck.core.errors import StoreError
+from spiderduck.core.errors import SpiderDuckError, StoreError
 from spiderduck.core.record import RENDERED, FieldSource, UrlRecord
 from spiderduck.extract import images
 from spiderduck.extract.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, PoolClosing
@@ -50,7 +50,7 @@ PROBE_WINDOW_BYTES = 4 << 20
 PROBE_WINDOW_RECORDS = 64
 
 
-class NeverSeen(LookupError):
+class NeverSeen(SpiderDuckError, LookupError):
     """The URL has no record."""
 
 

@@ -32,7 +32,7 @@ from spiderduck.bus import submissions
 
 from spiderduck.bus.submissions import stale_refresh
 from spiderduck.core import urls
-from spiderduck.core.errors import BusError
+from spiderduck.core.errors import BusError, SpiderDuckError
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores.metadata import MetadataStore
@@ -42,8 +42,9 @@ from spiderduck.wire.record_limits import MAX_URL_CHARS
 SOURCE = "metadata-api"
 
 
-class StillResolving(Exception):
-    """The crawl did not end within the wait; it goes on."""
+class StillResolving(SpiderDuckError):
+    """The crawl did not end within the wait; it goes on (asked again, the record may be there)."""
+    retryable = True
 
 
 class NeedsNats(BusError):

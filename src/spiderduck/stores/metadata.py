@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 from typing import Iterable, Sequence
 
+from spiderduck.core.errors import SpiderDuckError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores.closing import Closing
 from spiderduck.wire import record_proto
@@ -18,7 +19,7 @@ from spiderduck.wire import record_proto
 WIRE_CHUNK = 20      # URLs read at a time by the default get_many_wire, checking its budget
 
 
-class AnswerTooLarge(Exception):
+class AnswerTooLarge(SpiderDuckError):
     """The records asked for pass the caller's byte budget (at least `size` bytes)."""
 
     def __init__(self, size: int, limit: int):

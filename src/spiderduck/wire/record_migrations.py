@@ -17,6 +17,7 @@ fetch_mode is never written empty (proto3 leaves an empty string out).
 """
 from __future__ import annotations
 
+from spiderduck.core.errors import SpiderDuckError
 from spiderduck.core.record import FETCH_MODES
 from spiderduck.wire.struct_wire import varint
 
@@ -28,7 +29,7 @@ TAG_NOW = varint(FIELD_NOW << 3 | 2)
 _MODES = frozenset(mode.encode() for mode in FETCH_MODES)
 
 
-class Malformed(ValueError):
+class Malformed(SpiderDuckError, ValueError):
     """The bytes are not a protobuf message."""
 
 
