@@ -29,6 +29,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Iterable
 
+from spiderduck.core.errors import SpiderDuckError
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 _REFUSED = tuple(ipaddress.ip_network(n) for n in (
@@ -68,7 +70,7 @@ _REFUSED = tuple(ipaddress.ip_network(n) for n in (
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 
 
-class BlockedAddress(Exception):
+class BlockedAddress(SpiderDuckError):
     """Raised (not an OSError, so aiohttp passes it through) when only refused addresses remain."""
 
     def __init__(self, host: str, address: str):

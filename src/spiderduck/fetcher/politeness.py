@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
 from spiderduck.core.config import FetcherSettings
-from spiderduck.core.errors import FetcherBusy
+from spiderduck.core.errors import FetcherBusy, SpiderDuckError
 from spiderduck.core.fetch import FetchResult
 from spiderduck.fetcher.domain_controls import OPERATOR_PAUSE, DomainControl
 from spiderduck.fetcher.domain_health import DomainHealth, HealthChange, HealthPolicy
@@ -47,7 +47,7 @@ _DEFAULTS = FetcherSettings()     # the configured defaults
 log = logging.getLogger("spiderduck.fetcher.politeness")
 
 
-class DomainHalted(Exception):
+class DomainHalted(SpiderDuckError):
     """The domain is halted until an operator resumes it; its requests fail fast."""
 
     def __init__(self, domain: str, reason: str):

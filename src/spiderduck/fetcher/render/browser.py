@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 
-from spiderduck.core.errors import ConfigError
+from spiderduck.core.errors import ConfigError, SpiderDuckError
 from spiderduck.fetcher.render.cdp import CdpConnection
 
 LAUNCH_TIMEOUT = 15.0       # seconds for the browser to open its DevTools port
@@ -28,8 +28,9 @@ DEAD_PROXY = "http://127.0.0.1:9"
 _PR_SET_PDEATHSIG = 1
 
 
-class BrowserFailed(Exception):
+class BrowserFailed(SpiderDuckError):
     """Chromium could not be started or reached."""
+    retryable = True
 
 
 def executable(configured: str) -> str:

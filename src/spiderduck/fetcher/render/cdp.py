@@ -13,17 +13,20 @@ from typing import Any, Callable
 
 import aiohttp
 
+from spiderduck.core.errors import SpiderDuckError
+
 Listener = Callable[[str, dict], None]      # (method, params), called in the reader task
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024        # an answer larger (a huge outerHTML) closes the socket
 
 
-class CdpError(Exception):
+class CdpError(SpiderDuckError):
     """The browser answered a command with an error."""
 
 
 class CdpClosed(CdpError):
     """The websocket closed: the browser is gone (or was closed)."""
+    retryable = True
 
 
 class CdpConnection:

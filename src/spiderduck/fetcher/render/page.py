@@ -20,6 +20,7 @@ import base64
 import time
 from typing import Awaitable, Callable, Sequence
 
+from spiderduck.core.errors import SpiderDuckError
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.fetcher.render.cdp import CdpConnection, CdpError
@@ -45,8 +46,9 @@ _HTML = "(() => { const e = document.documentElement; " \
         f"return e ? e.outerHTML.slice(0, {MAX_HTML_CHARS}) : ''; }})()"
 
 
-class Crashed(Exception):
-    """The page's renderer (or the whole browser) died during the render."""
+class Crashed(SpiderDuckError):
+    """The page's renderer (or the whole browser) died during the render. Not retryable: the
+    page may crash it again (the renderer tries a new browser itself when none of it ran)."""
 
 
 def _same_document(a: str, b: str) -> bool:
