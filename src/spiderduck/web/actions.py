@@ -11,15 +11,18 @@ from spiderduck.bus import submissions
 
 from spiderduck.core import urls
 from spiderduck.core.config import TlsSettings, parse_duration
-from spiderduck.core.errors import BusError, ConfigError
+from spiderduck.core.errors import BusError, ConfigError, SpiderDuckError
 from spiderduck.v1 import fetcher_pb2
 
 SOURCE = "web"
 
 
-class ActionFailed(Exception):
+class ActionFailed(SpiderDuckError):
+    """An admin action not done: an HTTP status and why. Retryable on 503 (NATS or the
+    fetchers did not answer)."""
+
     def __init__(self, status: int, message: str):
-        super().__init__(message)
+        super().__init__(message, retryable=status == 503)
         self.status = status
 
 

@@ -26,7 +26,7 @@ from aiohttp import web
 from spiderduck.wire import record_proto
 
 from spiderduck.core import urls
-from spiderduck.core.errors import BusError, StoreError
+from spiderduck.core.errors import BusError, SpiderDuckError, StoreError
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
 from spiderduck.query.explainer import Explainer, NeverSeen
@@ -38,9 +38,12 @@ from spiderduck.web import views
 RESOLUTION_HEADER = "SpiderDuck-Resolution"
 
 
-class ApiError(Exception):
+class ApiError(SpiderDuckError):
+    """The API's answer when it has no record to give: an HTTP status and why. Retryable as
+    HTTP reads it: 503 (a store or NATS did not answer) and 504 (the crawl goes on)."""
+
     def __init__(self, status: int, message: str):
-        super().__init__(message)
+        super().__init__(message, retryable=status in (503, 504))
         self.status = status
 
 

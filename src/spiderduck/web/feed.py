@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError
 from nats.js.api import ConsumerConfig, DeliverPolicy
 
 from spiderduck.bus import streams as bus
+from spiderduck.core.errors import SpiderDuckError
 from spiderduck.v1 import events_pb2, metadata_pb2
 
 log = logging.getLogger("spiderduck.web")
@@ -27,12 +28,14 @@ TITLE_CHARS = 200        # of a title, in a summary
 LAGGED = object()        # what a listener that fell behind gets last (None: the feed closed)
 
 
-class TooManyListeners(Exception):
-    pass
+class TooManyListeners(SpiderDuckError):
+    """Every live list this server allows is open; one may close soon."""
+    retryable = True
 
 
-class FeedClosed(Exception):
-    pass
+class FeedClosed(SpiderDuckError):
+    """The server is stopping; another may serve the list."""
+    retryable = True
 
 
 def summary(event: events_pb2.UrlProcessed) -> dict:

@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from spiderduck.core.errors import SpiderDuckError
+
 
 BASE_POLICY: dict[str, tuple[str, ...]] = {
     "default-src": ("'none'",), "script-src": ("'self'",), "style-src": ("'self'",),
@@ -128,7 +130,9 @@ def host_check(listen_host: str, allowed_hosts: list[str]):
     return check
 
 
-class AdminRefused(Exception):
+class AdminRefused(SpiderDuckError):
+    """An admin request refused (401, 403): not retryable, the token decides."""
+
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
