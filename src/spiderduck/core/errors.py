@@ -13,6 +13,23 @@
      └── DomainBusy             this scheduler already has its share of hops waiting on the
                                 URL's domain; the message is deferred (re-queued), not failed
 
+The others hang from the root beside the code that raises them, by library and role
+(* retryable):
+     core        urls.InvalidUrl, urls.InvalidDomain
+     wire        record_migrations.Malformed (also a ValueError)
+     stores      metadata.AnswerTooLarge
+     bus         shards.MalformedLease, streams._Refused (told as a ConfigError)
+     extract     pool.ExtractionTimeout, pool.ExtractionFailed, pool.PoolClosing*
+     query       explainer.NeverSeen (also a LookupError), resolver.StillResolving*,
+                 resolver.NeedsNats* (a BusError)
+     scheduler   consumer.UrlTimeout*, stages.chain.StageFailed*
+     fetcher     politeness.DomainHalted, guard.BlockedAddress; render: page.Crashed,
+                 browser.BrowserFailed*, cdp.CdpError ── cdp.CdpClosed*
+     web         api.ApiError and actions.ActionFailed (* on a 503; ApiError on a 504 too),
+                 security.AdminRefused, feed.TooManyListeners*, feed.FeedClosed*
+tests/core/test_error_root.py checks that every exception class of src/spiderduck (but the
+client's, which installs alone with its own root) is under this one.
+
 FetcherBusy and WrongFetcher are one name each from the fetcher to the scheduler: the fetcher
 raises them itself (src/spiderduck/fetcher/politeness.py, src/spiderduck/fetcher/fetcher.py), src/spiderduck/fetcher/server.py sends them as
 their gRPC codes and src/spiderduck/scheduler/fetcher_client.py reads those back as the same two; in `up`,
