@@ -12,6 +12,9 @@ Recorder records a crawl (its WARC records and record) inside the decider's sing
 window, so the next sighting of the URL finds its record. The related fetches (a page's image
 and oEmbed) complete the record the Post Processor made.
 
+The stores are wrapped here, once, for the stages that call them: with traces on, each store call
+is a span (src/spiderduck/scheduler/traced_stores.py), so no stage makes spans of its own calls.
+
 Every setting a stage reads comes from Settings here; the stages state no defaults of their own.
 """
 from __future__ import annotations
@@ -34,6 +37,7 @@ from spiderduck.scheduler.stages.redirect_chain import FetchHop, RedirectFollowe
 from spiderduck.scheduler.stages.related import RelatedFetcher
 from spiderduck.scheduler.stages.sighting import SightingRecorder
 from spiderduck.scheduler.stages.submission import Decoder
+from spiderduck.scheduler.traced_stores import traced_content, traced_metadata
 from spiderduck.stores.content import ContentStore
 from spiderduck.stores.metadata import MetadataStore
 
@@ -52,6 +56,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
     `metrics` is the scheduler's recorder (spiderduck.core.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
     freshness = Freshness.from_settings(settings)
+    metadata, content = traced_metadata(metadata), traced_content(content)
     return compose(
         Decoder(resubmit, dead_letter),
         Notifier(publish, metrics=metrics, clock=clock),

@@ -15,7 +15,7 @@ its canonical `url` and the stored record it renews (`previous`, for a condition
 the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
 Failure: a store's StoreError reading the stored record, a BusError submitting a refresh; a crawl's
 failure is every joined sighting's failure.
-With traces on, each read of the stored record is a `metadata get` span (stages/store_spans.py).
+With traces on, each read of the stored record is a `metadata get` span (src/spiderduck/scheduler/traced_stores.py).
 """
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ from spiderduck.core.record import UrlRecord
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import Status
 from spiderduck.scheduler.stages.chain import Next
-from spiderduck.scheduler.stages.store_spans import store_span
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.wire.record_diff import changed_fields
@@ -103,8 +102,7 @@ class CrawlDecider:
 
     async def _stored(self, url: str) -> UrlRecord | None:
         """The record stored for `url`, if any."""
-        with store_span("metadata get", self._store, url):
-            return await self._store.get(url)
+        return await self._store.get(url)
 
     async def _from_record(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
         """The stored record's answer to the task (FRESH, or STALE with its refresh submitted:

@@ -14,9 +14,8 @@ the crawl changed (`changed_fields`, spiderduck.wire.record_diff). A final respo
 `content_ref` stays empty. It sits inside the
 crawl decider's single-flight window, so the next sighting of the URL finds the record and a
 URL is never crawled twice because its record was not written yet.
-With traces on, each WARC record appended is a `content append` span, the earlier response's
-headers read for a revisit a `content read`, and the record's write a `metadata put`
-(stages/store_spans.py).
+With traces on, the store calls are spans made where the stores are wired
+(src/spiderduck/scheduler/traced_stores.py), not here.
 Failure: a store's StoreError (retryable: retried in place as an outage).
 
 Recording the crawl is one of two writes; the other, recording the sighting (its share, and the
@@ -38,7 +37,6 @@ from spiderduck.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODI
 from spiderduck.extract.signals import no_archive
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.stages.crawl_decision import record_key
-from spiderduck.scheduler.stages.store_spans import store_span
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 
@@ -58,8 +56,7 @@ async def store_outcome(metadata: MetadataStore, outcome: Outcome, content_ref: 
         record = dataclasses.replace(record, first_seen=record.first_seen or previous.first_seen,
                                      share_count=record.share_count or previous.share_count)
     aliases = {outcome.task.url, *record.chain} - {""}
-    with store_span("metadata put", metadata, outcome.key):
-        stored = await metadata.put(outcome.key, record, aliases)
+    stored = await metadata.put(outcome.key, record, aliases)
     return dataclasses.replace(outcome, record=stored)
 
 
@@ -112,8 +109,7 @@ class CrawlRecorder:
         if not previous.content_ref:
             return {}
         try:
-            with store_span("content read", self._content, previous.final_url):
-                earlier, _ = await self._content.read(previous.content_ref)
+            earlier, _ = await self._content.read(previous.content_ref)
         except StoreError as exc:
             if exc.retryable:
                 raise
@@ -123,8 +119,7 @@ class CrawlRecorder:
 
     async def _log(self, f: FetchResult, revisit: Revisit | None = None, record_id: str = "",
                    conversion_of: str = "") -> str:
-        with store_span("content append", self._content, f.url):
-            return await self._content.append(FetchedContent(
-                url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
-                fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
-                revisit=revisit, record_id=record_id, conversion_of=conversion_of))
+        return await self._content.append(FetchedContent(
+            url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
+            fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
+            revisit=revisit, record_id=record_id, conversion_of=conversion_of))

@@ -9,7 +9,7 @@ Recorder (stages/crawl_record.py), inside the decider's window; this stage sits 
 because joined and fresh sightings count too.
 Failure: a store's StoreError (retryable: retried in place as an outage).
 With traces on, the share's count is a `metadata add_share` span and a rejection's record a
-`metadata put` (stages/store_spans.py).
+`metadata put` (src/spiderduck/scheduler/traced_stores.py).
 """
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ import dataclasses
 
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.stages.crawl_record import store_outcome
-from spiderduck.scheduler.stages.store_spans import store_span
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 
@@ -32,7 +31,6 @@ class SightingRecorder:
             outcome = await store_outcome(self._metadata, outcome)
         if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
             return outcome
-        with store_span("metadata add_share", self._metadata, outcome.key):
-            shares = await self._metadata.add_share(outcome.key)
+        shares = await self._metadata.add_share(outcome.key)
         return dataclasses.replace(
             outcome, record=dataclasses.replace(outcome.record, share_count=shares))
