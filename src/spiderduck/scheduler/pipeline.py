@@ -33,10 +33,11 @@ from spiderduck.scheduler.stages.chain import Pipeline, compose
 from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
 from spiderduck.scheduler.stages.crawl_record import CrawlRecorder
 from spiderduck.scheduler.stages.record import Extract, PostProcessor
-from spiderduck.scheduler.stages.redirect_chain import FetchHop, RedirectFollower
+from spiderduck.scheduler.stages.redirect_chain import RedirectFollower
 from spiderduck.scheduler.stages.related import RelatedFetcher
 from spiderduck.scheduler.stages.sighting import SightingRecorder
 from spiderduck.scheduler.stages.submission import Decoder
+from spiderduck.scheduler.task import FetchHop
 from spiderduck.scheduler.traced_stores import traced_content, traced_metadata
 from spiderduck.stores.content import ContentStore
 from spiderduck.stores.metadata import MetadataStore

@@ -1,13 +1,18 @@
-"""What flows through the scheduler's stages: typed, frozen, changed by dataclasses.replace."""
+"""What flows through the scheduler's stages: typed, frozen, changed by dataclasses.replace;
+and FetchHop, the one call the stages that fetch are given."""
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Awaitable, Callable, Mapping
 
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import PageMetadata, UrlRecord
 from spiderduck.core.status import Status
+
+# fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result
+# (FetcherClient.fetch): what the Redirect Follower and the Related Fetcher fetch through.
+FetchHop = Callable[..., Awaitable[FetchResult]]
 
 
 class Resolution(enum.IntEnum):

@@ -12,8 +12,9 @@ In compose order (outer first; src/spiderduck/scheduler/pipeline.py builds them 
     record          PostProcessor     the UrlRecord from the final hop (innermost)
 
 `chain` holds what makes them a chain: Stage, Next, compose, Pipeline, StageFailed; with traces
-on, each stage's call is a span, and the spans of their store calls come from the stores as the
-pipeline is wired (src/spiderduck/scheduler/traced_stores.py). Stages
+on, each stage's call is a span. No stage imports another (tests/scheduler/test_stage_imports.py):
+what two stages share lives beside them in src/spiderduck/scheduler (task.py, storing.py), and the
+spans of their store calls come from the stores as the pipeline is wired (traced_stores.py). Stages
 speak the dataclasses of src/spiderduck/scheduler/task.py and src/spiderduck/core/record.py; protobuf appears only at the
 edges (submission's decoding, src/spiderduck/scheduler/events.py, src/spiderduck/scheduler/fetcher_client.py).
 """

@@ -32,13 +32,10 @@ from spiderduck.core.record import UrlRecord
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import Status
 from spiderduck.scheduler.stages.chain import Next
+from spiderduck.scheduler.storing import record_key
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.wire.record_diff import changed_fields
-
-
-def record_key(record: UrlRecord) -> str:
-    return record.final_url or record.url
 
 
 class CrawlDecider:

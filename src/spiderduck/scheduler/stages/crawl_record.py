@@ -20,7 +20,7 @@ Failure: a store's StoreError (retryable: retried in place as an outage).
 
 Recording the crawl is one of two writes; the other, recording the sighting (its share, and the
 record of an answer no crawl produced), is stages/sighting.py, outside the decider. Both store a
-record through `store_outcome`.
+record through `store_outcome` (src/spiderduck/scheduler/storing.py).
 """
 from __future__ import annotations
 
@@ -31,33 +31,15 @@ from spiderduck.core.errors import StoreError
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import UrlRecord
 from spiderduck.wire.record_diff import changed_fields
-from spiderduck.wire.record_limits import bounded
 from spiderduck.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
                                    Revisit, new_record_id, payload_digest)
 from spiderduck.extract.signals import no_archive
 from spiderduck.scheduler.stages.chain import Next
-from spiderduck.scheduler.stages.crawl_decision import record_key
+from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 
 log = logging.getLogger("spiderduck.scheduler")
-
-
-async def store_outcome(metadata: MetadataStore, outcome: Outcome, content_ref: str = "") -> Outcome:
-    """The outcome with its record as stored, under its key and every URL of its chain.
-
-    A store's put returns the record as written, not necessarily the stored first_seen and
-    share count (spiderduck.stores.metadata): a record that renews one under the same key takes the
-    renewed record's, when it has none of its own, so what is announced carries them."""
-    # Bounded here, where every record is stored: what is stored is also what is announced.
-    record = bounded(dataclasses.replace(outcome.record, content_ref=content_ref))
-    previous = outcome.task.previous
-    if previous is not None and record_key(previous) == outcome.key:
-        record = dataclasses.replace(record, first_seen=record.first_seen or previous.first_seen,
-                                     share_count=record.share_count or previous.share_count)
-    aliases = {outcome.task.url, *record.chain} - {""}
-    stored = await metadata.put(outcome.key, record, aliases)
-    return dataclasses.replace(outcome, record=stored)
 
 
 class CrawlRecorder:

@@ -14,7 +14,6 @@ last delivery (below).
 from __future__ import annotations
 
 import dataclasses
-from typing import Awaitable, Callable
 
 from spiderduck.core import redirects
 from spiderduck.core.errors import FetcherUnavailable
@@ -22,10 +21,7 @@ from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.core.status import Status
 from spiderduck.scheduler.stages.chain import Next
-from spiderduck.scheduler.task import CrawlTask, Outcome
-
-# fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result (FetcherClient.fetch)
-FetchHop = Callable[..., Awaitable[FetchResult]]
+from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
 
 
 class RedirectFollower:

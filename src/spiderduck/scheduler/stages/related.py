@@ -55,8 +55,7 @@ from spiderduck.core.status import TRANSIENT, Status
 from spiderduck.extract import embeds
 from spiderduck.extract import images, oembed, signals
 from spiderduck.scheduler.stages.chain import Next
-from spiderduck.scheduler.stages.redirect_chain import FetchHop
-from spiderduck.scheduler.task import CrawlTask, Outcome
+from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
 
 log = logging.getLogger("spiderduck.scheduler")
 

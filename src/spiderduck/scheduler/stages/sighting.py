@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from spiderduck.scheduler.stages.chain import Next
-from spiderduck.scheduler.stages.crawl_record import store_outcome
+from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 
