@@ -1,6 +1,7 @@
 """No stage imports another (issue 37): a module of src/spiderduck/scheduler/stages/ other than
 chain.py (the machinery) and __init__.py may import chain and modules outside stages/, never a
-stage; what two stages share lives beside them (scheduler/task.py, scheduler/storing.py). No
+stage; what two stages share lives beside them (scheduler/task.py, scheduler/storing.py). No stage
+asks extraction whether a page may be archived (the Post Processor's outcome says it), and no
 stage makes spans of its store calls (the stores are traced where the pipeline is wired)."""
 from __future__ import annotations
 
@@ -70,13 +71,48 @@ def test_the_rule_sees_a_stage_importing_another():
                             "from spiderduck.scheduler.storing import store_outcome\n", stages) == set()
 
 
+# The stages that may read the publisher's robots directives (spiderduck.extract.signals): the Post
+# Processor, which turns them into the record and says whether the page may be archived, and the
+# Related Fetcher, which honours max-image-preview on the image it finds.
+READS_DIRECTIVES = {"record", "related"}
+# The stages that store, which ask extraction nothing.
+STORING = {"crawl_decision", "crawl_record", "sighting"}
+
+
+def _extraction_asked(source: str) -> set[str]:
+    """What the module takes from spiderduck.extract."""
+    return {name for name in _imported(source) if name.startswith("spiderduck.extract")}
+
+
+def _asks_no_archive(source: str) -> bool:
+    """Whether the module imports or calls no_archive (spiderduck.extract.signals)."""
+    return any(name.endswith(".no_archive") for name in _imported(source)) or _calls(source, "no_archive")
+
+
+def test_storage_asks_extraction_nothing_and_only_the_post_processor_says_archivable():
+    modules = _stage_modules()
+    assert STORING <= set(modules) and READS_DIRECTIVES <= set(modules)
+    for name in STORING:
+        assert _extraction_asked(modules[name]) == set(), name
+    for name, source in modules.items():
+        if name not in READS_DIRECTIVES:
+            assert not any(i.startswith("spiderduck.extract.signals") for i in _imported(source)), name
+        assert _asks_no_archive(source) is (name == "record"), name
+
+
 def test_no_stage_makes_spans_of_its_store_calls():
     for name, source in _stage_modules().items():
         assert not _calls(source, "store_span"), name
         assert not any(i.startswith("spiderduck.scheduler.traced_stores") for i in _imported(source)), name
 
 
-def test_the_rule_sees_a_stage_tracing_a_store_call():
-    assert _calls("async def log(self, f):\n"
-                  "    with store_span('content append', self._content, f.url):\n"
-                  "        return await self._content.append(f)\n", "store_span")
+def test_the_rules_see_a_stage_asking_extraction_or_tracing_a_store_call():
+    source = ("from spiderduck.extract.signals import no_archive\n"
+              "async def log(self, f):\n"
+              "    with store_span('content append', self._content, f.url):\n"
+              "        return await self._content.append(f)\n")
+    assert _asks_no_archive(source) and _calls(source, "store_span")
+    assert _extraction_asked(source) == {"spiderduck.extract.signals", "spiderduck.extract.signals.no_archive"}
+    assert _asks_no_archive("from spiderduck.extract import signals\n"
+                            "archive = not signals.no_archive(record.robots_directives)\n")
+    assert not _asks_no_archive("archive = outcome.archivable\n")

@@ -62,6 +62,8 @@ class Outcome:
     page: PageMetadata | None = None       # what the page said of itself, when it was HTML
     related: tuple[FetchResult, ...] = ()  # the related fetches' requests (for the content log)
     changed_fields: tuple[str, ...] = ()   # the record's fields this crawl changed (spiderduck.wire.record_diff)
+    archivable: bool = True                # the Post Processor's word: False when the publisher said
+                                           # noarchive, so the Crawl Recorder logs no final response
 
     def latency(self, now: float) -> float:
         """Seconds from the URL's submission to `now` (0 when the submission time is unknown)."""

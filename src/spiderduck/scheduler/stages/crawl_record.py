@@ -9,9 +9,9 @@ the outcome is REVALIDATED, when it is a 304 to the conditional request (profile
 server-not-modified) or a 200 with the same payload again (identical-payload-digest: the earlier
 record's WARC-Payload-Digest equals the new body's; the record is still made from the new body).
 `content_ref` then keeps naming the full response. The outcome says which of the record's fields
-the crawl changed (`changed_fields`, spiderduck.wire.record_diff). A final response whose publisher said
-`noarchive` (robots meta or X-Robots-Tag: the record's robots_directives) is not logged, and
-`content_ref` stays empty. It sits inside the
+the crawl changed (`changed_fields`, spiderduck.wire.record_diff). A final response the Post
+Processor says may not be archived (`Outcome.archivable`: its publisher said `noarchive`) is not
+logged, and `content_ref` stays empty. It sits inside the
 crawl decider's single-flight window, so the next sighting of the URL finds the record and a
 URL is never crawled twice because its record was not written yet.
 With traces on, the store calls are spans made where the stores are wired
@@ -33,7 +33,6 @@ from spiderduck.core.record import UrlRecord
 from spiderduck.wire.record_diff import changed_fields
 from spiderduck.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
                                    Revisit, new_record_id, payload_digest)
-from spiderduck.extract.signals import no_archive
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
@@ -54,7 +53,7 @@ class CrawlRecorder:
             if f.http_status:
                 await self._log(f)
         ref = ""
-        if final is not None and final.http_status and not no_archive(outcome.record.robots_directives):
+        if final is not None and final.http_status and outcome.archivable:
             revisit = await self._revisit(task.previous, outcome, final)
             if revisit is not None:
                 outcome = dataclasses.replace(outcome, resolution=Resolution.REVALIDATED)

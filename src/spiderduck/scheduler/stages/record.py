@@ -17,7 +17,9 @@ answer of those is read for one too (without one it stays HTTP_ERROR, as any oth
 
 The publisher's robots directives (the page's robots metas and X-Robots-Tag, extraction.signals)
 are the record's `robots_directives`, and are honoured here: nosnippet empties the description,
-max-image-preview:none the image (noarchive is the Crawl Recorder's: nothing logged).
+max-image-preview:none the image, and noarchive makes the outcome not `archivable` (the Crawl
+Recorder then logs no final response). Every outcome says it, a failure's and a non-HTML
+response's too (an X-Robots-Tag may say noarchive), and a 304's from the record it keeps.
 `embed_html` is the page's first player (og:video, twitter:player) on a host of
 process.embed_allow_hosts, as an iframe rebuilt from scratch (extraction.embeds; an oEmbed
 document's iframe may fill it later, stages/related.py). `clean_url` is the final URL without its tracking parameters (spiderduck.extract.clean_urls; `removed_params`
@@ -89,6 +91,12 @@ def usable(page: PageMetadata) -> bool:
     return bool(page.title or page.description or page.image)
 
 
+def archivable(record: UrlRecord) -> bool:
+    """Whether the response the record was made from may be logged: not when its publisher
+    said noarchive (robots meta or X-Robots-Tag, the record's robots_directives)."""
+    return not signals.no_archive(record.robots_directives)
+
+
 Extract = Callable[[bytes, str, "str | None", int], Awaitable[PageMetadata]]
 
 
@@ -132,7 +140,8 @@ class PostProcessor:
             fetched_at=final.fetched_at or self._clock())
         record, page = await self._classify(task, final, record)
         record = self._expiry(final, self._publisher_signals(final, record, page))
-        return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page)
+        return Outcome(task, record, Resolution.CRAWLED, key=final.url, fetches=task.hops, page=page,
+                       archivable=archivable(record))
 
     def _revalidated(self, task: CrawlTask, final: FetchResult) -> Outcome:
         """The origin answered 304 to a conditional re-fetch: the stored record stands (its
@@ -147,7 +156,8 @@ class PostProcessor:
             expires_at=self._freshness.expires_at(final, previous.status, previous.http_status, fetched_at),
             etag=freshness.etag(final) or previous.etag,
             last_modified=freshness.last_modified(final) or previous.last_modified)
-        return Outcome(task, record, Resolution.REVALIDATED, key=final.url, fetches=task.hops)
+        return Outcome(task, record, Resolution.REVALIDATED, key=final.url, fetches=task.hops,
+                       archivable=archivable(record))
 
     def _expiry(self, final: FetchResult, record: UrlRecord) -> UrlRecord:
         """When the record stops being fresh, and the validators a re-fetch of a 200 sends."""
