@@ -27,7 +27,7 @@ import time
 from aiohttp import web
 
 from spiderduck.cli.nats_server import free_port
-from spiderduck.core.config import RenderSettings
+from spiderduck.core.config import FetcherSettings, RenderSettings
 from spiderduck.extract import shell
 from spiderduck.fetcher.guard import AddressGuard
 from spiderduck.fetcher.http import HttpClient, Limits
@@ -83,7 +83,7 @@ async def run(rounds: int, pages: int) -> None:
     runner, url = await origin()
     guard = AddressGuard([f"{HOST}/32"])
     async with HttpClient(user_agent="SpiderDuckBench/1.0", guard=guard, resolver=GuardedResolver(guard),
-                          limits=Limits(connect_timeout=2.0, total_timeout=10.0)) as http:
+                          limits=Limits(FetcherSettings().max_body_bytes, connect_timeout=2.0, total_timeout=10.0)) as http:
         async def fetch(sub: str):
             return await http.get(sub, accept="*/*")
 

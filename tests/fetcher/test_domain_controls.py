@@ -9,12 +9,13 @@ import nats
 import pytest
 from nats.js.api import KeyValueConfig
 
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import BusError
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.fetcher import domain_controls
 from spiderduck.fetcher.domain_controls import ControlStore, DomainControl, DomainControls
-from spiderduck.fetcher.domain_health import HealthPolicy
+from spiderduck.fetcher.fetcher import politeness_for
 from spiderduck.fetcher.politeness import DomainHalted, Politeness
 from support.clock import FakeClock
 
@@ -22,7 +23,8 @@ WALL = 1_700_000_000.0
 
 
 def polite(clock: FakeClock, wall: FakeClock, **kw) -> Politeness:
-    return Politeness(default_rate=1.0, clock=clock, sleep=clock.sleep, wall=wall, **kw)
+    """The slots of a fetcher with these fetcher.* settings."""
+    return politeness_for(FetcherSettings(**{"default_rate": 1.0, **kw}), clock=clock, sleep=clock.sleep, wall=wall)
 
 
 # --- the value ---------------------------------------------------------------------------------
@@ -84,7 +86,7 @@ async def test_a_kept_halt_fails_the_slot_fast_and_a_kept_resume_lifts_it():
 
 async def test_a_halt_after_failures_is_recorded_as_a_control_and_told():
     clock, wall = FakeClock(), FakeClock(WALL)
-    p = polite(clock, wall, health=HealthPolicy(halt_after=2, pause_ratio=1.0))
+    p = polite(clock, wall, halt_after_failures=2, pause_error_ratio=1.0)
     told = []
     p.on_halt = told.append
     slot = p.slot("d.test")
@@ -150,7 +152,7 @@ async def test_a_new_owner_honours_what_another_fetcher_kept_and_sees_its_resume
     """Two fetchers on one bucket: what A keeps, B (already running) puts in force when the
     domain comes to it, as when a shard's lease moves."""
     async with bucket(nats_server.url) as kv:
-        a, b = Politeness(default_rate=1.0), Politeness(default_rate=1.0)
+        a, b = politeness_for(FetcherSettings(default_rate=1.0)), politeness_for(FetcherSettings(default_rate=1.0))
         async with DomainControls(a, ControlStore(kv), writer="a") as ca, \
                 DomainControls(b, ControlStore(kv), writer="b"):
             await ca.pause("moved.test", 600, "maintenance")
@@ -168,7 +170,7 @@ async def test_a_new_owner_honours_what_another_fetcher_kept_and_sees_its_resume
 
 async def test_a_resume_is_not_undone_by_the_echo_of_the_pause_before_it(nats_server):
     async with bucket(nats_server.url) as kv:
-        p = Politeness(default_rate=1.0)
+        p = politeness_for(FetcherSettings(default_rate=1.0))
         controls = DomainControls(p, ControlStore(kv), writer="a")
         seen = []
         deleted = asyncio.Event()
@@ -189,7 +191,7 @@ async def test_a_resume_is_not_undone_by_the_echo_of_the_pause_before_it(nats_se
 
 
 async def test_when_nats_cannot_keep_a_change_it_is_not_applied(nats_server):
-    p = Politeness(default_rate=1.0)
+    p = politeness_for(FetcherSettings(default_rate=1.0))
     nc = await nats.connect(nats_server.url)
     kv = await domain_controls.open_bucket(nc.jetstream())
     async with DomainControls(p, ControlStore(kv), writer="a") as controls:

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import FetcherBusy
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.fetcher.domain_health import HealthPolicy
 from spiderduck.fetcher.pacing import PacingPolicy
 from spiderduck.fetcher.politeness import DomainHalted, Politeness
+
+DEFAULTS = FetcherSettings()      # a fetcher started with no config file
 
 
 class ManualClock:
@@ -45,10 +49,12 @@ async def settle() -> None:
 
 
 def polite(clock: ManualClock, **kw) -> Politeness:
-    health = HealthPolicy(**kw.pop("health", {}))
-    pacing = PacingPolicy(**{"backoff_jitter": 0.0, **kw.pop("pacing", {})})
-    return Politeness(default_rate=1.0, clock=clock, sleep=clock.sleep, pacing=pacing,
-                      health=health, rng=lambda: 0.0, **kw)
+    """The slots of the default fetcher settings, no jitter; `health` and `pacing` change
+    their policies' values, the rest Politeness's."""
+    health = dataclasses.replace(HealthPolicy.from_settings(DEFAULTS), **kw.pop("health", {}))
+    pacing = dataclasses.replace(PacingPolicy.from_settings(DEFAULTS), **{"backoff_jitter": 0.0, **kw.pop("pacing", {})})
+    return Politeness(**{"default_rate": 1.0, "queue_size": DEFAULTS.queue_size, **kw}, clock=clock,
+                      sleep=clock.sleep, pacing=pacing, health=health, rng=lambda: 0.0)
 
 
 def answer(code: int, **headers) -> FetchResult:

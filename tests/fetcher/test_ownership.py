@@ -22,13 +22,13 @@ from spiderduck.bus import streams as bus
 from spiderduck.bus.shards import SHARD_KEY, decode_lease, encode_lease, shard_of
 from spiderduck.cli.nats_server import free_port
 from spiderduck.core import config
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import WrongFetcher
 from spiderduck.core.status import Status
 from spiderduck.fetcher import server
-from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.fetcher import Fetcher, politeness_for
 from spiderduck.fetcher.main import run_fetcher
 from spiderduck.fetcher.ownership import AllShards, LeaseKeeper, quiet_for
-from spiderduck.fetcher.politeness import Politeness
 from spiderduck.rpc.server import GrpcServer
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 from support.clock import FakeClock
@@ -303,8 +303,8 @@ async def test_quiet_for_is_the_longest_wait_of_the_shards_domains_for_their_nex
     other = next(d for d in domains if shard_of(d, SHARDS) != shard_of(slow, SHARDS))
     idle = next(d for d in domains
                 if shard_of(d, SHARDS) not in {shard_of(slow, SHARDS), shard_of(other, SHARDS)})
-    politeness = Politeness(default_rate=4.0, rate_overrides={slow: 0.5, fast: 1.0},
-                            clock=clock, sleep=clock.sleep)
+    politeness = politeness_for(FetcherSettings(default_rate=4.0, rate_overrides={slow: 0.5, fast: 1.0}),
+                                clock=clock, sleep=clock.sleep)
     for domain in (slow, fast, other):
         await politeness.slot(domain).turn()                   # each starts now (at 100)
     politeness.slot(idle)                                      # a slot, but no request yet

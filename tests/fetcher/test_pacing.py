@@ -1,15 +1,18 @@
 """Pacing alone: Retry-After parsing, exponential back-off with jitter, Crawl-delay per host."""
 from __future__ import annotations
 
+import dataclasses
 import email.utils
 
 import pytest
 
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.fetcher.pacing import DomainPacing, PacingPolicy, backoff_delay, retry_after_seconds
 
 NOW = 1_700_000_000.0
+DEFAULTS = PacingPolicy.from_settings(FetcherSettings())   # a fetcher started with no config file
 
 
 def answer(code: int, **headers) -> FetchResult:
@@ -34,7 +37,7 @@ def test_retry_after_is_seconds_or_an_http_date(value, date, expected):
 
 
 def test_backoff_grows_by_the_factor_caps_and_jitter_only_adds():
-    p = PacingPolicy(backoff_base=1, backoff_factor=2, backoff_max=60, backoff_jitter=0.5)
+    p = dataclasses.replace(DEFAULTS, backoff_base=1, backoff_factor=2, backoff_max=60, backoff_jitter=0.5)
     assert [backoff_delay(p, n, 0.0) for n in range(0, 5)] == [0, 1, 2, 4, 8]
     assert backoff_delay(p, 2, 0.999) < 3 <= backoff_delay(p, 3, 0.0)   # jitter never overtakes
     assert backoff_delay(p, 10, 0.9) == 60
@@ -42,7 +45,7 @@ def test_backoff_grows_by_the_factor_caps_and_jitter_only_adds():
 
 
 def pacing(**kw) -> DomainPacing:
-    return DomainPacing(PacingPolicy(**{"backoff_jitter": 0.0, **kw}), rate=10.0, rng=lambda: 0.0)
+    return DomainPacing(dataclasses.replace(DEFAULTS, **{"backoff_jitter": 0.0, **kw}), rate=10.0, rng=lambda: 0.0)
 
 
 def test_errors_back_off_and_a_healthy_answer_resets():

@@ -5,13 +5,16 @@ import asyncio
 
 import pytest
 
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import FetcherBusy
+from spiderduck.fetcher.fetcher import politeness_for
 from spiderduck.fetcher.politeness import Politeness
 from support.clock import FakeClock
 
 
 def polite(clock, **kw) -> Politeness:
-    return Politeness(clock=clock, sleep=clock.sleep, **{"default_rate": 2.0, **kw})
+    """The slots of a fetcher with these fetcher.* settings."""
+    return politeness_for(FetcherSettings(**{"default_rate": 2.0, **kw}), clock=clock, sleep=clock.sleep)
 
 
 async def test_starts_on_one_domain_are_spaced_by_its_rate():
@@ -60,7 +63,7 @@ async def test_idle_slots_are_evicted():
 
 def test_rate_must_be_positive():
     with pytest.raises(ValueError):
-        Politeness(default_rate=0)
+        polite(FakeClock(), default_rate=0)
 
 
 def test_busy_and_not_the_owner_have_one_name_each_from_the_fetcher_to_the_scheduler():

@@ -10,8 +10,7 @@ import pytest
 from spiderduck.core.config import FetcherSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
-from spiderduck.fetcher.fetcher import Fetcher
-from spiderduck.fetcher.politeness import Politeness
+from spiderduck.fetcher.fetcher import Fetcher, politeness_for
 from spiderduck.fetcher.render_hop import wants_render
 from support.clock import FakeClock
 
@@ -32,7 +31,7 @@ async def fetcher(localweb):
     settings = FetcherSettings(allowed_networks=["127.0.0.1/32"],
                                dns_overrides={"*.test": "127.0.0.1", "private.test": "10.1.2.3"})
     async with Fetcher(settings, ownership=OwnsOne(),
-                       politeness=Politeness(default_rate=0.5, clock=clock, sleep=clock.sleep)) as f:
+                       politeness=politeness_for(FetcherSettings(default_rate=0.5), clock=clock, sleep=clock.sleep)) as f:
         yield f, clock, localweb
 
 

@@ -118,7 +118,7 @@ async def test_a_silent_memcached_times_out_once_then_is_skipped(localweb):
 
 async def test_store_errors_are_logged_once_per_interval_and_recovery_once(memcached_server, caplog):
     caplog.set_level(logging.INFO, logger=STORE_LOG)
-    store = MemcachedRobotsStore(memcached_server.host, memcached_server.port, retry_after=0)
+    store = MemcachedRobotsStore(memcached_server.host, memcached_server.port, timeout=0.5, retry_after=0)
     try:
         await store.set("http://x.test", b"payload", 60)
         assert await store.get("http://x.test") == b"payload"
@@ -240,32 +240,32 @@ def test_keys_follow_memcached_rules():
 
 
 async def test_open_robots_store():
-    assert open_robots_store("") is None
-    store = open_robots_store("memcached://cache.internal:11311")
+    assert open_robots_store("", timeout=0.5) is None
+    store = open_robots_store("memcached://cache.internal:11311", timeout=0.5)
     assert isinstance(store, MemcachedRobotsStore) and store.address == "cache.internal:11311"
     await store.close()
-    store = open_robots_store("memcached://cache.internal")
+    store = open_robots_store("memcached://cache.internal", timeout=0.5)
     assert store.address == "cache.internal:11211"
     await store.close()
     for bad in ("redis://h:1", "memcached://", "memcached://h:port", "memcached://h:1/x",
                 "memcached://h:1?ca=/etc/ca.pem", "memcacheds://h:1?colour=red"):
         with pytest.raises(ConfigError):
-            open_robots_store(bad)
+            open_robots_store(bad, timeout=0.5)
 
 
 async def test_open_robots_store_over_tls(tmp_path):
     from support.certs import TestCA
     ca = TestCA(tmp_path).ca
-    store = open_robots_store(f"memcacheds://cache.internal?ca={ca}")
+    store = open_robots_store(f"memcacheds://cache.internal?ca={ca}", timeout=0.5)
     assert store.address == "cache.internal:11211"
     context = store._client.tls_context
     assert context.verify_mode is ssl.CERT_REQUIRED and context.check_hostname
     assert len(context.get_ca_certs()) == 1
     await store.close()
     with pytest.raises(ConfigError, match=f"robots_cache: ca={tmp_path}/none.pem: no such file"):
-        open_robots_store(f"memcacheds://cache.internal?ca={tmp_path}/none.pem")
+        open_robots_store(f"memcacheds://cache.internal?ca={tmp_path}/none.pem", timeout=0.5)
     with pytest.raises(ConfigError) as raised:
-        open_robots_store("memcacheds://user:hunter2@cache.internal:port")
+        open_robots_store("memcacheds://user:hunter2@cache.internal:port", timeout=0.5)
     assert "hunter2" not in str(raised.value) and "user:<set>@" in str(raised.value)
 
 
@@ -294,7 +294,7 @@ async def test_cache_consults_the_store_once_per_origin_in_flight():
         fetched.append(1)
         await gate.wait()
         return RobotsVerdict.parsed(ROBOTS), 200_000.0
-    cache = RobotsCache(store=store, codec=VerdictCodec())
+    cache = RobotsCache(max_entries=100, store=store, codec=VerdictCodec())
     waiting = [asyncio.ensure_future(cache.rules_for("http://x.test", fetch)) for _ in range(5)]
     while not fetched:
         await asyncio.sleep(0)
@@ -302,13 +302,13 @@ async def test_cache_consults_the_store_once_per_origin_in_flight():
     verdicts = await asyncio.gather(*waiting)
     assert len({id(v) for v in verdicts}) == 1 and store.gets == 1 and len(fetched) == 1
     assert store.data["http://x.test"][1] == 86_400.0                 # capped at 24 h (RFC 9309)
-    other = RobotsCache(store=store, codec=VerdictCodec())
+    other = RobotsCache(max_entries=100, store=store, codec=VerdictCodec())
     verdict = await other.rules_for("http://x.test", fetch)
     assert verdict.kind is VerdictKind.PARSED and other.shared_hits == 1 and len(fetched) == 1
 
 
 async def test_a_store_that_raises_is_a_miss():
-    cache = RobotsCache(store=DictStore(fail=True), codec=VerdictCodec())
+    cache = RobotsCache(max_entries=100, store=DictStore(fail=True), codec=VerdictCodec())
 
     async def fetch():
         return RobotsVerdict.allow_all(), 60.0

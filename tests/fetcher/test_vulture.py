@@ -5,10 +5,10 @@ import asyncio
 import logging
 
 from spiderduck.core import config
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
-from spiderduck.fetcher.domain_health import HealthPolicy
-from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.fetcher.fetcher import Fetcher, politeness_for
 from spiderduck.fetcher.ownership import AllShards
 from spiderduck.fetcher.politeness import Politeness
 from spiderduck.fetcher.vulture import Vulture
@@ -16,8 +16,7 @@ from support.clock import FakeClock
 
 
 def polite(clock) -> Politeness:
-    return Politeness(default_rate=1.0, clock=clock, sleep=clock.sleep,
-                      health=HealthPolicy(halt_after=1))
+    return politeness_for(FetcherSettings(default_rate=1.0, halt_after_failures=1), clock=clock, sleep=clock.sleep)
 
 
 async def test_a_sweep_evicts_idle_queues_and_host_entries_and_logs_them(caplog):

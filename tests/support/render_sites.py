@@ -160,6 +160,7 @@ async def sites():
 async def guarded_fetch():
     """The SubFetch of the tests: a real HttpClient whose guard allows the origin's address only
     (127.0.0.2/32), never following redirects; yields (fetch, the URLs it was asked for)."""
+    from spiderduck.core.config import FetcherSettings
     from spiderduck.fetcher.guard import AddressGuard
     from spiderduck.fetcher.http import HttpClient, Limits
     from spiderduck.fetcher.resolver import GuardedResolver
@@ -167,7 +168,7 @@ async def guarded_fetch():
     guard = AddressGuard(allowed_networks=[f"{ORIGIN_HOST}/32"])
     asked: list[str] = []
     async with HttpClient(user_agent=USER_AGENT, guard=guard, resolver=GuardedResolver(guard),
-                          limits=Limits(connect_timeout=2.0, total_timeout=5.0)) as http:
+                          limits=Limits(FetcherSettings().max_body_bytes, connect_timeout=2.0, total_timeout=5.0)) as http:
         async def fetch(url: str):
             asked.append(url)
             return await http.get(url, accept="*/*")

@@ -41,19 +41,18 @@ def outcome_label(result: FetchResult) -> str:
     return str(result.http_status) if result.status is Status.OK else result.status.name
 
 
-_DEFAULTS = FetcherSettings()     # the configured defaults (fetcher.* in src/spiderduck/core/settings.py)
-
-
 @dataclass(frozen=True)
 class HealthPolicy:
-    window: float = _DEFAULTS.error_window             # seconds of outcomes kept per domain
-    pause_ratio: float = _DEFAULTS.pause_error_ratio   # pause when errors / outcomes exceed this
-    min_requests: int = _DEFAULTS.pause_min_requests   # ... and at least this many were seen
-    pause_for: float = _DEFAULTS.pause_for             # seconds a pause lasts
-    halt_after: int = _DEFAULTS.halt_after_failures    # errors in a row that halt a domain
+    """fetcher.error_window, pause_error_ratio, pause_min_requests, pause_for and
+    halt_after_failures (defaults in src/spiderduck/core/settings.py)."""
+    window: float        # seconds of outcomes kept per domain
+    pause_ratio: float   # pause when errors / outcomes exceed this
+    min_requests: int    # ... and at least this many were seen
+    pause_for: float     # seconds a pause lasts
+    halt_after: int      # errors in a row that halt a domain
 
     @classmethod
-    def from_settings(cls, s) -> "HealthPolicy":
+    def from_settings(cls, s: FetcherSettings) -> "HealthPolicy":
         return cls(window=s.error_window, pause_ratio=s.pause_error_ratio,
                    min_requests=s.pause_min_requests, pause_for=s.pause_for,
                    halt_after=s.halt_after_failures)

@@ -49,12 +49,13 @@ def fetcher_id(settings: FetcherSettings) -> str:
     return settings.id or f"{socket.gethostname()}:{os.getpid()}"
 
 
-def politeness_for(settings: FetcherSettings) -> Politeness:
+def politeness_for(settings: FetcherSettings, **kw) -> Politeness:
     """The domain slots a fetcher's settings ask for (built before the Fetcher in the fetcher
-    role: the lease keeper's quiet_for and the operators' controls read them)."""
+    role: the lease keeper's quiet_for and the operators' controls read them). `kw` go to
+    Politeness as they are (a test's clock and sleep)."""
     return Politeness(default_rate=settings.default_rate, rate_overrides=settings.rate_overrides,
                       queue_size=settings.queue_size, pacing=PacingPolicy.from_settings(settings),
-                      health=HealthPolicy.from_settings(settings))
+                      health=HealthPolicy.from_settings(settings), **kw)
 
 
 class Fetcher:
@@ -71,7 +72,7 @@ class Fetcher:
         self.http = http if http is not None else HttpClient(
             user_agent=settings.user_agent, guard=guard,
             resolver=GuardedResolver(guard, settings.dns_overrides),
-            limits=Limits(settings.max_body_bytes, settings.connect_timeout, settings.total_timeout))
+            limits=Limits.from_settings(settings))
         self.politeness = politeness if politeness is not None else politeness_for(settings)
         self.vulture = Vulture(self.politeness, interval=settings.vulture_interval,
                                idle_after=settings.domain_idle_after)

@@ -19,14 +19,15 @@ from spiderduck.core.status import Status
 from spiderduck.fetcher.guard import AddressGuard, BlockedAddress
 from spiderduck.fetcher.resolver import GuardedResolver
 
-_DEFAULTS = FetcherSettings()     # the configured defaults
-
-
 @dataclass(frozen=True)
 class Limits:
-    max_body_bytes: int = _DEFAULTS.max_body_bytes
-    connect_timeout: float = _DEFAULTS.connect_timeout
-    total_timeout: float = _DEFAULTS.total_timeout
+    max_body_bytes: int       # fetcher.max_body_bytes
+    connect_timeout: float    # fetcher.connect_timeout
+    total_timeout: float      # fetcher.total_timeout
+
+    @classmethod
+    def from_settings(cls, s: FetcherSettings) -> "Limits":
+        return cls(s.max_body_bytes, s.connect_timeout, s.total_timeout)
 
 
 class HttpClient:

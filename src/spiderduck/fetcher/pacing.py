@@ -29,20 +29,18 @@ from spiderduck.fetcher.domain_health import is_error, outcome_label
 RETRY_AFTER_CODES = frozenset({429, 503})
 
 
-_DEFAULTS = FetcherSettings()         # the configured defaults (fetcher.* in src/spiderduck/core/settings.py)
-
-
 @dataclass(frozen=True)
 class PacingPolicy:
-    max_crawl_delay: float = _DEFAULTS.max_crawl_delay   # robots.txt Crawl-delay is capped at this
-    max_retry_after: float = _DEFAULTS.max_retry_after   # Retry-After is capped at this many seconds
-    backoff_base: float = _DEFAULTS.backoff_base         # back-off after the first error in a row
-    backoff_factor: float = _DEFAULTS.backoff_factor     # each further error multiplies it by this
-    backoff_max: float = _DEFAULTS.backoff_max           # back-off never exceeds this
-    backoff_jitter: float = _DEFAULTS.backoff_jitter     # up to this fraction is added at random
+    """The fetcher.* keys of the same names (defaults in src/spiderduck/core/settings.py)."""
+    max_crawl_delay: float   # robots.txt Crawl-delay is capped at this
+    max_retry_after: float   # Retry-After is capped at this many seconds
+    backoff_base: float      # back-off after the first error in a row
+    backoff_factor: float    # each further error multiplies it by this
+    backoff_max: float       # back-off never exceeds this
+    backoff_jitter: float    # up to this fraction is added at random
 
     @classmethod
-    def from_settings(cls, s) -> "PacingPolicy":
+    def from_settings(cls, s: FetcherSettings) -> "PacingPolicy":
         return cls(max_crawl_delay=s.max_crawl_delay, max_retry_after=s.max_retry_after,
                    backoff_base=s.backoff_base, backoff_factor=s.backoff_factor,
                    backoff_max=s.backoff_max, backoff_jitter=s.backoff_jitter)

@@ -35,14 +35,11 @@ import time
 from dataclasses import dataclass
 from typing import Awaitable, Callable, Iterable, Mapping
 
-from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import FetcherBusy, SpiderDuckError
 from spiderduck.core.fetch import FetchResult
 from spiderduck.fetcher.domain_controls import OPERATOR_PAUSE, DomainControl
 from spiderduck.fetcher.domain_health import DomainHealth, HealthChange, HealthPolicy
 from spiderduck.fetcher.pacing import DomainPacing, PacingPolicy
-
-_DEFAULTS = FetcherSettings()     # the configured defaults
 
 log = logging.getLogger("spiderduck.fetcher.politeness")
 
@@ -255,10 +252,11 @@ class Politeness:
     """The slots of every domain this fetcher serves, and the operators' controls over them."""
 
     def __init__(self, *, default_rate: float, rate_overrides: Mapping[str, float] | None = None,
-                 queue_size: int = _DEFAULTS.queue_size, clock: Callable[[], float] = time.monotonic,
+                 queue_size: int, pacing: PacingPolicy, health: HealthPolicy,
+                 clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 pacing: PacingPolicy | None = None, health: HealthPolicy | None = None,
                  wall: Callable[[], float] = time.time, rng: Callable[[], float] = random.random):
+        """The values are the fetcher's settings (politeness_for in src/spiderduck/fetcher/fetcher.py)."""
         if default_rate <= 0:
             raise ValueError("fetcher.default_rate must be positive")
         self._default_rate = default_rate
@@ -270,8 +268,8 @@ class Politeness:
         self._sleep = sleep
         self._wall = wall
         self._rng = rng
-        self._pacing = pacing or PacingPolicy()
-        self._health = health or HealthPolicy()
+        self._pacing = pacing
+        self._health = health
         self._slots: dict[str, DomainSlot] = {}
 
     def rate_source(self, domain: str) -> str:

@@ -51,9 +51,6 @@ def hop_backoff(s: SchedulerSettings) -> Backoff:
     return Backoff(s.hop_backoff_base, s.hop_backoff_max, jitter_from=0.5, jitter=1.0)
 
 
-HOP_BACKOFF = hop_backoff(SchedulerSettings())    # the configured defaults
-
-
 class KeyedLimit:
     """At most `limit` holders per key and `backlog` more waiting; past that, DomainBusy.
 
@@ -133,7 +130,7 @@ class GrpcTransport:
 
 class FetcherClient:
     def __init__(self, router, *, hop_timeout: float, max_hops_per_domain: int,
-                 backoff: Backoff = HOP_BACKOFF, clock=time.monotonic, transport=None,
+                 backoff: Backoff, clock=time.monotonic, transport=None,
                  render_timeout: float = 0.0):
         self._router = router
         # render.timeout when render.enabled (else 0): a page hop asks the fetcher to render a

@@ -19,11 +19,8 @@ import time
 from collections import OrderedDict
 from typing import Any, Awaitable, Callable, Protocol
 
-from spiderduck.core.config import FetcherSettings
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.fetcher.robots.store import SharedRobotsStore
-
-_DEFAULTS = FetcherSettings()     # the configured defaults
 
 log = logging.getLogger("spiderduck.fetcher.robots")
 
@@ -40,8 +37,9 @@ class PayloadCodec(Protocol):
 
 
 class RobotsCache:
-    def __init__(self, *, max_entries: int = _DEFAULTS.robots_cache_size, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, *, max_entries: int, clock: Callable[[], float] = time.monotonic,
                  store: SharedRobotsStore | None = None, codec: PayloadCodec | None = None):
+        """`max_entries`: fetcher.robots_cache_size, the hosts kept in process."""
         if store is not None and codec is None:
             raise ValueError("a shared robots store needs a codec")
         self._entries: OrderedDict[str, tuple[Any, float]] = OrderedDict()

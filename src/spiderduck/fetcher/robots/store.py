@@ -33,7 +33,6 @@ from urllib.parse import parse_qsl, urlsplit
 from pymemcache.client.base import PooledClient
 from pymemcache.exceptions import MemcacheError, MemcacheUnexpectedCloseError
 
-from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.secrets import redact_url
 from spiderduck.stores import tls
@@ -45,7 +44,6 @@ log = logging.getLogger("spiderduck.fetcher.robots")
 KEY_PREFIX = "spiderduck:robots:v1:"
 DEFAULT_PORT = 11211
 OPTIONS = {"memcached": set(), "memcacheds": {"ca"}}     # scheme -> its URL options
-_DEFAULTS = FetcherSettings()     # the configured defaults
 MAX_TTL = 30 * 86_400   # memcached reads a larger expiry as an absolute Unix time
 
 
@@ -70,7 +68,7 @@ class SharedRobotsStore(abc.ABC):
 
 
 class MemcachedRobotsStore(SharedRobotsStore):
-    def __init__(self, host: str, port: int = DEFAULT_PORT, *, timeout: float = _DEFAULTS.robots_store_timeout,
+    def __init__(self, host: str, port: int = DEFAULT_PORT, *, timeout: float,
                  workers: int = 4, retry_after: float = 5.0, log_every: float = 60.0,
                  clock: Callable[[], float] = time.monotonic,
                  tls_context: SSLContext | None = None):
@@ -139,9 +137,10 @@ class MemcachedRobotsStore(SharedRobotsStore):
         self._unreported = 0
 
 
-def open_robots_store(url: str, *, timeout: float = _DEFAULTS.robots_store_timeout) -> SharedRobotsStore | None:
+def open_robots_store(url: str, *, timeout: float) -> SharedRobotsStore | None:
     """The store for `Settings.robots_cache`: None for "" (in-process only),
-    memcached://host:port, or memcacheds://host:port[?ca=PATH] (TLS)."""
+    memcached://host:port, or memcacheds://host:port[?ca=PATH] (TLS). `timeout`:
+    fetcher.robots_store_timeout, per memcached call."""
     if not url:
         return None
     shown = redact_url(url)
