@@ -23,7 +23,13 @@ import aiohttp
 import aiohttp.abc
 from selectolax.lexbor import LexborHTMLParser
 
+from spiderduck.core.config import Settings
 from spiderduck.extract.page import extract_page
+from spiderduck.extract.signals import robots_token
+
+# extract_page's settings as bench/pipeline's service has them (no config file: the defaults).
+DEFAULTS = Settings()
+EXTRACTION = {"parser": DEFAULTS.process.parser, "robots_token": robots_token(DEFAULTS.fetcher.user_agent)}
 
 
 class Loopback(aiohttp.abc.AbstractResolver):
@@ -44,7 +50,7 @@ def title_and_metas(body: bytes) -> tuple[str, list[dict]]:
 
 
 def extracted(body: bytes, url: str) -> str:
-    return extract_page(body, url).title
+    return extract_page(body, url, **EXTRACTION).title
 
 
 async def run(urls: list[str], concurrency: int, extract: bool) -> dict:

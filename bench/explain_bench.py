@@ -40,10 +40,13 @@ from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
 SERVICE = "spiderduck.v1.MetadataService"
+# process.parser and the robots token of fetcher.user_agent, both the defaults: the records are
+# extracted, and re-extracted by ExplainUrl, alike.
+EXTRACTION = {"parser": "selectolax", "robots_token": "spiderduck"}
 
 
 def record_of(case: dict, body: bytes) -> UrlRecord:
-    page = extract_page(body, case["url"], case.get("content_type"))
+    page = extract_page(body, case["url"], case.get("content_type"), **EXTRACTION)
     return dataclasses.replace(UrlRecord(url=case["url"], status=Status.OK, final_url=case["url"],
                                          canonical_url=case["url"], fetched_at=time.time()), **with_page(page))
 
@@ -84,7 +87,7 @@ async def run(calls: int) -> None:
         ref = await content.append(FetchedContent(url, 200, (("Content-Type", "text/html; charset=utf-8"),),
                                                   body, time.time()))
         await store.put(url, dataclasses.replace(record_of(case, body), content_ref=ref), [url])
-        explainer = Explainer(store, content, workers=1, budget=2.0, parser="selectolax", robots_token="spiderduck")
+        explainer = Explainer(store, content, workers=1, budget=2.0, **EXTRACTION)
         listen = f"127.0.0.1:{free_port()}"
         ours = GrpcServer(listen)
         server.register(ours, store, MetadataApiSettings(), explainer=explainer)

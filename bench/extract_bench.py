@@ -28,14 +28,17 @@ import time
 import lxml.html
 import orjson
 
-from spiderduck.core.config import HTML_PARSERS
+from spiderduck.core.config import HTML_PARSERS, FetcherSettings
 from spiderduck.extract import extract_page
 from spiderduck.extract.page import page_json
+from spiderduck.extract.signals import robots_token
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
 
 Page = tuple[bytes, str, "str | None"]
+# The robots meta the scheduler reads with the default fetcher.user_agent.
+ROBOTS_TOKEN = robots_token(FetcherSettings().user_agent)
 
 
 def corpus() -> list[Page]:
@@ -50,12 +53,12 @@ def bare(pages: list[Page], parser: str) -> None:
 
 def extract(pages: list[Page], parser: str) -> None:
     for body, url, content_type in pages:
-        extract_page(body, url, content_type, parser=parser)
+        extract_page(body, url, content_type, parser=parser, robots_token=ROBOTS_TOKEN)
 
 
 def cli(pages: list[Page], parser: str) -> None:
-    orjson.dumps([page_json(body, url, content_type, parser) for body, url, content_type in pages],
-                 option=orjson.OPT_INDENT_2)
+    orjson.dumps([page_json(body, url, content_type, parser=parser, robots_token=ROBOTS_TOKEN)
+                  for body, url, content_type in pages], option=orjson.OPT_INDENT_2)
 
 
 WAYS = {"bare": bare, "extract": extract, "cli": cli}

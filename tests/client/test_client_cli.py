@@ -21,6 +21,7 @@ from spiderduck.extract import extract_cases
 from support.cli import CLI
 from support.localweb import Gate
 from support.service import RunningService, service_settings, wait_until
+from support.extraction import EXTRACTION
 
 
 async def cli(*args: str, stdin: str | None = None, timeout: float = 60) -> tuple[int, str, str]:
@@ -138,7 +139,7 @@ async def test_extract_cases_prints_one_map_or_json_lines(tmp_path):
     result = json.loads(out)                                       # one document: json.load reads it
     assert list(result) == ["case-0", "case-1", "case-2"]
     assert result["case-1"]["title"] == "Page 1" and result["case-1"]["description"] == "About 1."
-    assert out.encode() == orjson.dumps(extract_cases(cases), option=orjson.OPT_INDENT_2) + b"\n"
+    assert out.encode() == orjson.dumps(extract_cases(cases, **EXTRACTION), option=orjson.OPT_INDENT_2) + b"\n"
 
     code, out, err = as_lines
     assert (code, err) == (0, "")

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from spiderduck.extract import extract_page
+from support.extraction import ROBOTS_TOKEN
 
 URL = "https://www.dailyplanet.test/metro/story"
 
@@ -25,7 +26,7 @@ def ld(obj) -> str:
 def page(head: str = "", body: str = "", parser: str = "selectolax", url: str = URL):
     html = (f"<!doctype html><html><head><meta charset=utf-8><title>Story</title>{head}</head>"
             f"<body><article><h1>Story</h1>{body}<p>Text.</p></article></body></html>")
-    return extract_page(html.encode(), url, "text/html", parser=parser)
+    return extract_page(html.encode(), url, "text/html", parser=parser, robots_token=ROBOTS_TOKEN)
 
 
 def author(head: str = "", body: str = "", parser: str = "selectolax", url: str = URL) -> str:

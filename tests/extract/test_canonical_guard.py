@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 
 from spiderduck.extract import extract_page
+from support.extraction import EXTRACTION
 
 
 def canonical(page_url: str, og_url: str = "", link: str = "") -> str:
     head = (f'<meta property="og:url" content="{og_url}">' if og_url else "") + \
            (f'<link rel="canonical" href="{link}">' if link else "")
-    return extract_page(f"<html><head>{head}</head><body></body></html>".encode(), page_url).canonical_url
+    page = f"<html><head>{head}</head><body></body></html>".encode()
+    return extract_page(page, page_url, **EXTRACTION).canonical_url
 
 
 @pytest.mark.parametrize("page, og_url, link, expected", [

@@ -4,6 +4,7 @@ import pytest
 
 from spiderduck.extract import charset
 from spiderduck.extract.page import extract_page
+from support.extraction import EXTRACTION
 
 RUSSIAN_TITLE = "Погода в Москве на неделю"
 RUSSIAN = ("Сегодня в столице ожидается облачная погода с прояснениями, без существенных осадков. "
@@ -48,7 +49,7 @@ def test_a_declaration_the_bytes_contradict_gives_way(written, meta, header, act
     body = _page(title, text, _meta(meta) if meta else "").encode(written)
     content_type = f"text/html; charset={header}" if header else "text/html"
     assert charset.sniff(body, content_type) == actual
-    page = extract_page(body, "http://a.test/", content_type)
+    page = extract_page(body, "http://a.test/", content_type, **EXTRACTION)
     assert (page.title, page.charset) == (title, actual)      # the record says what was used
     assert page.description == text[:60].strip()
 
@@ -68,7 +69,7 @@ AGREED = [
 def test_a_declaration_the_bytes_agree_with_is_kept(written, label, title, text, where):
     body = _page(title, text, _meta(label) if where == "meta" else "").encode(written)
     content_type = f"text/html; charset={label}" if where == "header" else None
-    page = extract_page(body, "http://a.test/", content_type)
+    page = extract_page(body, "http://a.test/", content_type, **EXTRACTION)
     assert (page.title, page.charset) == (title, label)
 
 
@@ -82,7 +83,7 @@ def test_the_bytes_of_the_french_page_are_valid_in_other_encodings_too():
 
 def test_undeclared_legacy_bytes_are_detected():
     body = _page(RUSSIAN_TITLE, RUSSIAN).encode("koi8-r")
-    assert extract_page(body, "http://a.test/").title == RUSSIAN_TITLE
+    assert extract_page(body, "http://a.test/", **EXTRACTION).title == RUSSIAN_TITLE
     french = _page(FRENCH_TITLE, FRENCH).encode("cp1252")
     assert charset.sniff(french) == "windows-1252"             # the default, which the bytes fit
 

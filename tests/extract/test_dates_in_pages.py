@@ -6,6 +6,7 @@ misprint them. Every page is written here; every case but the guards failed befo
 import pytest
 
 from spiderduck.extract import extract_page
+from support.extraction import ROBOTS_TOKEN
 
 NOON = "T12:00:00Z"     # a day without a time is noon UTC (values.TEXT_DATE_HOUR)
 
@@ -18,7 +19,7 @@ def parser(request):
 def published(body: str = "", url: str = "https://news.test/story", head: str = "", parser: str = "selectolax") -> str:
     html = (f"<!doctype html><html><head><meta charset=utf-8><title>Story</title>{head}</head>"
             f"<body><article><h1>Story</h1>{body}<p>Text.</p></article></body></html>")
-    return extract_page(html.encode(), url, "text/html", parser=parser).published_time
+    return extract_page(html.encode(), url, "text/html", parser=parser, robots_token=ROBOTS_TOKEN).published_time
 
 
 @pytest.mark.parametrize("path", [
@@ -110,9 +111,11 @@ def test_the_articles_time_before_a_sidebars_or_a_comments(parser):
     for before in (sidebar, nav, related):
         html = (f"<!doctype html><html><head><title>Story</title></head><body>{before}"
                 f"<article><h1>Story</h1>{article}<p>Text.</p><ol>{comment}</ol></article></body></html>")
-        assert extract_page(html.encode(), "https://news.test/story", parser=parser).published_time == (
+        assert extract_page(html.encode(), "https://news.test/story", parser=parser,
+                            robots_token=ROBOTS_TOKEN).published_time == (
             "2020-01-13T08:30:00Z")
     # a comment's time inside the article comes after a time outside both
     html = (f"<!doctype html><html><body><article><ol>{comment}</ol></article>"
             '<div class="meta"><time datetime="2020-01-13T08:30:00Z">13 January</time></div></body></html>')
-    assert extract_page(html.encode(), "https://news.test/story", parser=parser).published_time == "2020-01-13T08:30:00Z"
+    assert extract_page(html.encode(), "https://news.test/story", parser=parser,
+                        robots_token=ROBOTS_TOKEN).published_time == "2020-01-13T08:30:00Z"

@@ -4,9 +4,12 @@ charset only in <meta>, a <meta charset> that lies, JSON-LD @graph and arrays, b
 10 MB page (bounded work)."""
 import pytest
 
+from spiderduck.core.config import FetcherSettings
 from spiderduck.core.record import Image
 from spiderduck.extract import extract_page
 from spiderduck.extract.page import MAX_HTML_BYTES
+from spiderduck.extract.shell import SCAN_BYTES
+from support.extraction import EXTRACTION, ROBOTS_TOKEN
 
 URL = "https://example.test/news/story.html"
 
@@ -23,7 +26,7 @@ def ld(obj: str) -> str:
 def test_missing_head_html_and_body_tags(parser):
     html = (b'<meta property="og:title" content="No head"><link rel="canonical" href="/c">'
             b'<meta name="author" content="Ann Author"><p>First paragraph.</p>')
-    meta = extract_page(html, URL, parser=parser)
+    meta = extract_page(html, URL, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.description, meta.canonical_url, meta.author) == (
         "No head", "First paragraph.", "https://example.test/c", "Ann Author")
 
@@ -33,13 +36,14 @@ def test_several_og_images_first_usable_one_wins(parser):
             b'<meta property="og:image" content="//cdn.test/second.jpg">'
             b'<meta property="og:image:width" content="800">'
             b'<meta property="og:image" content="https://cdn.test/third.jpg">')
-    assert extract_page(html, URL, parser=parser).image == Image("https://cdn.test/second.jpg", 800)
+    meta = extract_page(html, URL, parser=parser, robots_token=ROBOTS_TOKEN)
+    assert meta.image == Image("https://cdn.test/second.jpg", 800)
 
 
 def test_data_and_protocol_relative_urls_in_body_fallbacks(parser):
     body = (b'<body><img src="data:image/gif;base64,R0lGOD"><img src="//cdn.test/body.png">'
             b'<link rel="icon" href="//cdn.test/fav.ico">')
-    meta = extract_page(body, "http://example.test/", parser=parser)
+    meta = extract_page(body, "http://example.test/", parser=parser, robots_token=ROBOTS_TOKEN)
     assert meta.image.url == "http://cdn.test/body.png"
     assert meta.favicon == "http://cdn.test/fav.ico"
 
@@ -47,37 +51,37 @@ def test_data_and_protocol_relative_urls_in_body_fallbacks(parser):
 def test_entity_encoded_meta_title_and_description(parser):
     html = (b'<meta property="og:title" content="Tom &amp; Jerry&#8217;s &#x201C;Caf&eacute;&#x201D;">'
             b'<meta name="description" content="5 &lt; 6 &amp;&amp; 7 &gt; 6">')
-    meta = extract_page(html, URL, parser=parser)
+    meta = extract_page(html, URL, parser=parser, robots_token=ROBOTS_TOKEN)
     assert meta.title == "Tom & Jerry\u2019s \u201cCaf\u00e9\u201d"
     assert meta.description == "5 < 6 && 7 > 6"
 
 
 def test_charset_only_in_meta(parser):
     html = '<meta charset="windows-1251"><title>Привет, мир</title>'.encode("cp1251")
-    meta = extract_page(html, URL, None, parser=parser)
+    meta = extract_page(html, URL, None, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.charset) == ("Привет, мир", "windows-1251")
     http_equiv = ('<meta http-equiv="Content-Type" content="text/html; charset=Shift_JIS">'
                   '<title>日本語</title>').encode("cp932")
-    meta = extract_page(http_equiv, URL, None, parser=parser)
+    meta = extract_page(http_equiv, URL, None, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.charset) == ("日本語", "shift_jis")
 
 
 def test_meta_charset_that_lies(parser):
     # Says windows-1252, is UTF-8: the bytes win.
     html = '<meta charset="iso-8859-1"><title>Crème brûlée</title>'.encode("utf-8")
-    meta = extract_page(html, URL, None, parser=parser)
+    meta = extract_page(html, URL, None, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.charset) == ("Crème brûlée", "utf-8")
     # Says windows-1251, is UTF-8, and the HTTP header says UTF-8: the header wins.
     html = '<meta charset="windows-1251"><title>Привет</title>'.encode("utf-8")
-    meta = extract_page(html, URL, "text/html; charset=utf-8", parser=parser)
+    meta = extract_page(html, URL, "text/html; charset=utf-8", parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.charset) == ("Привет", "utf-8")
     # Says UTF-8, is windows-1252: the bytes are not UTF-8, and read as windows-1252 (issue 29).
     html = '<meta charset="utf-8"><title>Café</title>'.encode("cp1252")
-    meta = extract_page(html, URL, None, parser=parser)
+    meta = extract_page(html, URL, None, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.charset) == ("Café", "windows-1252")
     # Bytes no encoding reads cleanly: decoded as declared, bad bytes U+FFFD, never a failure.
     html = b'<meta charset="utf-8"><title>Caf\xe9\x00\x81\xff\xfe</title>'
-    meta = extract_page(html, URL, None, parser=parser)
+    meta = extract_page(html, URL, None, parser=parser, robots_token=ROBOTS_TOKEN)
     assert meta.charset and isinstance(meta.title, str)
 
 
@@ -88,7 +92,7 @@ def test_json_ld_graph_arrays_and_id_references(parser):
                ' "publisher": {"@id": "#org"}, "image": ["/1.jpg", "/2.jpg"]},'
                '{"@type": "Person", "@id": "#ann", "name": "Ann"},'
                '{"@type": "Organization", "@id": "#org", "name": "Org"}]}]')).encode()
-    meta = extract_page(html, URL, parser=parser)
+    meta = extract_page(html, URL, parser=parser, robots_token=ROBOTS_TOKEN)
     assert (meta.title, meta.author, meta.site_name, meta.image.url) == (
         "Arrays", "Ann and Bob", "Org", "https://example.test/1.jpg")
 
@@ -98,16 +102,16 @@ def test_author_urls_are_not_names(parser):
             b'<meta name="author" content="//example.test/people/x">' + ld(
                 '{"author": "https://example.test/people/x"}').encode()
             + b'<div class="author-box"><a href="/people/x">Carol Writer</a></div>')
-    assert extract_page(html, URL, parser=parser).author == "Carol Writer"
+    assert extract_page(html, URL, parser=parser, robots_token=ROBOTS_TOKEN).author == "Carol Writer"
 
 
 def test_byline_block_link_is_a_last_resort(parser):
     box = b'<div class="post-author"><span><a href="/p">Dana Scully</a></span></div>'
-    assert extract_page(box, URL, parser=parser).author == "Dana Scully"
+    assert extract_page(box, URL, parser=parser, robots_token=ROBOTS_TOKEN).author == "Dana Scully"
     assert extract_page(b'<meta name="author" content="Fox Mulder">' + box, URL,
-                        parser=parser).author == "Fox Mulder"
+                        parser=parser, robots_token=ROBOTS_TOKEN).author == "Fox Mulder"
     one_word = b'<div class="author"><a href="/p">Profile</a></div>'
-    assert extract_page(one_word, URL, parser=parser).author == ""
+    assert extract_page(one_word, URL, parser=parser, robots_token=ROBOTS_TOKEN).author == ""
 
 
 def test_ten_megabyte_page_is_read_up_to_the_cap_only():
@@ -118,18 +122,24 @@ def test_ten_megabyte_page_is_read_up_to_the_cap_only():
     late = b'<meta property="og:description" content="beyond the cap">'
     body = head + padding + late + b"</body></html>"
     assert len(body) > 10 * 1024 * 1024 and MAX_HTML_BYTES <= 4 * 1024 * 1024
-    meta = extract_page(body, URL, "text/html")
+    meta = extract_page(body, URL, "text/html", **EXTRACTION)
     assert (meta.title, meta.image.url) == ("Huge", "https://example.test/top.jpg")
     assert meta.description == "x" * 1000   # the first paragraph, not what follows the cap
     # What lies past the cap is never seen: the page gives the record of its first bytes.
-    assert meta == extract_page(body[:MAX_HTML_BYTES], URL, "text/html")
+    assert meta == extract_page(body[:MAX_HTML_BYTES], URL, "text/html", **EXTRACTION)
+
+
+def test_the_cap_is_a_constant_equal_to_the_fetchers_default_body_cap():
+    """A page fetched under the default fetcher.max_body_bytes is read whole, and shell
+    detection reads as much (both are hard limits, no setting)."""
+    assert MAX_HTML_BYTES == SCAN_BYTES == FetcherSettings().max_body_bytes
 
 
 # --- the quality rules of issue 16: publisher, author, dates, a <title>'s site part -----------------
 
 def page(head: str, body: str = "", parser: str = "selectolax", url: str = URL):
     html = f"<!doctype html><html><head><meta charset=utf-8>{head}</head><body>{body}</body></html>"
-    return extract_page(html.encode("utf-8"), url, "text/html", parser=parser)
+    return extract_page(html.encode("utf-8"), url, "text/html", parser=parser, robots_token=ROBOTS_TOKEN)
 
 
 OG_SITE = '<meta property="og:site_name" content="Fern Notes">'
@@ -279,4 +289,5 @@ def test_wall_markers_are_found_alike_in_utf8_bytes_and_in_decoded_text(parser, 
     assert from_bytes == from_text and from_bytes.kind == "consent_wall"
     expected = f"consent marker {found!r}" if found else "cookie-consent words"
     assert from_bytes.reason.startswith(expected)
-    assert extract_page(body, URL, parser=parser).interstitial.startswith(f"consent_wall: {expected}")
+    meta = extract_page(body, URL, parser=parser, robots_token=ROBOTS_TOKEN)
+    assert meta.interstitial.startswith(f"consent_wall: {expected}")

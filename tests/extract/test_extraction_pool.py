@@ -11,6 +11,7 @@ from spiderduck.core.record import PageMetadata
 from spiderduck.extract import extract_page
 from spiderduck.extract.channel import loads as _loads
 from spiderduck.extract.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout
+from support.extraction import EXTRACTION
 
 PAGE = (b"<html lang=en><head><title>A title</title><meta property='og:description' content='Said'>"
         b"<meta property='og:image' content='/i.png'></head><body><p>Text</p></body></html>")
@@ -43,15 +44,15 @@ async def until(predicate, timeout: float = 30.0) -> None:
 
 
 async def test_a_worker_gives_the_same_metadata_as_this_process():
-    async with ExtractionPool(workers=1, budget=10) as pool:
+    async with ExtractionPool(workers=1, budget=10, **EXTRACTION) as pool:
         page = await pool.extract(PAGE, "http://a.test/x", "text/html; charset=utf-8")
     assert isinstance(page, PageMetadata)
-    assert page == extract_page(PAGE, "http://a.test/x", "text/html; charset=utf-8")
+    assert page == extract_page(PAGE, "http://a.test/x", "text/html; charset=utf-8", **EXTRACTION)
     assert (page.title, page.description, page.image.url) == ("A title", "Said", "http://a.test/i.png")
 
 
 async def test_a_page_past_the_budget_is_a_timeout_and_stalls_no_other_page():
-    async with ExtractionPool(workers=2, budget=2.0) as pool:
+    async with ExtractionPool(workers=2, budget=2.0, **EXTRACTION) as pool:
         await pool.extract(PAGE, "http://a.test/", None)        # both workers may now be started
         await until(lambda: len(worker_pids()) == 2)
         hostile = asyncio.create_task(pool.extract(NESTED, "http://deep.test/", None))
@@ -66,7 +67,7 @@ async def test_a_page_past_the_budget_is_a_timeout_and_stalls_no_other_page():
 
 
 async def test_a_page_queued_behind_a_hostile_one_is_sent_to_another_worker():
-    async with ExtractionPool(workers=2, budget=30.0) as pool:
+    async with ExtractionPool(workers=2, budget=30.0, **EXTRACTION) as pool:
         await until(lambda: len(pool._workers) == 2)     # both ready: the jobs below go where we say
         hostile = asyncio.create_task(pool.extract(NESTED, "http://deep.test/", None))
         await asyncio.sleep(0)                            # dispatched: the first worker has it
@@ -79,7 +80,7 @@ async def test_a_page_queued_behind_a_hostile_one_is_sent_to_another_worker():
 
 
 async def test_a_worker_that_dies_is_replaced_and_the_page_tried_again():
-    async with ExtractionPool(workers=1, budget=10) as pool:
+    async with ExtractionPool(workers=1, budget=10, **EXTRACTION) as pool:
         await pool.extract(PAGE, "http://a.test/", None)
         [first] = worker_pids()
         os.kill(first, 9)                                 # the OOM killer, say
@@ -98,7 +99,8 @@ CRASHING = ("import os, signal, struct, pickle, sys\n"
 
 async def test_a_page_whose_worker_dies_twice_fails_with_the_reason():
     import sys
-    async with ExtractionPool(workers=1, budget=10, command=(sys.executable, "-c", CRASHING)) as pool:
+    async with ExtractionPool(workers=1, budget=10, **EXTRACTION,
+                              command=(sys.executable, "-c", CRASHING)) as pool:
         with pytest.raises(ExtractionFailed, match="SIGSEGV"):
             await pool.extract(PAGE, "http://a.test/", None)
         with pytest.raises(ExtractionFailed, match="SIGSEGV"):     # still answering, one at a time
@@ -106,7 +108,7 @@ async def test_a_page_whose_worker_dies_twice_fails_with_the_reason():
 
 
 async def test_close_stops_every_worker():
-    pool = ExtractionPool(workers=2, budget=5)
+    pool = ExtractionPool(workers=2, budget=5, **EXTRACTION)
     async with pool:
         await pool.extract(PAGE, "http://a.test/", None)
         await until(lambda: len(worker_pids()) == 2)
@@ -141,7 +143,8 @@ def test_a_page_sent_to_a_worker_that_just_died_goes_to_another_on_uvloop():
     import uvloop
 
     async def run():
-        async with ExtractionPool(workers=2, budget=10, command=(sys.executable, "-c", SLEEPY)) as pool:
+        async with ExtractionPool(workers=2, budget=10, **EXTRACTION,
+                                  command=(sys.executable, "-c", SLEEPY)) as pool:
             await until(lambda: len(pool._workers) == 2)
             busy, doomed = pool._workers
             slow = asyncio.create_task(pool.extract(b"sleep0.3", "http://slow.test/", None))
@@ -170,7 +173,7 @@ async def test_a_watchdog_kill_counts_only_against_the_page_it_bit():
     from spiderduck.extract.channel import Job as _Job
     from spiderduck.extract.pool import PoolClosing
 
-    pool = ExtractionPool(workers=1, budget=60, command=(sys.executable, "-c", SILENT))
+    pool = ExtractionPool(workers=1, budget=60, **EXTRACTION, command=(sys.executable, "-c", SILENT))
     async with pool:
         await until(lambda: len(pool._workers) == 1)
         pages = [asyncio.create_task(pool.extract(PAGE, f"http://a.test/{n}", None)) for n in range(2)]

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from spiderduck.extract import extract_cases
+from support.extraction import ROBOTS_TOKEN
 
 CASES = Path(__file__).resolve().parent.parent / "pages" / "quality" / "cases.json"
 FIELDS = ("title", "description", "image", "url", "lang", "publisher", "author", "date")
@@ -88,7 +89,7 @@ def cases() -> list[dict]:
 @pytest.fixture(scope="module", params=("selectolax", "html5lib"))
 def extracted(request) -> dict[str, dict]:
     # A case's `date` is the page's first publication (published_time; issue 29).
-    return extract_cases(CASES, parser=request.param)
+    return extract_cases(CASES, parser=request.param, robots_token=ROBOTS_TOKEN)
 
 
 def test_the_corpus_is_well_formed(cases):

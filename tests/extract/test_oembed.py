@@ -5,6 +5,7 @@ from spiderduck.core.record import Image
 from spiderduck.extract import extract_page
 from spiderduck.extract.embeds import HTML_MAX
 from spiderduck.extract.oembed import OEmbed, parse
+from support.extraction import EXTRACTION
 
 URL = "https://video.test/watch/1"
 
@@ -13,8 +14,8 @@ def test_discovery_finds_the_json_oembed_link_and_makes_it_absolute():
     html = (b'<html><head><link rel="alternate" type="text/xml+oembed" href="/oembed.xml">'
             b'<link rel="alternate" type="application/json+oembed" href="/oembed?url=1&amp;format=json">'
             b'</head></html>')
-    assert extract_page(html, URL).oembed_url == "https://video.test/oembed?url=1&format=json"
-    assert extract_page(b"<title>none</title>", URL).oembed_url == ""
+    assert extract_page(html, URL, **EXTRACTION).oembed_url == "https://video.test/oembed?url=1&format=json"
+    assert extract_page(b"<title>none</title>", URL, **EXTRACTION).oembed_url == ""
 
 
 def test_parse_reads_title_author_provider_and_thumbnail():

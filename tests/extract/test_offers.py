@@ -15,6 +15,7 @@ from spiderduck.core.status import Status
 from spiderduck.extract import offers as O
 from spiderduck.extract.page import page_of, sources
 from spiderduck.extract.rejected import NOT_KEPT_WHEN_PROBED, explain_page, explained
+from support.extraction import EXTRACTION, PARSER, ROBOTS_TOKEN
 
 URL = "https://example.test/news/2021/03/04/story.html"
 
@@ -26,7 +27,7 @@ def html(head: str = "", body: str = "", lang: str = "") -> bytes:
 
 def record_of(body: bytes, url: str = URL, **changes) -> tuple[UrlRecord, tuple]:
     """The record extract_page makes of the page (as stored), changed as asked, and the offers."""
-    page, offered = explain_page(body, url, "text/html")
+    page, offered = explain_page(body, url, "text/html", **EXTRACTION)
     record = dataclasses.replace(UrlRecord(url=url, status=Status.OK, canonical_url=url, final_url=url),
                                  **with_page(page))
     return dataclasses.replace(record, **changes), offered
@@ -43,8 +44,8 @@ def why(body: bytes, field: str, url: str = URL, **changes) -> tuple[str, dict[t
 def assert_rules_agree(body: bytes, url: str, content_type: str | None = None) -> None:
     """The first offer without a reason is each filled field's value and source, and a field the
     rule left empty has no such offer (the favicon: /favicon.ico, tried later, always is one)."""
-    s, encoding, markup = sources(body, url, content_type)
-    page = page_of(s, encoding, markup)
+    s, encoding, markup = sources(body, url, content_type, parser=PARSER)
+    page = page_of(s, encoding, markup, ROBOTS_TOKEN)
     chosen = {p.field: p.source for p in page.provenance}
     values = {"title": page.title, "description": page.description, "site_name": page.site_name,
               "image": page.image.url if page.image else "", "author": page.author, "lang": page.lang,
@@ -173,6 +174,6 @@ def test_offers_are_bounded_per_field_and_in_length():
     icons = "".join(f'<link rel="icon" href="/i{n}.png">' for n in range(100))
     body = html(icons + f'<meta name="description" content="{"word " * 2000}">'
                 + '<meta property="og:description" content="Short.">')
-    offered = dict(explain_page(body, URL, "text/html")[1])
+    offered = dict(explain_page(body, URL, "text/html", **EXTRACTION)[1])
     assert len(offered["favicon"]) == O.MAX_OFFERS
     assert max(len(c.value) for c in offered["description"]) <= O.VALUE_CHARS

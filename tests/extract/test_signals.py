@@ -5,12 +5,14 @@ import pytest
 
 from spiderduck.extract import extract_page, signals
 from spiderduck.extract.signals import header_directives, withheld
+from support.extraction import EXTRACTION, PARSER
 
 URL = "http://pub.test/a"
 
 
 def page(head: str):
-    return extract_page(f"<!doctype html><html><head>{head}</head><body><p>x</p></body></html>".encode(), URL)
+    return extract_page(f"<!doctype html><html><head>{head}</head><body><p>x</p></body></html>".encode(), URL,
+                        **EXTRACTION)
 
 
 def test_robots_metas_are_read_lower_case_once_each_those_honoured_first():
@@ -22,8 +24,9 @@ def test_robots_metas_are_read_lower_case_once_each_those_honoured_first():
 
 def test_the_meta_for_our_token_follows_the_configured_user_agent():
     body = b'<meta name="robots" content="noindex"><meta name="quackbot" content="noarchive">'
-    assert extract_page(body, URL, robots_token="quackbot").robots_directives == ("noarchive", "noindex")
-    assert extract_page(body, URL).robots_directives == ("noindex",)
+    quackbot = extract_page(body, URL, parser=PARSER, robots_token="quackbot")
+    assert quackbot.robots_directives == ("noarchive", "noindex")
+    assert extract_page(body, URL, **EXTRACTION).robots_directives == ("noindex",)
 
 
 @pytest.mark.parametrize("headers, expected", [

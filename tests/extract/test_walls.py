@@ -12,6 +12,7 @@ from spiderduck.extract import extract_page
 from spiderduck.extract.parsers import parse
 from spiderduck.extract.walls import KINDS, detect
 from conftest import shared_path
+from support.extraction import EXTRACTION
 
 WALLS = Path(__file__).resolve().parents[1] / "pages" / "walls"
 CASES = json.loads((WALLS / "cases.json").read_text("utf-8"))
@@ -46,11 +47,13 @@ def test_the_reason_names_the_signals():
 
 
 def test_the_page_through_extraction_says_it_is_a_wall_and_keeps_what_it_stated():
-    page = extract_page((WALLS / "login-wall.html").read_bytes(), "https://social.test/p/1")
+    page = extract_page((WALLS / "login-wall.html").read_bytes(), "https://social.test/p/1", **EXTRACTION)
     assert page.interstitial.startswith("login_wall: a password field") and page.title == "Log in to continue"
-    page = extract_page((WALLS / "cf-challenge.html").read_bytes(), "https://shop.test/", http_status=503)
+    page = extract_page((WALLS / "cf-challenge.html").read_bytes(), "https://shop.test/", http_status=503,
+                        **EXTRACTION)
     assert page.interstitial.startswith("bot_challenge: HTTP 503;")
-    assert extract_page((WALLS / "paywall-article.html").read_bytes(), "https://coast.test/a").interstitial == ""
+    page = extract_page((WALLS / "paywall-article.html").read_bytes(), "https://coast.test/a", **EXTRACTION)
+    assert page.interstitial == ""
 
 
 def test_no_page_of_the_shared_corpus_is_a_wall():

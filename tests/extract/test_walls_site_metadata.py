@@ -8,6 +8,7 @@ import pytest
 from spiderduck.extract import extract_page
 from spiderduck.extract.parsers import parse
 from spiderduck.extract.walls import consent_page, consent_redirect, detect
+from support.extraction import EXTRACTION
 
 LOGIN_FORM = ('<form action="/login" method="post"><h1>Log in to continue</h1>'
               '<input name="user" placeholder="Phone number, username or email">'
@@ -83,7 +84,7 @@ def test_an_article_with_a_cookie_banner_and_its_own_title_stays_content():
               '<button>Accept</button></div>')
     markup = page(head, f"<article><h1>Harbour wall</h1><p>{words}</p></article>{banner}")
     assert wall(markup, "https://coast.test/2026/11/harbour") is None
-    assert extract_page(markup, "https://coast.test/2026/11/harbour").interstitial == ""
+    assert extract_page(markup, "https://coast.test/2026/11/harbour", **EXTRACTION).interstitial == ""
 
 
 @pytest.mark.parametrize("url, reason", [

@@ -13,6 +13,7 @@ from spiderduck.metadata_api import server
 from spiderduck.rpc.server import GrpcServer
 from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
+from support.extraction import EXTRACTION
 
 
 @pytest.fixture
@@ -77,7 +78,7 @@ async def archive(tmp_path):
 
     async def stored(url, body=PAGE, content_type="text/html; charset=utf-8", logged=True, related=(),
                      logged_as=None, **changes):
-        page = extract_page(body, url, content_type)
+        page = extract_page(body, url, content_type, **EXTRACTION)
         rec = dataclasses.replace(UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url,
                                             fetched_at=1.0), **with_page(page))
         ref = await content.append(logged_as or FetchedContent(url, 200, (("Content-Type", content_type),), body,
@@ -157,7 +158,7 @@ async def test_images_not_kept_say_what_their_logged_probe_answered(archive):
     probes = [FetchedContent("http://news.test/gone.jpg", 404, (("Content-Type", "text/html"),), b"nope", 1.0),
               FetchedContent("http://news.test/s.png", 200, (("Content-Type", "image/png"),), _png(16, 16), 1.0)]
     from spiderduck.extract import extract_page
-    provenance = with_source(extract_page(page, FINAL, "text/html").provenance, "image", "<img>")
+    provenance = with_source(extract_page(page, FINAL, "text/html", **EXTRACTION).provenance, "image", "<img>")
     await stored(FINAL, body=page, related=probes, image=Image("http://news.test/photo.jpg", 800, 600),
                  provenance=provenance)
     explained = await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=FINAL), timeout=60)
@@ -180,7 +181,7 @@ async def test_a_rendered_page_is_explained_from_its_rendered_dom(archive):
     rid = new_record_id()
     page = FetchedContent(FINAL, 200, (("Content-Type", "text/html"),), shell, 1.0, record_id=rid)
     from spiderduck.extract import extract_page
-    rendered = extract_page(dom, FINAL, "text/html; charset=utf-8")
+    rendered = extract_page(dom, FINAL, "text/html; charset=utf-8", **EXTRACTION)
     await stored(FINAL, body=shell, logged_as=page, fetch_mode="rendered", title=rendered.title,
                  provenance=rendered.provenance,
                  related=[FetchedContent(FINAL, 200, (), dom, 1.0, conversion_of=rid)])

@@ -16,13 +16,14 @@ from spiderduck.extract import extract_page, images, media
 from spiderduck.extract.parsers import parse
 from spiderduck.scheduler.stages.related import RelatedFetcher
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
+from support.extraction import EXTRACTION, ROBOTS_TOKEN
 
 URL = "https://example.test/news/story.html"
 
 
 def page(head: str = "", body: str = "", parser: str = "selectolax") -> PageMetadata:
     html = f"<!doctype html><html><head><meta charset=utf-8>{head}</head><body>{body}</body></html>"
-    return extract_page(html.encode("utf-8"), URL, "text/html", parser=parser)
+    return extract_page(html.encode("utf-8"), URL, "text/html", parser=parser, robots_token=ROBOTS_TOKEN)
 
 
 def urls_of(meta: PageMetadata) -> list[str]:
@@ -329,5 +330,6 @@ async def test_the_sites_favicon_ico_only_when_the_page_names_none_and_it_answer
 
 def test_a_stated_size_padded_with_white_space_is_read_in_linear_time():
     pad = " " * 300_000
-    page = extract_page(f'<img src="/a.png" width="1{pad}x" height="{pad}640{pad}">'.encode(), "http://a.test/")
+    page = extract_page(f'<img src="/a.png" width="1{pad}x" height="{pad}640{pad}">'.encode(), "http://a.test/",
+                        **EXTRACTION)
     assert page.image is not None and (page.image.width, page.image.height) == (0, 640)

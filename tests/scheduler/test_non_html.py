@@ -7,7 +7,6 @@ from PIL import Image as PILImage
 
 from spiderduck.core import config
 
-from spiderduck.core.config import ProcessSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import Image
@@ -16,8 +15,7 @@ from spiderduck.extract.images import ImageInfo, probe
 from spiderduck.scheduler.stages.record import PostProcessor
 from spiderduck.scheduler.task import CrawlTask
 from spiderduck.wire import record_proto
-
-PROCESS = ProcessSettings()     # the configured defaults
+from support.extraction import EXTRACTION
 
 
 def encoded(fmt: str, size=(321, 123), **save) -> bytes:
@@ -55,7 +53,7 @@ def test_probe_says_nothing_of_what_it_cannot_read(data):
 
 async def process(result: FetchResult):
     task = CrawlTask(result.url, 0.0, url=result.url, hops=(result,))
-    return (await PostProcessor(parser=PROCESS.parser,
+    return (await PostProcessor(**EXTRACTION,
                                 freshness=Freshness.from_settings(config.load(env={})))(task)).record
 
 

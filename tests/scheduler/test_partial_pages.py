@@ -3,7 +3,6 @@ read (`truncated`), and a page whose extraction runs out of budget falls back on
 import pytest
 
 from spiderduck.core import config
-from spiderduck.core.config import ProcessSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.status import Status
@@ -12,8 +11,8 @@ from spiderduck.extract.head import HEAD_BYTES, head_of
 from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
 from spiderduck.scheduler.stages.record import PostProcessor
 from spiderduck.scheduler.task import CrawlTask
+from support.extraction import EXTRACTION
 
-PROCESS = ProcessSettings()
 HEAD = (b'<!doctype html><html><head><title>Big page</title>'
         b'<meta property="og:description" content="What it is about"></head>')
 TIMEOUT = ExtractionTimeout("metadata extraction took longer than process.extract_timeout (3s)")
@@ -22,7 +21,7 @@ TIMEOUT = ExtractionTimeout("metadata extraction took longer than process.extrac
 async def process(body: bytes, *, truncated: bool = False, content_type: str = "text/html", extract=None):
     result = FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", content_type),), body,
                          truncated=truncated)
-    stage = PostProcessor(parser=PROCESS.parser, freshness=Freshness.from_settings(config.load(env={})),
+    stage = PostProcessor(**EXTRACTION, freshness=Freshness.from_settings(config.load(env={})),
                           extract=extract)
     return (await stage(CrawlTask(result.url, 0.0, url=result.url, hops=(result,)))).record
 
@@ -61,7 +60,7 @@ def budgeted(calls: list[bytes], *, head_too: bool = False):
         calls.append(body)
         if head_too or b"<body" in body or b"<div>" * 10 in body:
             raise TIMEOUT
-        return extract_page(body, url, content_type)
+        return extract_page(body, url, content_type, **EXTRACTION)
     return extract
 
 

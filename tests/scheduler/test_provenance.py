@@ -13,6 +13,7 @@ from spiderduck.extract import extract_page
 from spiderduck.extract.oembed import OEmbed
 from spiderduck.scheduler.stages.related import _with_oembed
 from spiderduck.wire import record_proto
+from support.extraction import ROBOTS_TOKEN
 
 URL = "https://example.test/news/story.html"
 
@@ -20,7 +21,7 @@ URL = "https://example.test/news/story.html"
 def page(head: str = "", body: str = "", lang: str = "", parser: str = "selectolax") -> PageMetadata:
     html = (f"<!doctype html><html{f' lang={lang}' if lang else ''}><head><meta charset=utf-8>{head}</head>"
             f"<body>{body}</body></html>")
-    return extract_page(html.encode("utf-8"), URL, "text/html", parser=parser)
+    return extract_page(html.encode("utf-8"), URL, "text/html", parser=parser, robots_token=ROBOTS_TOKEN)
 
 
 def source(meta: PageMetadata, field: str) -> str | None:

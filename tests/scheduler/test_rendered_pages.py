@@ -5,7 +5,6 @@ leaves the static HTML's record."""
 import pytest
 
 from spiderduck.core import config
-from spiderduck.core.config import ProcessSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.status import Status
@@ -13,8 +12,8 @@ from spiderduck.extract import extract_page
 from spiderduck.extract.pool import ExtractionFailed
 from spiderduck.scheduler.stages.record import PostProcessor
 from spiderduck.scheduler.task import CrawlTask
+from support.extraction import EXTRACTION
 
-PROCESS = ProcessSettings()
 SHELL = b'<!doctype html><html><head><title>App</title></head><body><div id="root"></div><script src="/app.js"></script></body></html>'
 DOM = ('<html><head><title>App</title><meta property="og:title" content="The story, rendered ✓">'
        '<meta property="og:description" content="Filled in by a script."></head>'
@@ -25,7 +24,7 @@ async def process(rendered: bytes = b"", outcome: str = "", *, content_type: str
                   extract=None):
     result = FetchResult("http://a.test/app", Status.OK, 200, (("Content-Type", content_type),), SHELL,
                          rendered=rendered, render_outcome=outcome)
-    stage = PostProcessor(parser=PROCESS.parser, freshness=Freshness.from_settings(config.load(env={})),
+    stage = PostProcessor(**EXTRACTION, freshness=Freshness.from_settings(config.load(env={})),
                           extract=extract)
     return (await stage(CrawlTask(result.url, 0.0, url=result.url, hops=(result,)))).record
 
@@ -59,6 +58,6 @@ async def test_a_dom_that_cannot_be_extracted_falls_back_on_the_static_html():
     async def extract(body, url, content_type, http_status=200):
         if body == DOM:
             raise ExtractionFailed("metadata extraction failed: worker died twice")
-        return extract_page(body, url, content_type)
+        return extract_page(body, url, content_type, **EXTRACTION)
     record = await process(DOM, "ok", extract=extract)
     assert (record.status, record.fetch_mode, record.title) == (Status.OK, "static", "App")

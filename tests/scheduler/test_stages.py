@@ -9,7 +9,6 @@ import pytest
 from spiderduck.core import config
 
 from spiderduck.core import metrics
-from spiderduck.core.config import ProcessSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness, Validators
 from spiderduck.core.record import UrlRecord
@@ -23,8 +22,8 @@ from spiderduck.scheduler.stages.submission import Decoder
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution, Submission
 from spiderduck.stores.open import open_metadata_store
 from spiderduck.v1 import events_pb2
+from support.extraction import EXTRACTION
 
-PROCESS = ProcessSettings()     # the configured defaults
 DEFAULTS = config.load(env={})
 
 
@@ -260,7 +259,7 @@ async def test_post_processor_maps_the_final_hop_onto_one_status(result, status)
 
 
 async def post_process(task: CrawlTask) -> Outcome:
-    return await PostProcessor(parser=PROCESS.parser,
+    return await PostProcessor(**EXTRACTION,
                                freshness=Freshness.from_settings(DEFAULTS))(task)
 
 

@@ -17,6 +17,7 @@ from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
 from spiderduck.core.settings import TelemetrySettings
 from spiderduck.core.status import Status
+from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
 from spiderduck.scheduler.stages.record import PostProcessor
@@ -66,7 +67,8 @@ async def test_the_deciders_read_and_the_extraction_are_spans(spans, store):
     settings = config.load(env={})
     decider = CrawlDecider(traced_metadata(store), freshness=Freshness.from_settings(settings),
                            min_refresh_interval=30, serve_stale_for=0)
-    post = PostProcessor(parser=settings.process.parser, freshness=Freshness.from_settings(settings))
+    post = PostProcessor(parser=settings.process.parser, robots_token=robots_token(settings.fetcher.user_agent),
+                         freshness=Freshness.from_settings(settings))
 
     async def crawl(task):
         return await post(CrawlTask(task.submitted, 0.0, url=task.url, hops=(PAGE,)))

@@ -14,6 +14,7 @@ from spiderduck.wire import record_proto
 from conftest import shared_path
 from spiderduck.extract import extract_page
 from spiderduck.v1 import metadata_pb2
+from support.extraction import EXTRACTION
 
 
 def protobuf_json(rec: UrlRecord) -> dict:
@@ -67,7 +68,7 @@ def test_the_json_mapping_of_every_corpus_page_is_protobufs():
     cases_path = shared_path("corpus", "metascraper", "cases.json")
     for case in json.loads(cases_path.read_text("utf-8")):
         page = extract_page((cases_path.parent / case["html"]).read_bytes(), case["url"],
-                            case.get("content_type"))
+                            case.get("content_type"), **EXTRACTION)
         bare = UrlRecord(url=case["url"], status=Status.OK, final_url=case["url"], canonical_url=case["url"])
         full = dataclasses.replace(bare, **with_page(page))
         assert record_proto.page_to_dict(case["url"], page) == protobuf_json(full), case["name"]

@@ -11,13 +11,20 @@ from spiderduck.core.errors import SpiderDuckError
 from spiderduck.wire.record_proto import page_to_dict
 
 
+def _options(settings: Settings) -> dict[str, str]:
+    """extract_page's parser and robots_token, as the scheduler passes them: process.parser and
+    the product token of fetcher.user_agent."""
+    from spiderduck.extract.signals import robots_token
+    return {"parser": settings.process.parser, "robots_token": robots_token(settings.fetcher.user_agent)}
+
+
 def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
     """Every case of a corpus cases file, with a progress bar on a terminal's stderr. By
     default one JSON map name -> record (DESIGN's contract: tools json.load it); with `jsonl`,
     one {"case": name, ...record} line per case, written as each case is done."""
     from spiderduck.cli.client import progress_bar
     from spiderduck.extract.page import load_cases, page_json
-    parser = settings.process.parser
+    options = _options(settings)
     out = sys.stdout.buffer
     try:
         cases = load_cases(path)
@@ -31,7 +38,7 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
                 body = (folder / case["html"]).read_bytes()
             except OSError as exc:
                 raise SpiderDuckError(f"cannot read {folder / case['html']}: {exc.strerror or exc}") from exc
-            record = page_json(body, case["url"], case.get("content_type"), parser)
+            record = page_json(body, case["url"], case.get("content_type"), **options)
             if jsonl:
                 out.write(orjson.dumps({"case": case["name"], **record}) + b"\n")
                 out.flush()
@@ -44,7 +51,6 @@ def _extract_cases(settings: Settings, path: str, jsonl: bool) -> None:
 
 def cmd_extract(settings: Settings, args) -> int:
     from spiderduck.extract import extract_page
-    parser = settings.process.parser
     if args.cases:
         _extract_cases(settings, args.cases, args.jsonl)
         return 0
@@ -57,7 +63,7 @@ def cmd_extract(settings: Settings, args) -> int:
             body = fh.read()
     except OSError as exc:
         raise SpiderDuckError(f"cannot read {args.file}: {exc.strerror}") from exc
-    page = extract_page(body, args.url, args.content_type, parser)
+    page = extract_page(body, args.url, args.content_type, **_options(settings))
     sys.stdout.buffer.write(orjson.dumps(page_to_dict(args.url, page)) + b"\n")
     return 0
 

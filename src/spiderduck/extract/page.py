@@ -10,39 +10,27 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spiderduck.core.config import FetcherSettings, ProcessSettings
 from spiderduck.core.record import FieldSource, PageMetadata
 from spiderduck.wire.record_proto import page_to_dict
 from spiderduck.extract import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
     values, walls
-from spiderduck.extract.parsers import parse
+from spiderduck.extract.parsers import MAX_HTML_BYTES, parse
 from spiderduck.extract.sources import Sources
 
-_PROCESS = ProcessSettings()       # the configured defaults, for callers outside the service
 
-
-# Bytes of a page that are decoded, sniffed and parsed; the rest is ignored, so a huge page costs
-# no more than this. The fetcher's default body cap (fetcher.max_body_bytes): what a page says
-# about itself is at its top, and no real page needs more.
-MAX_HTML_BYTES = FetcherSettings().max_body_bytes
-# The name of the robots meta meant for us alone: the product token of fetcher.user_agent.
-ROBOTS_TOKEN = signals.robots_token(FetcherSettings().user_agent)
-
-
-def extract_page(body: bytes, url: str, content_type: str | None = None,
-                 parser: str = _PROCESS.parser,
-                 robots_token: str = ROBOTS_TOKEN, http_status: int = 200) -> PageMetadata:
+def extract_page(body: bytes, url: str, content_type: str | None = None, *, parser: str,
+                 robots_token: str, http_status: int = 200) -> PageMetadata:
     """The metadata of one fetched HTML page. `url` is the page's (final) URL.
 
-    Only the first MAX_HTML_BYTES of `body` are read. `parser` is the setting `process.parser`;
-    `robots_token` names the robots meta
-    for us (`<meta name="spiderduck">`); `http_status` is the response's (a wall may come with
-    a 403 or a 503: `interstitial`).
+    Only the first MAX_HTML_BYTES of `body` are read. The caller passes its settings' values:
+    `parser` is process.parser, `robots_token` the name of the robots meta for us (the product
+    token of fetcher.user_agent: `<meta name="spiderduck">`, signals.robots_token).
+    `http_status` is the response's (a wall may come with a 403 or a 503: `interstitial`).
     """
-    return page_of(*sources(body, url, content_type, parser), robots_token, http_status)
+    return page_of(*sources(body, url, content_type, parser=parser), robots_token, http_status)
 
 
-def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str = ROBOTS_TOKEN,
+def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
             http_status: int = 200) -> PageMetadata:
     """The metadata of a page's parsed sources (extract_page's rules, after the parse)."""
     doc, base, url = s.doc, s.base, s.url
@@ -86,8 +74,8 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str = 
     )
 
 
-def sources(body: bytes, url: str, content_type: str | None = None,
-            parser: str = _PROCESS.parser) -> tuple[Sources, str, str | bytes]:
+def sources(body: bytes, url: str, content_type: str | None = None, *,
+            parser: str) -> tuple[Sources, str, str | bytes]:
     """The page's parsed sources, its encoding and its markup (the first MAX_HTML_BYTES decoded)."""
     body = body[:MAX_HTML_BYTES]
     encoding = charset.sniff(body, content_type)
@@ -106,17 +94,19 @@ def load_cases(cases_json_path: str | Path) -> list[dict[str, Any]]:
     return json.loads(Path(cases_json_path).read_text(encoding="utf-8"))
 
 
-def page_json(body: bytes, url: str, content_type: str | None = None,
-              parser: str = _PROCESS.parser) -> dict[str, Any]:
+def page_json(body: bytes, url: str, content_type: str | None = None, *, parser: str,
+              robots_token: str) -> dict[str, Any]:
     """One saved page's record in its JSON shape (`spiderduck extract`)."""
-    return page_to_dict(url, extract_page(body, url, content_type, parser))
+    return page_to_dict(url, extract_page(body, url, content_type, parser=parser, robots_token=robots_token))
 
 
-def extract_cases(cases_json_path: str | Path, parser: str = _PROCESS.parser) -> dict[str, dict[str, Any]]:
-    """{case name: the page's record as JSON} for every case of a corpus cases file."""
+def extract_cases(cases_json_path: str | Path, *, parser: str, robots_token: str) -> dict[str, dict[str, Any]]:
+    """{case name: the page's record as JSON} for every case of a corpus cases file (parser and
+    robots_token as for extract_page)."""
     folder = Path(cases_json_path).parent
     out: dict[str, dict[str, Any]] = {}
     for case in load_cases(cases_json_path):
         body = (folder / case["html"]).read_bytes()
-        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser)
+        out[case["name"]] = page_json(body, case["url"], case.get("content_type"), parser=parser,
+                                      robots_token=robots_token)
     return out

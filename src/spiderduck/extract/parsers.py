@@ -9,9 +9,16 @@ from typing import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser
 
-from spiderduck.core.config import HTML_PARSERS as PARSERS, ProcessSettings
+from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
                                            place, placed, shows_byline, shows_date, texts, wanted)
+
+# Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
+# (shell.py); the rest is ignored, so a huge page costs no more than this. A hard limit, not a
+# setting: 2 MiB, the default of fetcher.max_body_bytes (tests/extract holds them equal), so a
+# page fetched under the default cap is read whole. What a page says about itself is at its
+# top, and no real page needs more.
+MAX_HTML_BYTES = 2_097_152
 
 # A superset of what `wanted` accepts; `wanted` decides, for both parsers alike. The narrower it
 # is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.
@@ -199,10 +206,10 @@ _ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {
 }
 
 
-def parse(markup: str | bytes, parser: str = ProcessSettings().parser) -> Document:
+def parse(markup: str | bytes, parser: str) -> Document:
     """Parse HTML into a Document. `markup` is text, or bytes already known to be UTF-8.
 
-    `parser` is one of PARSERS.
+    `parser` is one of PARSERS: the setting process.parser, from the caller.
     """
     try:
         adapter = _ADAPTERS[parser]

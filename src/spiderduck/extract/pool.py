@@ -1,6 +1,6 @@
 """Extraction off the event loop: worker processes with a time budget per page.
 
-    pool = ExtractionPool(workers=2, budget=2.0, parser="selectolax")
+    pool = ExtractionPool(workers=2, budget=2.0, parser="selectolax", robots_token="spiderduck")
     async with pool:
         page = await pool.extract(body, url, content_type)
 
@@ -36,14 +36,10 @@ import sys
 import time
 
 from spiderduck.core import metrics
-from spiderduck.core.config import ProcessSettings
 from spiderduck.core.errors import SpiderDuckError
 from spiderduck.core.record import PageMetadata
 from spiderduck.extract.channel import Job, Worker, loads, widen
-from spiderduck.extract.page import ROBOTS_TOKEN
 from spiderduck.extract.worker import HEADER
-
-_PROCESS = ProcessSettings()       # the configured defaults
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -75,11 +71,11 @@ def _closing(jobs) -> None:
 
 
 class ExtractionPool:
-    def __init__(self, *, workers: int, budget: float, parser: str = _PROCESS.parser,
-                 robots_token: str = ROBOTS_TOKEN,
+    def __init__(self, *, workers: int, budget: float, parser: str, robots_token: str,
                  command: tuple[str, ...] | None = None):
-        """`command` runs one worker (default: this Python, `-m spiderduck.extract.worker`);
-        the budget in seconds is appended to it."""
+        """`parser` and `robots_token` are extract_page's (process.parser, and the product token
+        of fetcher.user_agent). `command` runs one worker (default: this Python, `-m
+        spiderduck.extract.worker`); the budget in seconds is appended to it."""
         self._size = max(1, workers)
         self._budget = budget
         self._command = (*(command or (sys.executable, "-m", "spiderduck.extract.worker",

@@ -21,7 +21,7 @@ from typing import Iterable, Mapping, NamedTuple
 from spiderduck.core.record import PROVENANCE_FIELDS, Candidate, FieldSource, PageMetadata, UrlRecord
 from spiderduck.extract import signals
 from spiderduck.extract.offers import offers
-from spiderduck.extract.page import ROBOTS_TOKEN, _PROCESS, page_of, sources
+from spiderduck.extract.page import page_of, sources
 
 Offers = tuple[tuple[str, tuple[Candidate, ...]], ...]
 
@@ -31,10 +31,11 @@ RULES_CHANGED = "not chosen when the record was made (the extraction has changed
 _URL_FIELDS = frozenset({"image", "favicon", "canonical_url"})
 
 
-def explain_page(body: bytes, url: str, content_type: str | None = None, parser: str = _PROCESS.parser,
-                 robots_token: str = ROBOTS_TOKEN, http_status: int = 200) -> tuple[PageMetadata, Offers]:
-    """The page's metadata, as extract_page makes it, and every value its sources offered."""
-    s, encoding, markup = sources(body, url, content_type, parser)
+def explain_page(body: bytes, url: str, content_type: str | None = None, *, parser: str,
+                 robots_token: str, http_status: int = 200) -> tuple[PageMetadata, Offers]:
+    """The page's metadata, as extract_page makes it (with the same arguments), and every value
+    its sources offered."""
+    s, encoding, markup = sources(body, url, content_type, parser=parser)
     return page_of(s, encoding, markup, robots_token, http_status), offers(s)
 
 

@@ -45,13 +45,12 @@ from itertools import islice
 
 from selectolax.lexbor import LexborHTMLParser
 
-from spiderduck.core.config import FetcherSettings
-from spiderduck.extract.parsers import _in_svg
+from spiderduck.extract.parsers import MAX_HTML_BYTES, _in_svg
 
-# Of the markup read: the fetcher's default body cap (fetcher.max_body_bytes), what the extraction
-# reads too (page.MAX_HTML_BYTES). A shell is small (a few KiB of HTML around its bundle), but a
-# page may hold most of a MiB of inline style and script before its body.
-SCAN_BYTES = FetcherSettings().max_body_bytes
+# Of the markup read: what the extraction reads too (parsers.MAX_HTML_BYTES, 2 MiB). A shell is
+# small (a few KiB of HTML around its bundle), but a page may hold most of a MiB of inline style
+# and script before its body.
+SCAN_BYTES = MAX_HTML_BYTES
 # Tags of the markup read. Lexbor's tree builder takes time growing with the square of the
 # nesting depth (10,000 nested <div>s take about 0.1 s, 40,000 two seconds); a real page's first
 # 10,000 tags say whether it shows text, and a shell has a few dozen.

@@ -80,9 +80,11 @@ def main(argv: list[str]) -> int:
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
             if explain:
-                page, offers = explain_page(body, url, content_type, parser, robots_token, http_status)
+                page, offers = explain_page(body, url, content_type, parser=parser, robots_token=robots_token,
+                                            http_status=http_status)
             else:
-                page = extract_page(body, url, content_type, parser, robots_token, http_status)
+                page = extract_page(body, url, content_type, parser=parser, robots_token=robots_token,
+                                    http_status=http_status)
             if page.structured_data:       # encoded here, once, rather than on the event loop
                 page = dataclasses.replace(
                     page, structured_data=StructuredData.from_dict(page.structured_data))

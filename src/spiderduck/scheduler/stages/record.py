@@ -63,7 +63,6 @@ from spiderduck.core.status import Status, status_for_http
 from spiderduck.extract import embeds
 from spiderduck.extract import extract_page, images, signals
 from spiderduck.extract.head import head_of
-from spiderduck.extract.page import ROBOTS_TOKEN
 from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
 from spiderduck.extract.walls import WALL_STATUSES
 from spiderduck.scheduler.stages.chain import Next
@@ -112,9 +111,8 @@ def _not_modified(task: CrawlTask, final: FetchResult) -> bool:
 class PostProcessor:
     """Innermost stage: never calls next."""
 
-    def __init__(self, *, parser: str, freshness: Freshness,
-                 extract: Extract | None = None, robots_token: str = ROBOTS_TOKEN,
-                 embed_allow_hosts: Sequence[str] = (), clock=time.time):
+    def __init__(self, *, parser: str, robots_token: str, freshness: Freshness,
+                 extract: Extract | None = None, embed_allow_hosts: Sequence[str] = (), clock=time.time):
         self._freshness = freshness
         self._embed_hosts = tuple(embed_allow_hosts)
         self._robots_token = robots_token
@@ -124,7 +122,8 @@ class PostProcessor:
 
     async def _extract_here(self, body: bytes, url: str, content_type: str | None,
                             http_status: int = 200) -> PageMetadata:
-        return extract_page(body, url, content_type, self._parser, self._robots_token, http_status)
+        return extract_page(body, url, content_type, parser=self._parser, robots_token=self._robots_token,
+                            http_status=http_status)
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome] | None = None) -> Outcome:
         final = task.hops[-1]
