@@ -1,0 +1,1 @@
+"""The metadata API role: GetUrlMetadata, ResolveUrl and ExplainUrl over the stores (gRPC)."""

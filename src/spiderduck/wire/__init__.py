@@ -1,1 +1,2 @@
-"""The record and a fetch in protobuf and JSON, and their migrations."""
+"""The record and a fetch in protobuf and JSON, the record's size limits and what changed between
+two records, and the migrations of old stored layouts."""
