@@ -1,7 +1,8 @@
 """MetadataService.ExplainUrl over spiderduck.query.explainer (the stored record and page, extracted again):
 INVALID_ARGUMENT without a url, NOT_FOUND for a URL never seen, UNAVAILABLE when the metadata
 store does not answer. With traces on (src/spiderduck/core/telemetry.py) a call is a span continuing its
-caller's trace."""
+caller's trace. A refusal's text is cut at MAX_DETAIL characters: it travels in a header (a gRPC
+client refuses more than 8 KiB of them, percent-encoded: up to 12 bytes a character)."""
 from __future__ import annotations
 
 import grpc
@@ -11,6 +12,8 @@ from spiderduck.core import telemetry
 from spiderduck.core.errors import StoreError
 from spiderduck.query.explainer import Explainer, NeverSeen
 from spiderduck.v1 import metadata_pb2
+
+MAX_DETAIL = 300
 
 
 async def explain(explainer: Explainer, request: metadata_pb2.ExplainUrlRequest,
@@ -26,4 +29,5 @@ async def explain(explainer: Explainer, request: metadata_pb2.ExplainUrlRequest,
             refusal = (grpc.StatusCode.NOT_FOUND, str(exc))
         except StoreError as exc:
             refusal = (grpc.StatusCode.UNAVAILABLE, str(exc))
-    await context.abort(*refusal)
+    code, detail = refusal
+    await context.abort(code, detail if len(detail) <= MAX_DETAIL else detail[:MAX_DETAIL] + "...")
