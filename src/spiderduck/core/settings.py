@@ -40,6 +40,9 @@ class MetadataApiSettings:
                                       # deadline, if shorter, counts)
     max_concurrent_resolves: int = 1000  # ResolveUrl calls waiting at once (apart from
                                       # max_concurrent_calls); more are RESOURCE_EXHAUSTED at once
+    max_resolves_per_caller: int = 100  # of those places, the most one caller (a token's name, else a
+                                      # client certificate's identity, else the peer's address) holds
+                                      # at once; more is RESOURCE_EXHAUSTED
     tokens_file: str = ""             # a file of `name:token` lines; set = every MetadataService call
                                       # needs gRPC metadata `authorization: Bearer <token>`
                                       # (else UNAUTHENTICATED); empty = no token asked
@@ -52,6 +55,9 @@ class MetadataApiSettings:
                                       # explains from the stored record alone
 
     def __post_init__(self):
+        if self.max_resolves_per_caller < 1:
+            raise ConfigError(f"metadata_api.max_resolves_per_caller: {self.max_resolves_per_caller} "
+                              "must be at least 1")
         if not 0 <= self.explain_workers <= MAX_EXPLAIN_WORKERS:
             raise ConfigError(f"metadata_api.explain_workers: {self.explain_workers} is not 0 to "
                               f"{MAX_EXPLAIN_WORKERS}")
@@ -126,8 +132,13 @@ class FetcherSettings:
                                       # verified client
     max_rate: float = 100.0           # requests per second: the most a domain's rate may be set to
                                       # (SetDomainRate above it is INVALID_ARGUMENT)
+    max_concurrent_calls: int = 2048  # gRPC calls served at once (queued or fetching, admin, health);
+                                      # more are RESOURCE_EXHAUSTED, which schedulers retry after a
+                                      # wait. 2048: eight schedulers' max_in_flight (256) on one fetcher
 
     def __post_init__(self) -> None:
+        if self.max_concurrent_calls < 1:
+            raise ConfigError(f"fetcher.max_concurrent_calls: {self.max_concurrent_calls} must be at least 1")
         if not self.max_rate > 0:
             raise ConfigError(f"fetcher.max_rate: {self.max_rate:g} must be positive (requests per second)")
         for network in self.allowed_networks:

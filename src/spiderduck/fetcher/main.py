@@ -26,8 +26,6 @@ from spiderduck.fetcher.fetcher import Fetcher, fetcher_id, politeness_for
 from spiderduck.fetcher.gauges import FetcherGauges
 from spiderduck.fetcher.ownership import AllShards, LeaseKeeper, quiet_for
 from spiderduck.fetcher.robots.store import open_robots_store
-from spiderduck.rpc.guard import callers_guard
-from spiderduck.rpc.server import GrpcServer
 
 log = logging.getLogger("spiderduck.fetcher")
 
@@ -63,9 +61,7 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
         async with DomainControls(politeness, store, writer=member) as controls:
             kv = None if hold_all_shards else await bus.lease_bucket(
                 js, s.lease_ttl, replicas=settings.nats_replicas)
-            grpc_server = GrpcServer(s.listen, stop_grace=settings.drain_seconds, tls=settings.tls, guards={
-                server.SERVICE_NAME: callers_guard(s.allowed_callers, "FetcherService"),
-                admin.SERVICE_NAME: callers_guard(s.admin_callers, "FetcherAdmin")})
+            grpc_server = server.grpc_server(settings)
             address = grpc_server.bind()
             keeper = None if kv is None else LeaseKeeper(
                 kv, member_id=member, address=s.advertise or address, shards=s.shards,

@@ -11,7 +11,8 @@ a refusal names only the caller's token *name* once known.
 ResolveUrl starts crawls, so each caller (the token's name; without tokens, the identity of a
 verified client certificate) may call it at most `metadata_api.resolve_rate` times a second,
 with a burst of as many: past that, RESOURCE_EXHAUSTED (0: no bound). A caller known by neither (plaintext
-`up` on loopback) is not bounded here; max_concurrent_resolves still is.
+`up` on loopback) is not bounded here; max_concurrent_resolves still is. The caller named is
+kept for the call (metadata_api.places.CALLER): its share of the ResolveUrl places.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import grpc.aio
 
 from spiderduck.core.config import MetadataApiSettings, TlsSettings
 from spiderduck.core.errors import ConfigError
+from spiderduck.metadata_api.places import CALLER
 from spiderduck.rpc.guard import Guard
 from spiderduck.rpc.tls import caller
 
@@ -193,6 +195,7 @@ def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings) -> Guard | N
             who = tokens.name_of(token) if token else None
             if who is None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the bearer token is not known")
+        CALLER.set(who)
         if method == "ResolveUrl" and who is not None and limit is not None and not limit.allow(who):
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
                                 f"caller {who!r} is over metadata_api.resolve_rate "

@@ -15,10 +15,8 @@ from spiderduck.core.config import Settings
 from spiderduck.core.freshness import Freshness
 from spiderduck.extract.signals import robots_token
 from spiderduck.metadata_api import server
-from spiderduck.metadata_api.auth import metadata_guard
 from spiderduck.query.explainer import Explainer
 from spiderduck.query.resolver import Resolver
-from spiderduck.rpc.server import GrpcServer
 from spiderduck.stores.open import open_content_store, open_metadata_store
 
 log = logging.getLogger("spiderduck.metadata_api")
@@ -62,9 +60,7 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
                                       robots_token=robots_token(settings.fetcher.user_agent),
                                       min_image_size=settings.process.min_image_size)
         stack.push_async_callback(explainer.close)
-        grpc_server = GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
-                                 stop_grace=settings.drain_seconds, tls=settings.tls,
-                                 guards={server.SERVICE_NAME: metadata_guard(api, settings.tls)})
+        grpc_server = server.grpc_server(settings)
         server.register(grpc_server, store, api, pending, resolver, explainer)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)

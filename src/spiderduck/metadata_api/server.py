@@ -7,7 +7,18 @@ registered with a serializer that sends bytes as they are. A malformed request (
 UTF-8 in a URL) is INVALID_ARGUMENT with the reason, as on every service of a
 spiderduck.rpc.server server (spiderduck.rpc.guard.checked). An answer over metadata_api.max_response_bytes is
 RESOURCE_EXHAUSTED before it is built. A URL not found is `pending` when it is queued or being
-crawled (spiderduck.bus.pending; only with NATS).
+crawled (spiderduck.bus.pending; only with NATS). ResolveUrl calls wait in places of their own
+(metadata_api.places): max_concurrent_resolves in all, max_resolves_per_caller for one caller.
+
+What the server receives is capped (request_caps; spiderduck.rpc.server refuses a larger
+request RESOURCE_EXHAUSTED, never reading it whole), with REQUEST_HEADROOM (64 KiB) over each
+method's largest legitimate request, a URL counted at URL_BYTES (MAX_URL_CHARS characters, 4
+bytes each in UTF-8 at worst: 32 KiB):
+  GetUrlMetadata  metadata_api.max_urls URLs, each with its framing (8 bytes), but no more than
+                  metadata_api.max_response_bytes, since the answer repeats every URL (a request
+                  whose URLs alone pass it cannot be answered): 4 MiB + 64 KiB by default
+  ResolveUrl      one URL, a max_age and a flag: ONE_URL_CAP (96 KiB)
+  ExplainUrl      one URL: ONE_URL_CAP
 """
 from __future__ import annotations
 
@@ -23,14 +34,18 @@ from spiderduck.core import telemetry
 
 from spiderduck.bus.pending import PendingLookup
 from spiderduck.core import urls
-from spiderduck.core.config import MetadataApiSettings
+from spiderduck.core.config import MetadataApiSettings, Settings
 from spiderduck.core.errors import BusError, StoreError
 from spiderduck.metadata_api import explain, responses
+from spiderduck.metadata_api.auth import metadata_guard
+from spiderduck.metadata_api.places import Places, caller_of
 from spiderduck.query.explainer import Explainer
 from spiderduck.query.resolver import Resolver, StillResolving
+from spiderduck.rpc.server import REQUEST_HEADROOM, GrpcServer
 from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.metadata import AnswerTooLarge, MetadataStore
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
+from spiderduck.wire.record_limits import MAX_URL_CHARS
 
 log = logging.getLogger("spiderduck.metadata_api")
 RESOLUTION_KEY = "spiderduck-resolution"   # ResolveUrl's trailing metadata: how it was answered
@@ -40,6 +55,24 @@ SERVICE_NAME = metadata_pb2.DESCRIPTOR.services_by_name["MetadataService"].full_
 
 # Bytes of framing per result beyond its URL and record (tags and lengths), at most.
 _FRAMING = 16
+URL_BYTES = 4 * MAX_URL_CHARS
+ONE_URL_CAP = URL_BYTES + 64 + REQUEST_HEADROOM
+
+
+def request_caps(settings: MetadataApiSettings) -> dict[str, int]:
+    """The largest request each method receives (see the module's words)."""
+    urls = min(settings.max_urls * (URL_BYTES + 8), settings.max_response_bytes)   # each URL is answered
+    return {f"/{SERVICE_NAME}/GetUrlMetadata": urls + REQUEST_HEADROOM,
+            f"/{SERVICE_NAME}/ResolveUrl": ONE_URL_CAP, f"/{SERVICE_NAME}/ExplainUrl": ONE_URL_CAP}
+
+
+def grpc_server(settings: Settings) -> GrpcServer:
+    """The metadata API's gRPC server, not serving yet: its guard (metadata_api.auth), the places
+    of its calls (max_concurrent_calls, and max_concurrent_resolves for ResolveUrl) and its caps."""
+    api = settings.metadata_api
+    return GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
+                      stop_grace=settings.drain_seconds, tls=settings.tls, request_caps=request_caps(api),
+                      guards={SERVICE_NAME: metadata_guard(api, settings.tls)})
 
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
@@ -57,8 +90,8 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         # Each method its own bound: ResolveUrl calls wait for crawls, and must never take the
         # places of GetUrlMetadata's (the server admits the sum).
         self._slots = {"GetUrlMetadata": settings.max_concurrent_calls,
-                       "ResolveUrl": settings.max_concurrent_resolves,
                        "ExplainUrl": settings.max_concurrent_calls}
+        self._resolves = Places(settings.max_concurrent_resolves, settings.max_resolves_per_caller)
 
     async def _take_slot(self, method: str, context) -> None:
         """A place among `method`'s calls (RESOURCE_EXHAUSTED when none is left); the caller
@@ -80,8 +113,10 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"max_age {max_age:g}s is negative")
         remaining = context.time_remaining()
         wait = self._resolve_timeout if remaining is None else min(self._resolve_timeout, remaining - _REPLY_ROOM)
-        refusal = None
-        await self._take_slot("ResolveUrl", context)
+        who = caller_of(context)
+        refusal = self._resolves.take(who)
+        if refusal is not None:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
         try:
             # Traces on: a span continuing the caller's trace (its gRPC metadata's traceparent),
             # which the submission the resolver publishes carries on to the scheduler.
@@ -96,7 +131,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         except (StoreError, BusError) as exc:
             refusal = (grpc.StatusCode.UNAVAILABLE, str(exc))
         finally:
-            self._slots["ResolveUrl"] += 1
+            self._resolves.give(who)
         if refusal is not None:
             await context.abort(*refusal)
         context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))

@@ -4,8 +4,9 @@ every server.
 Every method of every service of a spiderduck.rpc.server server is `checked` (issue 29): a request
 its deserializer cannot parse (garbage bytes, a truncated varint, a length past the end, a string
 not UTF-8) is answered INVALID_ARGUMENT "malformed request: not a <Message> (...)" before the
-method runs, never gRPC's UNKNOWN with the exception's text. A client-streamed request is checked
-as it is read.
+method runs, never gRPC's UNKNOWN with the exception's text; one over the method's cap of bytes
+(spiderduck.rpc.server's request_caps) is RESOURCE_EXHAUSTED, before it is parsed. A
+client-streamed request is checked as it is read.
 
 A guard is `async guard(method, context)`: it returns to let the call through, or ends it with
 `context.abort(code, reason)`. `GuardInterceptor({service: guard})` runs each service's guard
@@ -88,53 +89,60 @@ def _streamed_responses(inner, before: Before):
     return yields
 
 
-class _Malformed:
-    """What a request its deserializer cannot parse becomes: refused before the method runs."""
-    __slots__ = ("reason",)
+class _Refused:
+    """What a request refused before the method runs becomes: one its deserializer cannot
+    parse, or one over the method's cap."""
+    __slots__ = ("code", "reason")
 
-    def __init__(self, reason: str):
+    def __init__(self, code: grpc.StatusCode, reason: str):
+        self.code = code
         self.reason = reason
 
 
-def checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+def checked(handler: grpc.RpcMethodHandler, max_bytes: int | None = None) -> grpc.RpcMethodHandler:
     """The same handler, a request that does not parse answered INVALID_ARGUMENT with a short
-    reason naming the message (gRPC itself answers UNKNOWN, with the exception's type and text).
-    A handler taking bytes as they are (no deserializer) parses them itself."""
+    reason naming the message (gRPC itself answers UNKNOWN, with the exception's type and text),
+    and one of more than `max_bytes` RESOURCE_EXHAUSTED, unparsed. A handler taking bytes as they
+    are (no deserializer) parses them itself."""
     parse = handler.request_deserializer
     if parse is None:
         return handler
     message = getattr(getattr(parse, "__self__", None), "DESCRIPTOR", None)
-    malformed = _Malformed(f"malformed request: not a {message.name if message else 'request of this method'} "
-                           "(a protobuf whose strings are UTF-8)")
+    name = message.name if message else "request of this method"
+    malformed = _Refused(grpc.StatusCode.INVALID_ARGUMENT,
+                         f"malformed request: not a {name} (a protobuf whose strings are UTF-8)")
 
     def lenient(data: bytes):
+        if max_bytes is not None and len(data) > max_bytes:
+            return _Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"a {name} of {len(data)} bytes is over this service's cap of {max_bytes}")
         try:
             return parse(data)
         except Exception:   # noqa: BLE001 -- DecodeError, or whatever a deserializer raises on bad bytes
             return malformed
 
-    async def refused(context) -> None:
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, malformed.reason)
+    async def refused(context, request: _Refused) -> None:
+        await context.abort(request.code, request.reason)
 
     if handler.unary_unary is not None:      # most calls: one await more, no more (the metadata API's)
         inner = handler.unary_unary
 
         async def answer(request, context):
-            if request is malformed:
-                await refused(context)
+            if type(request) is _Refused:
+                await refused(context, request)
             return await inner(request, context)
         return grpc.unary_unary_rpc_method_handler(answer, request_deserializer=lenient,
                                                    response_serializer=handler.response_serializer)
 
     async def each_parsed(requests, context):
         async for request in requests:
-            if request is malformed:
-                await refused(context)
+            if type(request) is _Refused:
+                await refused(context, request)
             yield request
 
     async def before(request_or_requests, context):
-        if request_or_requests is malformed:
-            await refused(context)
+        if type(request_or_requests) is _Refused:
+            await refused(context, request_or_requests)
         if handler.stream_unary is not None or handler.stream_stream is not None:
             return each_parsed(request_or_requests, context)
         return request_or_requests
@@ -142,10 +150,13 @@ def checked(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
 
 
 class CheckedHandlers(grpc.GenericRpcHandler):
-    """A generic handler whose method handlers are `checked` (each wrapped once, then kept)."""
+    """A generic handler whose method handlers are `checked` (each wrapped once, then kept), each
+    with its cap (`cap_of(full method name)`: bytes, or None)."""
 
-    def __init__(self, inner: grpc.GenericRpcHandler):
+    def __init__(self, inner: grpc.GenericRpcHandler,
+                 cap_of: Callable[[str], int | None] = lambda method: None):
         self._inner = inner
+        self._cap_of = cap_of
         self._checked: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     def service_name(self):
@@ -157,7 +168,8 @@ class CheckedHandlers(grpc.GenericRpcHandler):
             return None
         kept = self._checked.get(handler_call_details.method)
         if kept is None or kept[0] is not handler:
-            kept = self._checked[handler_call_details.method] = (handler, checked(handler))
+            kept = self._checked[handler_call_details.method] = (
+                handler, checked(handler, self._cap_of(handler_call_details.method)))
         return kept[1]
 
 
