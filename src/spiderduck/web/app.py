@@ -5,6 +5,7 @@
                            a URL never seen: "not seen" and a submit button
     GET  /domains          the fetchers' domain table
     GET  /healthz          200 {"status": "ok"} while serving
+    GET  /signin, POST /signin   with metadata_api.tokens_file: the sign-in form (web.signin)
     GET  /api/v1/preview?url=U[&max_age=S][&refresh=1], /api/v1/explain?url=U, /oembed?url=U
                            the JSON API (web.api); errors as JSON {"error": ...}
     POST /admin/submit, /admin/refresh            form u=URL
@@ -34,7 +35,7 @@ from spiderduck.rpc import fetcher_admin
 from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.v1 import fetcher_pb2
-from spiderduck.web import api, security, views
+from spiderduck.web import api, security, signin, views
 from spiderduck.web.actions import Actions, ActionFailed
 from spiderduck.web.feed import LAGGED, FeedClosed, RecentFeed, TooManyListeners
 
@@ -57,6 +58,7 @@ class WebContext:
     resolver: Resolver | None = None     # the metadata API's (spiderduck.query.resolver); None without NATS
     explainer: Explainer | None = None   # the metadata API's (spiderduck.query.explainer); None: from the records alone
     clock: Callable[[], float] = time.time
+    tokens: signin.Tokens | None = None  # the metadata API's TokenFile (metadata_api.tokens_file); None: open
 
 
 CONTEXT = web.AppKey("context", WebContext)
@@ -218,9 +220,13 @@ def _api(answer):
 
 def make_app(ctx: WebContext) -> web.Application:
     web_settings = ctx.settings.web
-    hosts = security.host_check(web_settings.listen.rpartition(":")[0], web_settings.allowed_hosts)
-    app = web.Application(middlewares=[security.security_headers, *([hosts] if hosts else [])],
-                          client_max_size=MAX_FORM_BYTES)
+    listen_host = web_settings.listen.rpartition(":")[0]
+    hosts = security.host_check(listen_host, web_settings.allowed_hosts)
+    sessions = signin.Sessions(ctx.tokens) if ctx.tokens is not None else None
+    app = web.Application(middlewares=[
+        security.security_headers, *([hosts] if hosts else []),
+        signin.cross_site_check(listen_host, web_settings.allowed_hosts),
+        *([signin.token_check(ctx.tokens, sessions)] if sessions else [])], client_max_size=MAX_FORM_BYTES)
     app[CONTEXT] = ctx
     app[TEMPLATES] = _environment()
     app[PAGES] = asyncio.Semaphore(ctx.settings.web.max_concurrent_pages)
@@ -228,6 +234,10 @@ def make_app(ctx: WebContext) -> web.Application:
     app.router.add_get("/url", url_page)
     app.router.add_get("/domains", domains_page)
     app.router.add_get("/healthz", healthz)
+    form, sign_in = signin.handlers(sessions, bool(web_settings.tls_cert),
+                                    lambda request, status, **values: _render(request, "signin.html", status, **values))
+    app.router.add_get("/signin", form)
+    app.router.add_post("/signin", sign_in)
     app.router.add_get("/api/v1/preview", _api(api.preview_response))
     app.router.add_get("/api/v1/explain", _api(api.explain_response))
     app.router.add_get("/oembed", _api(api.oembed_response))
