@@ -67,10 +67,10 @@ def up(world, ps):
 
 
 async def web_answers(world: World, up: Up) -> list[tuple[str, int, str]]:
-    """What the web UI shows: each page and admin answer (what was asked, the status, the
-    headers and body)."""
+    """What the web UI shows: its sign-in (with a token of metadata_api.tokens_file), each page and
+    admin answer (what was asked, the status, the headers and body)."""
     wrong, right = (f"Bearer {token}" for token in (world.wrong_env_token, world.admin_token))
-    asks = [("GET /", {}, None), ("GET /url?u=http://a.test/", {}, None),
+    asks = [("POST /signin", {"token": world.alice}, None), ("GET /", {}, None), ("GET /url?u=http://a.test/", {}, None),
             ("GET /url?u=http://never.test/", {}, None), ("GET /domains", {}, None), ("GET /healthz", {}, None),
             ("POST /admin/submit", {"u": "http://b.test/"}, None),
             ("POST /admin/submit", {"u": "http://b.test/"}, wrong),
@@ -78,7 +78,8 @@ async def web_answers(world: World, up: Up) -> list[tuple[str, int, str]]:
             ("POST /admin/submit", {"u": "http://b.test/"}, right),
             ("POST /admin/pause", {"domain": "b.test", "for": "1s"}, right)]
     answers = []
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls_client(world))) as http:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=tls_client(world)),
+                                     cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:   # the session cookie
         for ask, form, authorization in asks:
             method, path = ask.split()
             headers = {"Authorization": authorization} if authorization else {}
@@ -128,7 +129,7 @@ async def test_up_serves_with_its_secrets_showing_none(world, ps, up):
     answers = await web_answers(world, up)
     assert not [(ask, world.found(shown)) for ask, _, shown in answers if world.found(shown)]
     statuses = [status for _, status, _ in answers]
-    assert statuses == [200, 200, 404, 200, 200, 401, 401, 401, 200, 200], answers
+    assert statuses == [200, 200, 200, 404, 200, 200, 401, 401, 401, 200, 200], answers
     read = assert_files_clean(world, up.data_dir)
     assert {"nats.token", "nats.url", "up.lock", "metadata.db", "nats/nats-server.log",
             "nats/nats-server.conf"} <= set(read), read

@@ -198,3 +198,31 @@ async def test_without_a_tokens_file_the_ui_stays_open(tmp_path, nats_server):
             assert status in (200, 404), route
         status, _, answer = await _status(http, "GET", f"http://{listen}/signin")
         assert status == 303 and answer["Location"] == "/"
+
+
+async def test_preview_counts_in_the_tokens_resolve_url_bucket(tmp_path, nats_server):
+    import grpc
+
+    from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
+    listen, settings = _service(tmp_path, nats_server.url, f"alice:{TOKEN}\nbob:{OTHER}\n",
+                                **{"metadata_api.resolve_rate": 0.2})      # one, then one every 5 s
+    bad = {"url": "javascript:alert(1)"}       # answered at once (400) once past the bucket
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)), aiohttp.ClientSession() as http, \
+            grpc.aio.insecure_channel(settings.metadata_api.listen) as channel:
+        async def preview(token):
+            return await _status(http, "GET", f"http://{listen}/api/v1/preview", params=bad,
+                                 headers={"Authorization": f"Bearer {token}"})
+        await wait_port(listen)
+        assert (await preview(TOKEN))[0] == 400
+        status, body, answer = await preview(TOKEN)
+        assert status == 429 and "resolve_rate" in json.loads(body)["error"] and answer["Retry-After"] == "5"
+        stub = metadata_pb2_grpc.MetadataServiceStub(channel)
+        with pytest.raises(grpc.aio.AioRpcError) as refused:     # the same bucket over gRPC
+            await stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url="javascript:alert(1)"),
+                                  metadata=[("authorization", f"Bearer {TOKEN}")])
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        with pytest.raises(grpc.aio.AioRpcError) as other:      # bob's bucket is his own
+            await stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url="javascript:alert(1)"),
+                                  metadata=[("authorization", f"Bearer {OTHER}")])
+        assert other.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert (await preview(OTHER))[0] == 429

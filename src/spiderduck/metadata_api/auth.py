@@ -170,15 +170,18 @@ def _bearer(value: str) -> str:
     return value[len(BEARER):].strip() if value[:len(BEARER)].lower() == BEARER else ""
 
 
-def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings, tokens: TokenFile | None = None) -> Guard | None:
+def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings, tokens: TokenFile | None = None,
+                   limit: RateLimit | None = None) -> Guard | None:
     """The guard of MetadataService for these settings; None when there is nothing to check
     (no tokens file, and no ResolveUrl rate or no verified client certificates to tell callers
     apart by), so the server installs no interceptor and a call costs what it did before.
-    `tokens`: the file's TokenFile when the caller shares it (the web UI), else one is read here."""
+    `tokens` and `limit`: the file's TokenFile and the ResolveUrl buckets when the caller shares
+    them (the web UI's /api/v1/preview counts in the same buckets), else made here."""
     if tokens is None and settings.tokens_file:
         tokens = TokenFile(settings.tokens_file)
     by_certificate = tls.require_client_cert
-    limit = RateLimit(settings.resolve_rate) if settings.resolve_rate > 0 else None
+    if limit is None and settings.resolve_rate > 0:
+        limit = RateLimit(settings.resolve_rate)
     if tokens is None and not (by_certificate and limit is not None):
         return None
 

@@ -37,7 +37,7 @@ from spiderduck.core import urls
 from spiderduck.core.config import MetadataApiSettings, Settings
 from spiderduck.core.errors import BusError, StoreError
 from spiderduck.metadata_api import explain, responses
-from spiderduck.metadata_api.auth import TokenFile, metadata_guard
+from spiderduck.metadata_api.auth import RateLimit, TokenFile, metadata_guard
 from spiderduck.metadata_api.places import Places, caller_of
 from spiderduck.query.explainer import Explainer
 from spiderduck.query.resolver import Resolver, StillResolving
@@ -66,14 +66,15 @@ def request_caps(settings: MetadataApiSettings) -> dict[str, int]:
             f"/{SERVICE_NAME}/ResolveUrl": ONE_URL_CAP, f"/{SERVICE_NAME}/ExplainUrl": ONE_URL_CAP}
 
 
-def grpc_server(settings: Settings, *, tokens: TokenFile | None = None) -> GrpcServer:
-    """The metadata API's gRPC server, not serving yet: its guard (metadata_api.auth; `tokens`
-    shared with the web UI when given, else its own), the places of its calls
+def grpc_server(settings: Settings, *, tokens: TokenFile | None = None,
+                limit: RateLimit | None = None) -> GrpcServer:
+    """The metadata API's gRPC server, not serving yet: its guard (metadata_api.auth; `tokens` and
+    the ResolveUrl rate `limit` shared with the web UI when given, else its own), the places of its calls
     (max_concurrent_calls, and max_concurrent_resolves for ResolveUrl) and its caps."""
     api = settings.metadata_api
     return GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
                       stop_grace=settings.drain_seconds, tls=settings.tls, request_caps=request_caps(api),
-                      guards={SERVICE_NAME: metadata_guard(api, settings.tls, tokens)})
+                      guards={SERVICE_NAME: metadata_guard(api, settings.tls, tokens, limit)})
 
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):

@@ -59,6 +59,7 @@ class WebContext:
     explainer: Explainer | None = None   # the metadata API's (spiderduck.query.explainer); None: from the records alone
     clock: Callable[[], float] = time.time
     tokens: signin.Tokens | None = None  # the metadata API's TokenFile (metadata_api.tokens_file); None: open
+    resolve_limit: signin.Limit | None = None   # ResolveUrl's buckets per token, /api/v1/preview's too
 
 
 CONTEXT = web.AppKey("context", WebContext)
@@ -218,6 +219,10 @@ def _api(answer):
     return endpoint
 
 
+async def _preview(ctx: WebContext, request: web.Request) -> web.Response:
+    return signin.over_rate(request, ctx.resolve_limit) or await api.preview_response(ctx, request)
+
+
 def make_app(ctx: WebContext) -> web.Application:
     web_settings = ctx.settings.web
     listen_host = web_settings.listen.rpartition(":")[0]
@@ -238,7 +243,7 @@ def make_app(ctx: WebContext) -> web.Application:
                                     lambda request, status, **values: _render(request, "signin.html", status, **values))
     app.router.add_get("/signin", form)
     app.router.add_post("/signin", sign_in)
-    app.router.add_get("/api/v1/preview", _api(api.preview_response))
+    app.router.add_get("/api/v1/preview", _api(_preview))
     app.router.add_get("/api/v1/explain", _api(api.explain_response))
     app.router.add_get("/oembed", _api(api.oembed_response))
     app.router.add_get("/events", events, allow_head=False)   # a HEAD would hold a live list

@@ -16,12 +16,13 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 
 async def open_web(settings: Settings, store, pending, js, queued, resolver=None, explainer=None,
-                   tokens=None) -> WebServer:
+                   tokens=None, resolve_limit=None) -> WebServer:
     """The web UI on web.listen, from the same store, NATS and resolver (spiderduck.query.resolver, which
     /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
     `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
     and the card page's "Why this preview"), and the metadata API's TokenFile (`tokens`, None without
-    metadata_api.tokens_file: web.signin): an async context manager that serves while entered."""
+    metadata_api.tokens_file: web.signin) and ResolveUrl's per-token RateLimit (`resolve_limit`, which
+    /api/v1/preview counts in too): an async context manager that serves while entered."""
     feed = None
     if js is not None:
         try:
@@ -31,5 +32,6 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
             log.warning("web UI without its live list: reading %s failed: %s", bus.EVENTS_STREAM, exc)
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
                      explainer=explainer or Explainer(store, None, workers=0, budget=1.0, parser="", robots_token=""),
-                     actions=Actions(js, queued, settings.fetcher_addresses, settings.tls), tokens=tokens)
+                     actions=Actions(js, queued, settings.fetcher_addresses, settings.tls), tokens=tokens,
+                     resolve_limit=resolve_limit)
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

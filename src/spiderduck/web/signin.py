@@ -23,6 +23,7 @@ with or without tokens, before any token is looked at."""
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from typing import Callable, Protocol
@@ -48,6 +49,16 @@ ACTING = ("/api/v1/preview", "/admin/")    # start a crawl or change something, 
 class Tokens(Protocol):
     """What the web UI needs of the metadata API's TokenFile (spiderduck.metadata_api.auth)."""
     def name_of(self, token: str) -> str | None: ...
+
+
+class Limit(Protocol):
+    """What the web UI needs of ResolveUrl's RateLimit (spiderduck.metadata_api.auth)."""
+    rate: float
+
+    def allow(self, who: str) -> bool: ...
+
+
+CALLER = web.RequestKey("caller", str)     # the name of the bearer token a request was let in by
 
 
 class Sessions:
@@ -106,7 +117,9 @@ def token_check(tokens: Tokens, sessions: Sessions):
         if path.startswith("/static/") or path in OPEN_PATHS:
             return await handler(request)
         given = "" if path.startswith(COOKIE_ONLY) else bearer(request)
-        if given and tokens.name_of(given) is not None:
+        name = tokens.name_of(given) if given else None
+        if name is not None:
+            request[CALLER] = name
             return await handler(request)
         if not path.startswith(API) and sessions.name_of(request.cookies.get(SESSION_COOKIE, "")):
             return await handler(request)
@@ -117,6 +130,18 @@ def token_check(tokens: Tokens, sessions: Sessions):
         back = request.rel_url.path_qs if request.method == "GET" else "/"
         raise web.HTTPSeeOther("/signin?" + urlencode({"next": back}))
     return check
+
+
+def over_rate(request: web.Request, limit: Limit | None) -> web.Response | None:
+    """429 with Retry-After when the request's bearer token is past metadata_api.resolve_rate (its
+    bucket is ResolveUrl's: one per token across gRPC and HTTP), else None. A request let in by no
+    token (no tokens file) is not bounded here, as ResolveUrl's callers known by nothing are not."""
+    who = request.get(CALLER)
+    if limit is None or who is None or limit.allow(who):
+        return None
+    message = f"caller {who!r} is over metadata_api.resolve_rate ({limit.rate:g} resolves a second)"
+    return web.json_response({"error": message}, status=429,
+                             headers={"Retry-After": str(max(1, math.ceil(1 / limit.rate)))})
 
 
 def cross_site_check(listen_host: str, allowed_hosts: list[str]):
