@@ -32,18 +32,27 @@ def test_whatwg_urltestdata(case):
         assert parse(case["input"], case["base"]).href == case["href"]
 
 
+def _without_userinfo(href: str) -> str:
+    """The standard's serialization of `href` with its username and password set empty."""
+    url = parse(href)
+    url.username = ""
+    url.password = ""
+    return url.href
+
+
 @pytest.mark.vectors("testdata", "urltestdata.json", ids=_url_case_id)
 def test_canonicalize_is_the_whatwg_href_without_its_fragment(case):
-    """Its canonical form is the standard's serialization less the fragment, for http and https;
-    anything else (or a failure) is an InvalidUrl. Inputs relative to a base are resolved first
-    (canonicalize takes absolute URLs)."""
+    """Its canonical form is the standard's serialization less the fragment and the userinfo, for
+    http and https; anything else (or a failure) is an InvalidUrl. Inputs relative to a base are
+    resolved first (canonicalize takes absolute URLs)."""
     fetchable = not case.get("failure") and case["href"].split(":", 1)[0] in ("http", "https")
+    expected = fetchable and _without_userinfo(case["href"]).partition("#")[0]
     if case["base"]:
         if fetchable:
-            assert canonicalize(parse(case["input"], case["base"]).href) == case["href"].partition("#")[0]
+            assert canonicalize(parse(case["input"], case["base"]).href) == expected
         return
     if fetchable:
-        assert canonicalize(case["input"]) == case["href"].partition("#")[0]
+        assert canonicalize(case["input"]) == expected
     else:
         with pytest.raises(InvalidUrl):
             canonicalize(case["input"])
@@ -88,10 +97,28 @@ def test_canonicalize_rejects_unparseable(url):
     ("http://bücher.de/straße", "http://xn--bcher-kva.de/stra%C3%9Fe"),  # IDN -> punycode
     ("http://0x7f.1/", "http://127.0.0.1/"),
     ("http://[0:0::1]:8080/", "http://[::1]:8080/"),
+    ("http://alice:PASSW0RD@host.test/login", "http://host.test/login"),   # userinfo dropped
+    ("https://alice@host.test:8443/a@b?c=@", "https://host.test:8443/a@b?c=@"),
+    ("http://a@b:c@host.test/", "http://host.test/"),                   # up to the last "@"
 ])
 def test_canonicalize(url, expected):
     assert canonicalize(url) == expected
     assert canonicalize(expected) == expected   # idempotent
+
+
+@pytest.mark.parametrize("url, expected", [
+    ("http://alice:PASSW0RD@host.test/login?x=1#f", "http://host.test/login?x=1#f"),
+    ("HTTP://alice@Host.test", "http://host.test/"),
+    ("http://a@b@host.test/x?y=@", "http://host.test/x?y=@"),
+    ("http:\\\\u:p@h.test/", "http://h.test/"),
+    ("http://alice:PW@exa mple.com/", "http://exa mple.com/"),      # unparseable: cut all the same
+    ("http://host.test/a@b?c=@", "http://host.test/a@b?c=@"),       # none: as given
+    ("mailto:someone@example.com", "mailto:someone@example.com"),
+    ("Example.COM/x", "Example.COM/x"),
+])
+def test_without_userinfo(url, expected):
+    assert urls.without_userinfo(url) == expected
+    assert urls.without_userinfo(expected) == expected
 
 
 def test_join():

@@ -12,7 +12,8 @@
                                  came (without its Nats-Msg-Id, with its first submit time)
     decode_submission(data, headers) -> Decoded: what a message on the subject asks for (protobuf
                                  UrlSubmission, JSON, or a bare URL); raises InvalidMessage. Its
-                                 first MAX_URLS_PER_MESSAGE URLs are `urls`, the rest `over`
+                                 first MAX_URLS_PER_MESSAGE URLs are `urls`, the rest `over`,
+                                 each without its userinfo (urls.without_userinfo)
     over_limit(decoded, headers, delivery=, stream_seq=) -> [(letter, msg_id)]: the dead letters
                                  of the URLs over the limit, each resubmittable as it is
     dead_letter(reason, data, headers, delivery=) -> bytes: a message's dead letter (JSON), as
@@ -46,6 +47,7 @@ from spiderduck.core import telemetry
 from spiderduck.core.errors import BusError, InvalidMessage
 from spiderduck.core.record import UrlRecord
 from spiderduck.core.tweets import fetchable, urls_in_tweet
+from spiderduck.core.urls import without_userinfo
 from spiderduck.v1 import events_pb2
 
 MSG_ID_HEADER = "Nats-Msg-Id"
@@ -156,10 +158,12 @@ class Decoded:
 
 
 def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> Decoded:
-    """What a message asks for. Raises InvalidMessage."""
+    """What a message asks for, each URL without its userinfo (`user:password@`: never sent,
+    kept or announced). Raises InvalidMessage."""
     decoded = _decode(data, headers)
     for url in decoded.urls:
         _unicode("a URL", url)
+    decoded = dataclasses.replace(decoded, urls=[without_userinfo(u) for u in decoded.urls])
     if len(decoded.urls) > MAX_URLS_PER_MESSAGE:
         decoded = dataclasses.replace(decoded, urls=decoded.urls[:MAX_URLS_PER_MESSAGE],
                                       over=tuple(decoded.urls[MAX_URLS_PER_MESSAGE:]))

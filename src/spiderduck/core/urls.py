@@ -17,7 +17,10 @@ What canonicalisation does, by example:
 - an internationalised host becomes its punycode form (`bücher.de` ->
   `xn--bcher-kva.de`), and IPv4 hosts in any notation become dotted decimal
   (`0x7f.1` -> `127.0.0.1`);
-- the fragment is dropped; the query is kept as is (not sorted, not decoded).
+- the fragment is dropped; the query is kept as is (not sorted, not decoded);
+- the userinfo is dropped (`http://alice:pw@host/` -> `http://host/`): a password in a
+  submitted URL is never sent to the origin nor kept (`without_userinfo` does it alone, at
+  intake, for a URL not yet canonicalised).
 
 Errors: `InvalidUrl` (a non-retryable `SpiderDuckError`) with a `reason`; `InvalidDomain`,
 likewise, for a name given where a registrable domain is meant (`domain_named`).
@@ -44,6 +47,7 @@ __all__ = [
     "origin_of",
     "parse",
     "registrable_domain",
+    "without_userinfo",
 ]
 
 FETCHABLE_SCHEMES = frozenset({"http", "https"})
@@ -94,7 +98,33 @@ def canonicalize(url: str) -> str:
     scheme = href.partition(":")[0]
     if scheme not in FETCHABLE_SCHEMES:
         raise InvalidUrl(url, f"unsupported scheme {scheme}")
+    if href.find("@", 0, href.find("/", len(scheme) + 3)) != -1:     # userinfo@ in the authority
+        href = ada_url.replace_url(href, username="", password="")
     return href.partition("#")[0]
+
+
+# The authority of a URL as typed: a scheme, any slashes (WHATWG takes "http:host" and "\\"),
+# then up to the last "@" before the path, query or fragment starts.
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:[/\\]*)[^/\\?#]*@")
+
+
+def without_userinfo(url: str) -> str:
+    """`url` without its userinfo (`user:password@`): what intake keeps of a submitted URL, so
+    that no password is ever sent to the origin (aiohttp would make `Authorization: Basic` of
+    it), stored, announced, traced or logged. A URL with none is returned as given; one that
+    has some is returned as its WHATWG serialization without it, or, when it cannot be parsed,
+    as given less everything from its authority's start to its last "@"."""
+    if "@" not in url:
+        return url
+    try:
+        parsed = ada_url.URL(url)
+    except ValueError:
+        return _USERINFO.sub(r"\1", url, count=1)
+    if not (parsed.username or parsed.password):
+        return url
+    parsed.username = ""
+    parsed.password = ""
+    return parsed.href
 
 
 def join(base: str, ref: str) -> str | None:

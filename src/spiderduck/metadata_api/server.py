@@ -119,12 +119,13 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         refusal = self._resolves.take(who)
         if refusal is not None:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, refusal)
+        url = urls.without_userinfo(request.url)     # a password in it is never sent, kept or echoed
         try:
             # Traces on: a span continuing the caller's trace (its gRPC metadata's traceparent),
             # which the submission the resolver publishes carries on to the scheduler.
             with telemetry.span("ResolveUrl", parent=telemetry.extract(context.invocation_metadata()),
-                                kind=SpanKind.SERVER, attributes={"url.full": request.url}):
-                resolution, record = await self._resolver.resolve(request.url, max_age=max_age,
+                                kind=SpanKind.SERVER, attributes={"url.full": url}):
+                resolution, record = await self._resolver.resolve(url, max_age=max_age,
                                                                   refresh=request.refresh, wait=wait)
         except urls.InvalidUrl as exc:
             refusal = (grpc.StatusCode.INVALID_ARGUMENT, f"not a fetchable URL: {exc}")
@@ -137,8 +138,8 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         if refusal is not None:
             await context.abort(*refusal)
         context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))
-        metadata = record_proto.to_proto(dataclasses.replace(record, url=request.url))
-        return metadata_pb2.UrlMetadataResult(url=request.url, found=True, metadata=metadata).SerializeToString()
+        metadata = record_proto.to_proto(dataclasses.replace(record, url=url))
+        return metadata_pb2.UrlMetadataResult(url=url, found=True, metadata=metadata).SerializeToString()
 
     async def ExplainUrl(self, request: metadata_pb2.ExplainUrlRequest, context: grpc.aio.ServicerContext):
         await self._take_slot("ExplainUrl", context)

@@ -84,7 +84,9 @@ class Resolver:
 
     async def resolve(self, url: str, *, max_age: float | None, refresh: bool,
                       wait: float) -> tuple[str, UrlRecord]:
-        """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError."""
+        """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError.
+        The URL's userinfo (`user:password@`) is dropped first: it is never submitted."""
+        url = urls.without_userinfo(url)
         deadline = asyncio.get_running_loop().time() + wait     # what the store and NATS take counts
         if len(url) > MAX_URL_CHARS:
             raise urls.InvalidUrl(url[:100] + "...", f"{len(url)} characters; at most {MAX_URL_CHARS}")

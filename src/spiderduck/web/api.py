@@ -52,7 +52,7 @@ def error(status: int, message: str) -> web.Response:
 
 
 def asked_url(request: web.Request, max_chars: int) -> str:
-    url = request.query.get("url", "").strip()
+    url = urls.without_userinfo(request.query.get("url", "").strip())   # never sent, kept or echoed
     if not url:
         raise ApiError(400, "the url parameter is missing")
     if len(url) > max_chars:
