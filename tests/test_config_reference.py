@@ -87,17 +87,17 @@ def test_a_durations_default_reads_as_the_config_writes_it():
 
 
 def test_a_changed_default_or_comment_changes_the_reference():
-    declared = "    max_urls: int = 300               # URLs per GetUrlMetadata call; more is INVALID_ARGUMENT\n"
+    declared = "    max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS\n"
     assert declared in SOURCE
-    changed_default = SOURCE.replace(declared, declared.replace("= 300 ", "= 301 "))
+    changed_default = SOURCE.replace(declared, declared.replace("= 10 ", "= 11 "))
     rows = _rows(gen.render(changed_default))
-    assert rows["metadata_api.max_urls"][2] == "`301`"
-    changed_words = SOURCE.replace(declared, declared.replace("URLs per", "Links per"))
-    assert _rows(gen.render(changed_words))["metadata_api.max_urls"][3].startswith("Links per")
+    assert rows["fetcher.max_redirects"][2] == "`11`"
+    changed_words = SOURCE.replace(declared, declared.replace("hops followed", "Hops taken"))
+    assert _rows(gen.render(changed_words))["fetcher.max_redirects"][3].startswith("Hops taken")
     # A continuation line (a comment-only line aligned under the field) is part of its words.
     assert "(gRPC clients' default receive limit is 4 MiB)" in _rows(COMMITTED)["metadata_api.max_response_bytes"][3]
     added = SOURCE.replace(declared, declared + "    max_things: Duration = 90.0      # a new key\n"
                                                 "                                      # on two lines\n")
     rows = _rows(gen.render(added))
-    assert rows["metadata_api.max_things"][1:] == ["duration", "`90s`", "a new key on two lines"]
+    assert rows["fetcher.max_things"][1:] == ["duration", "`90s`", "a new key on two lines"]
     assert gen.render(added) != COMMITTED

@@ -11,9 +11,10 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Annotated
 
 from spiderduck.core.errors import ConfigError
+from spiderduck.core.settings_api import MAX_EXPLAIN_WORKERS, MetadataApiSettings, WebSettings
+from spiderduck.core.settings_duration import DURATION, Duration
 from spiderduck.core.settings_tls import CLIENT_AUTH, TlsSettings
 from spiderduck.core.version import VERSION
 
@@ -22,68 +23,6 @@ __all__ = [
     "TlsSettings", "SchedulerSettings", "StreamSettings", "HTML_PARSERS", "DEFAULT_EMBED_HOSTS",
     "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "RenderSettings", "Settings",
 ]
-
-# Here, not with the parsing in src/spiderduck/core/config.py: the declarations' hints resolve in this module.
-DURATION = "duration"   # the mark of a duration field (see Duration)
-Duration = Annotated[float, DURATION]   # seconds; read from a number or 7d, 12h, 30m, 45s, 250ms
-
-
-@dataclass(frozen=True)
-class MetadataApiSettings:
-    listen: str = "127.0.0.1:50051"   # gRPC address of MetadataService
-    max_urls: int = 300               # URLs per GetUrlMetadata call; more is INVALID_ARGUMENT
-    max_response_bytes: int = 4_194_304   # an answer larger is RESOURCE_EXHAUSTED (gRPC clients'
-                                      # default receive limit is 4 MiB)
-    max_concurrent_calls: int = 64    # calls served at once; more are RESOURCE_EXHAUSTED at once,
-                                      # so answers in memory stay under this x max_response_bytes
-    resolve_timeout: Duration = 30.0  # the longest a ResolveUrl call waits for a crawl (its own
-                                      # deadline, if shorter, counts)
-    max_concurrent_resolves: int = 1000  # ResolveUrl calls waiting at once (apart from
-                                      # max_concurrent_calls); more are RESOURCE_EXHAUSTED at once
-    max_resolves_per_caller: int = 100  # of those places, the most one caller (a token's name, else a
-                                      # client certificate's identity, else the peer's address) holds
-                                      # at once; more is RESOURCE_EXHAUSTED
-    tokens_file: str = ""             # a file of `name:token` lines; set = every MetadataService call
-                                      # needs gRPC metadata `authorization: Bearer <token>`
-                                      # (else UNAUTHENTICATED); empty = no token asked
-    resolve_rate: float = 50.0        # ResolveUrl calls per second per caller (a token's name, else
-                                      # a client certificate's identity); over it RESOURCE_EXHAUSTED;
-                                      # 0 = no bound
-    explain_workers: int = 1          # extraction worker processes in which ExplainUrl re-runs the
-                                      # extraction on a stored page (process.parser, within
-                                      # process.extract_timeout), started at the first call; 0 = it
-                                      # explains from the stored record alone
-
-    def __post_init__(self):
-        if self.max_resolves_per_caller < 1:
-            raise ConfigError(f"metadata_api.max_resolves_per_caller: {self.max_resolves_per_caller} "
-                              "must be at least 1")
-        if not 0 <= self.explain_workers <= MAX_EXPLAIN_WORKERS:
-            raise ConfigError(f"metadata_api.explain_workers: {self.explain_workers} is not 0 to "
-                              f"{MAX_EXPLAIN_WORKERS}")
-
-
-MAX_EXPLAIN_WORKERS = 16
-
-
-@dataclass(frozen=True)
-class WebSettings:
-    listen: str = "127.0.0.1:8080"    # HTTP address of the web UI (lookup, cards, domains, /healthz),
-                                      # served by `up` and the metadata-api; empty = off
-    admin_token: str = ""             # bearer token of the admin actions (submit, refresh, pause,
-                                      # resume, set-rate); empty = those actions are off
-    recent: int = 50                  # latest processed URLs the lookup page lists
-    max_live_clients: int = 100       # live lists (server-sent events) open at once; more get 503
-    max_url_chars: int = 8192         # a longer URL asked for is refused (400)
-    max_concurrent_pages: int = 32    # /url and /domains pages built at once (store reads, calls to
-                                      # the fetchers); more are answered 503 at once
-    tls_cert: str = ""                # PEM certificate (chain): serve the web UI over HTTPS ...
-    tls_key: str = ""                 # ... with this PEM private key; both or neither
-    allowed_hosts: list[str] = field(default_factory=list)  # Host header names the UI answers besides
-                                      # its listen address and localhost (DNS rebinding: others get
-                                      # 421); on a non-loopback listen the check applies once this is set,
-                                      # on a loopback listen always
-
 
 @dataclass(frozen=True)
 class FetcherSettings:
@@ -282,6 +221,16 @@ class TelemetrySettings:
                                       # that gets each role's trace spans; empty = off (no spans made)
     service_name: str = ""            # the spans' resource service.name; empty = spiderduck-<role>
                                       # (spiderduck-scheduler, spiderduck-fetcher, spiderduck-up, ...)
+    redact_query_params: list[str] = field(default_factory=lambda: [
+        "AWSAccessKeyId", "Signature", "sig", "X-Goog-Signature",   # OpenTelemetry's url.query list
+        "token", "session", "password", "passwd", "key", "secret", "code", "auth"])
+                                      # a URL in a span has the value of each query parameter whose
+                                      # lower-cased name contains one of these (lower-cased) as REDACTED
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.redact_query_params, list) or not all(
+                isinstance(n, str) and n.strip() for n in self.redact_query_params):
+            raise ConfigError("telemetry.redact_query_params: a list of non-empty parameter names")
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,28 @@ metadata of its gRPC calls (the scheduler's Fetch to a fetcher). A submitter tha
 
 Off (no endpoint) nothing is installed: `enabled()` is False, `span` is OFF (a shared context
 that yields None: nothing made but the call), and `inject` adds nothing.
+
+No secret of a URL reaches a span: a URL attribute (URL_ATTRIBUTES, `url.full`) given to `span` or
+`set_attribute` goes through `redact_url`, which drops the userinfo and writes REDACTED for the
+value of each query parameter named by `telemetry.redact_query_params`; an exception recorded on
+a span has every URL in its message and stack trace (and the span's status) redacted alike.
 """
 from __future__ import annotations
 
 import contextlib
 import logging
+import re
+import traceback
+from urllib.parse import unquote_plus
 from typing import Any, Callable, Iterator, Mapping, MutableMapping, Sequence
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.trace import Status, StatusCode
 from opentelemetry.propagators.textmap import Getter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from spiderduck.core.urls import without_userinfo
 
 log = logging.getLogger("spiderduck.telemetry")
 
@@ -33,6 +44,9 @@ _PROPAGATOR = TraceContextTextMapPropagator()
 _provider: Any = None       # the SDK TracerProvider setup installed, None when off (this
                             # process's own: OpenTelemetry's global one can be set only once)
 EXPORT_EVERY_MS = 500       # the batch exporter sends what ended at least this often
+REDACTED = "REDACTED"
+URL_ATTRIBUTES = frozenset({"url.full"})    # span attributes whose value is a URL
+_redact_names: tuple[str, ...] = ()         # setup's telemetry.redact_query_params, lower-cased
 
 
 class _AnyCaseGetter(Getter):
@@ -70,6 +84,8 @@ def setup(settings, role: str, *, exporter: Any = None) -> Callable[[], None]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
+    global _redact_names
+    _redact_names = tuple(n.strip().lower() for n in settings.redact_query_params)
     name = settings.service_name or f"spiderduck-{role}"
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
     if exporter is not None:
@@ -125,6 +141,50 @@ def grpc_metadata() -> tuple[tuple[str, str], ...] | None:
     return tuple(carrier.items()) or None
 
 
+def redact_url(url: str, names: Sequence[str]) -> str:
+    """`url` without its userinfo, and with REDACTED for the value of each query (or fragment)
+    parameter whose lower-cased, percent-decoded name contains one of `names` (lower-cased):
+    `redact_url("https://h/?session_token=abc&q=1", ["token"])` -> `https://h/?session_token=REDACTED&q=1`."""
+    url = without_userinfo(url)
+    if "?" not in url and "#" not in url:
+        return url
+    rest, hash_, fragment = url.partition("#")
+    base, mark, query = rest.partition("?")
+    return base + mark + _redact_params(query, names) + hash_ + _redact_params(fragment, names)
+
+
+def _redact_params(params: str, names: Sequence[str]) -> str:
+    if not params or not names:
+        return params
+    out = []
+    for part in params.split("&"):
+        name, eq, _ = part.partition("=")
+        if eq and any(n in unquote_plus(name).lower() for n in names):
+            part = f"{name}={REDACTED}"
+        out.append(part)
+    return "&".join(out)
+
+
+_URL_IN_TEXT = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+""")
+
+
+def redact_text(text: str) -> str:
+    """`text` (an exception's message, a stack trace) with every URL in it through redact_url,
+    by the names setup was given."""
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(), _redact_names), text)
+
+
+def set_attribute(span: trace.Span | None, key: str, value: Any) -> None:
+    """`span.set_attribute(key, value)`, a URL attribute redacted (redact_url); nothing when
+    `span` is None (traces off)."""
+    if span is not None:
+        span.set_attribute(key, _redacted(key, value))
+
+
+def _redacted(key: str, value: Any) -> Any:
+    return redact_url(value, _redact_names) if key in URL_ATTRIBUTES and isinstance(value, str) else value
+
+
 OFF: contextlib.AbstractContextManager[None] = contextlib.nullcontext()   # what `span` is when off
 
 
@@ -142,6 +202,15 @@ def span(name: str, *, parent: otel_context.Context | None = None,
 @contextlib.contextmanager
 def _span(name: str, parent: otel_context.Context | None, kind: trace.SpanKind,
           attributes: Mapping[str, Any] | None) -> Iterator[trace.Span]:
-    with tracer().start_as_current_span(name, context=parent, kind=kind,
-                                        attributes=dict(attributes or {})) as current:
-        yield current
+    with tracer().start_as_current_span(
+            name, context=parent, kind=kind, record_exception=False, set_status_on_exception=False,
+            attributes={k: _redacted(k, v) for k, v in (attributes or {}).items()}) as current:
+        try:
+            yield current
+        except BaseException as exc:    # recorded as the SDK would, each URL in it redacted
+            if current.is_recording():
+                current.record_exception(exc, escaped=True, attributes={
+                    "exception.message": redact_text(str(exc)),
+                    "exception.stacktrace": redact_text("".join(traceback.format_exception(exc)))})
+                current.set_status(Status(StatusCode.ERROR, redact_text(f"{type(exc).__name__}: {exc}")))
+            raise

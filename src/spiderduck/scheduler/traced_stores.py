@@ -100,8 +100,8 @@ class TracedContentStore(ContentStore):
     async def read(self, content_ref: str) -> tuple[dict[str, str], bytes]:
         with _span("content read", self._system, None) as span:
             headers, block = await self.store.read(content_ref)
-            if span is not None and "WARC-Target-URI" in headers:
-                span.set_attribute("url.full", headers["WARC-Target-URI"])
+            if "WARC-Target-URI" in headers:
+                telemetry.set_attribute(span, "url.full", headers["WARC-Target-URI"])
             return headers, block
 
     async def read_following(self, content_ref: str, max_bytes: int,
