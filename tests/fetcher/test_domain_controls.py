@@ -201,3 +201,23 @@ async def test_when_nats_cannot_keep_a_change_it_is_not_applied(nats_server):
         with pytest.raises(BusError):
             await controls.set_rate("x.test", 3)
     assert p.controlled() == [] and len(p) == 0
+
+
+async def test_a_forged_rate_in_the_bucket_is_held_to_max_rate(nats_server, caplog):
+    """Whoever can write the bucket (not through FetcherAdmin, which refuses a rate above
+    fetcher.max_rate) sets 100000/s: the domain gets fetcher.max_rate, at start and on the watch."""
+    forged = DomainControl("forged.test", rate=100_000.0, by="mallory").to_json()
+    async with bucket(nats_server.url) as kv:
+        await kv.put("forged.test", forged)
+        p = politeness_for(FetcherSettings(default_rate=1.0, max_rate=5.0))
+        async with DomainControls(p, ControlStore(kv, max_rate=5.0), writer="a"):
+            assert p.rate_for("forged.test") == 5.0
+            assert p.slot("forged.test").info(p.rate_source("forged.test")).rate == 5.0
+            await kv.put("later.test", DomainControl("later.test", rate=3.0).to_json())      # under: as written
+            await eventually(lambda: p.rate_for("later.test") == 3.0)
+            await kv.put("later.test", DomainControl("later.test", rate=1e300).to_json())
+            await eventually(lambda: p.rate_for("later.test") != 3.0)
+            assert p.rate_for("later.test") == 5.0
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and "max_rate" in r.getMessage()]
+    assert [w.split(" sets ")[0] for w in warnings] == [
+        f"KV bucket {domain_controls.BUCKET}: entry forged.test", f"KV bucket {domain_controls.BUCKET}: entry later.test"]

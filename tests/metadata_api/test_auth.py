@@ -52,7 +52,9 @@ def test_the_file_is_read_again_when_it_changes(tmp_path):
     assert tokens.name_of("b-token") == "batch"
 
 
-def test_a_file_turned_bad_keeps_the_tokens_read_before(tmp_path, caplog):
+def test_a_file_turned_bad_refuses_every_token_until_it_is_good_again(tmp_path, caplog):
+    """Fail closed: a malformed file is not the old one's tokens (the real calls, over gRPC, with
+    the file emptied, deleted or unreadable: test_token_revocation.py)."""
     path = tmp_path / "tokens"
     path.write_text("frontend:tok-1\n")
     clock = Clock()
@@ -60,8 +62,12 @@ def test_a_file_turned_bad_keeps_the_tokens_read_before(tmp_path, caplog):
     path.write_text("garbage\n")
     os.utime(path, (2_000_000_000, 2_000_000_000))
     clock.now += RELOAD_EVERY
+    assert tokens.name_of("tok-1") is None
+    assert "line 1: expected name:token; every token is refused" in caplog.text
+    assert "tok-1" not in caplog.text
+    path.write_text("frontend:tok-1\n")
+    clock.now += RELOAD_EVERY
     assert tokens.name_of("tok-1") == "frontend"
-    assert "keeping the 1 tokens read before" in caplog.text and "tok-1" not in caplog.text
 
 
 def test_an_unreadable_tokens_file_fails_at_start(tmp_path):

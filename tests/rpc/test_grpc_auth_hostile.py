@@ -279,7 +279,7 @@ def test_a_fifo_as_tokens_file_fails_at_start_without_blocking(tmp_path):
     assert isinstance(outcome, ConfigError) and "not a regular file" in str(outcome)
 
 
-def test_a_tokens_file_turned_fifo_keeps_its_tokens_without_blocking(tmp_path, caplog):
+def test_a_tokens_file_turned_fifo_refuses_its_tokens_without_blocking(tmp_path, caplog):
     path = tmp_path / "tokens"
     path.write_text(f"frontend:{TOKEN}\n")
     clock = Clock()
@@ -290,7 +290,7 @@ def test_a_tokens_file_turned_fifo_keeps_its_tokens_without_blocking(tmp_path, c
     clock.now += RELOAD_EVERY
     outcome, blocked = in_thread(lambda: tokens.name_of(TOKEN), unblock=path)
     assert not blocked, "the re-read waited for a writer to the FIFO (the event loop would hang)"
-    assert outcome == "frontend"
+    assert outcome is None                     # fail closed: revocation by a file no one can read
     assert "not a regular file" in caplog.text and TOKEN not in caplog.text
 
 

@@ -137,10 +137,13 @@ class ControlStore:
     """The bucket's entries as DomainControls: load, watch, write.
 
     The watch skips an entry older than one this store wrote or saw for the same key, so an
-    echo of an earlier write never undoes a later one."""
+    echo of an earlier write never undoes a later one. A rate read above `max_rate`
+    (fetcher.max_rate) is held to it, with a warning: anyone who can write the bucket could
+    otherwise set what FetcherAdmin refuses."""
 
-    def __init__(self, kv):
+    def __init__(self, kv, *, max_rate: float = math.inf):
         self._kv = kv
+        self._max_rate = max_rate
         self._revisions: dict[str, int] = {}
         self._watcher = None
         self._task: asyncio.Task | None = None
@@ -185,6 +188,10 @@ class ControlStore:
         if key_of(control.domain) != entry.key:
             log.warning("KV bucket %s: entry %s names %s; skipped", BUCKET, entry.key, control.domain)
             return None
+        if control.rate is not None and control.rate > self._max_rate:
+            log.warning("KV bucket %s: entry %s sets a rate of %g/s, above fetcher.max_rate; held to %g/s",
+                        BUCKET, entry.key, control.rate, self._max_rate)
+            control = dataclasses.replace(control, rate=self._max_rate)
         return control
 
     async def put(self, control: DomainControl) -> None:

@@ -56,7 +56,8 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
     try:
         js = nc.jetstream()
         # Operators' controls are in force before the first request is served.
-        store = ControlStore(await domain_controls.open_bucket(js, replicas=settings.nats_replicas))
+        store = ControlStore(await domain_controls.open_bucket(js, replicas=settings.nats_replicas),
+                             max_rate=s.max_rate)
         politeness = politeness_for(s)
         async with DomainControls(politeness, store, writer=member) as controls:
             kv = None if hold_all_shards else await bus.lease_bucket(

@@ -4,8 +4,9 @@ With `metadata_api.tokens_file` set (lines of `name:token`; blank lines and #com
 skipped), every call needs gRPC metadata `authorization: Bearer <token>`: none, several, or a
 token not in the file, is UNAUTHENTICATED. The file (a regular file of at most MAX_FILE_BYTES,
 UTF-8 with or without a BOM) is read again when it changes (a rotated Kubernetes Secret), looked
-at most every RELOAD_EVERY seconds; a file that turns unreadable or empty keeps the tokens last
-read, and says so in the log. Tokens are compared in constant time, and never logged or echoed:
+at most every RELOAD_EVERY seconds. Revocation fails closed: a file that turns missing, empty,
+unreadable or malformed refuses every token from the next look on (an ERROR in the log names the
+file and why, never a token), until a good file is back. At start such a file is a ConfigError. Tokens are compared in constant time, and never logged or echoed:
 a refusal names only the caller's token *name* once known.
 
 ResolveUrl starts crawls, so each caller (the token's name; without tokens, the identity of a
@@ -71,6 +72,7 @@ class TokenFile:
         self._stamp = self._stat()
         self._tokens = self._read()
         self._looked = clock()
+        self._failure = ""              # why the file last looked at was refused ("" when read)
 
     def _stat(self) -> tuple[int, ...] | None:
         """What tells a new file from the one read: a file moved in place (a rotated Secret's
@@ -113,14 +115,19 @@ class TokenFile:
             return
         self._looked = now
         stamp = self._stat()
-        if stamp == self._stamp:
+        if stamp == self._stamp and not self._failure:
             return
-        self._stamp = stamp
+        self._stamp = stamp       # a refused file is looked at again each time: the cause may pass
         try:
-            self._tokens = self._read()
-            log.info("metadata_api.tokens_file %s read again: %d tokens", self.path, len(self._tokens))
+            tokens = self._read()
         except ConfigError as exc:
-            log.warning("%s; keeping the %d tokens read before", exc, len(self._tokens))
+            self._tokens = {}
+            if str(exc) != self._failure:
+                log.error("%s; every token is refused until it is readable again", exc)
+            self._failure = str(exc)
+            return
+        self._tokens, self._failure = tokens, ""
+        log.info("metadata_api.tokens_file %s read again: %d tokens", self.path, len(tokens))
 
     def name_of(self, token: str) -> str | None:
         """The name whose token this is, else None; every token is compared, in constant time."""
