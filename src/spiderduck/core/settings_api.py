@@ -51,6 +51,7 @@ class WebSettings:
                                       # served by `up` and the metadata-api; empty = off
     admin_token: str = ""             # bearer token of the admin actions (submit, refresh, pause,
                                       # resume, set-rate); empty = those actions are off
+    admin_token_file: str = ""        # a file holding that token instead (read at start, never logged)
     recent: int = 50                  # latest processed URLs the lookup page lists
     max_live_clients: int = 100       # live lists (server-sent events) open at once; more get 503
     max_url_chars: int = 8192         # a longer URL asked for is refused (400)
@@ -62,3 +63,7 @@ class WebSettings:
                                       # its listen address and localhost (DNS rebinding: others get
                                       # 421); on a non-loopback listen the check applies once this is set,
                                       # on a loopback listen always
+
+    def __post_init__(self):
+        if self.admin_token and self.admin_token_file:
+            raise ConfigError("web.admin_token and web.admin_token_file: set one or neither")

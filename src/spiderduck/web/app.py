@@ -10,7 +10,7 @@
                            the JSON API (web.api); errors as JSON {"error": ...}
     POST /admin/submit, /admin/refresh            form u=URL
     POST /admin/pause, /admin/resume, /admin/set-rate   form domain=D [for=30m | rate=2]
-         (Authorization: Bearer <web.admin_token>; answered as JSON {ok, message})
+         (Authorization: Bearer <web.admin_token or web.admin_token_file's>; answered as JSON {ok, message})
 """
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ class WebContext:
     clock: Callable[[], float] = time.time
     tokens: signin.Tokens | None = None  # the metadata API's TokenFile (metadata_api.tokens_file); None: open
     resolve_limit: signin.Limit | None = None   # ResolveUrl's buckets per token, /api/v1/preview's too
+    admin_token: str = ""                # what admin actions need (security.admin_token); "" = off
 
 
 CONTEXT = web.AppKey("context", WebContext)
@@ -77,7 +78,7 @@ def _environment() -> jinja2.Environment:
 def _render(request: web.Request, name: str, status: int = 200, **values) -> web.Response:
     ctx = request.app[CONTEXT]
     html = request.app[TEMPLATES].get_template(name).render(
-        admin=bool(ctx.settings.web.admin_token), live=ctx.feed is not None, **values)
+        admin=bool(ctx.admin_token), live=ctx.feed is not None, **values)
     return web.Response(text=html, status=status, content_type="text/html", charset="utf-8")
 
 
@@ -191,7 +192,7 @@ async def admin(request: web.Request) -> web.Response:
     ctx = request.app[CONTEXT]
     action = request.match_info["action"]
     try:
-        security.check_admin(request, ctx.settings.web.admin_token)
+        security.check_admin(request, ctx.admin_token)
     except security.AdminRefused as exc:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
         return web.json_response({"ok": False, "message": str(exc)}, status=exc.status, headers=headers)

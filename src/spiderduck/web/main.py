@@ -8,6 +8,7 @@ from spiderduck.bus import streams as bus
 from spiderduck.core.config import Settings
 from spiderduck.query.explainer import Explainer
 from spiderduck.web.actions import Actions
+from spiderduck.web import security
 from spiderduck.web.app import WebContext
 from spiderduck.web.feed import RecentFeed
 from spiderduck.web.server import WebServer
@@ -22,7 +23,9 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
     and the card page's "Why this preview"), and the metadata API's TokenFile (`tokens`, None without
     metadata_api.tokens_file: web.signin) and ResolveUrl's per-token RateLimit (`resolve_limit`, which
-    /api/v1/preview counts in too): an async context manager that serves while entered."""
+    /api/v1/preview counts in too): an async context manager that serves while entered.
+    An unusable web.admin_token_file is a ConfigError here, before anything is opened."""
+    admin_token = security.admin_token(settings.web)
     feed = None
     if js is not None:
         try:
@@ -33,5 +36,5 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
                      explainer=explainer or Explainer(store, None, workers=0, budget=1.0, parser="", robots_token=""),
                      actions=Actions(js, queued, settings.fetcher_addresses, settings.tls), tokens=tokens,
-                     resolve_limit=resolve_limit)
+                     resolve_limit=resolve_limit, admin_token=admin_token)
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

@@ -5,8 +5,9 @@ only (no inline script, so an injected one could not run even if escaping failed
 from the origins a card names (its image and favicon), frames only from its embed's origin,
 nothing else. No referrer leaves for those origins, and no page of ours may be framed.
 
-Admin actions need `Authorization: Bearer <web.admin_token>`; with no token configured they
-are off (403). A bearer header is never sent by a browser on its own, so another site cannot
+Admin actions need `Authorization: Bearer <token>`, the token being web.admin_token or the
+contents of web.admin_token_file (read once at start: admin_token); with neither they are off
+(403). A bearer header is never sent by a browser on its own, so another site cannot
 make an operator's browser act (no cross-site request forgery).
 
 DNS rebinding: a page of another site whose name is made to resolve to 127.0.0.1 would reach a
@@ -22,7 +23,9 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from spiderduck.core.errors import SpiderDuckError
+from spiderduck.core.config import WebSettings
+from spiderduck.core.errors import ConfigError, SpiderDuckError
+from spiderduck.core.secrets import read_secret_file
 
 
 BASE_POLICY: dict[str, tuple[str, ...]] = {
@@ -138,10 +141,22 @@ class AdminRefused(SpiderDuckError):
         self.status = status
 
 
+def admin_token(settings: WebSettings) -> str:
+    """The admin actions' token: web.admin_token, else what web.admin_token_file holds (a missing,
+    unreadable or empty file is a ConfigError naming the path, never the contents); "" = off."""
+    if not settings.admin_token_file:
+        return settings.admin_token
+    token = read_secret_file("web", "admin_token_file", settings.admin_token_file).strip()
+    if not token:            # blanks only: what a header, stripped, could never match
+        raise ConfigError(f"web: admin_token_file={settings.admin_token_file}: holds no token")
+    return token
+
+
 def check_admin(request: web.Request, token: str) -> None:
     """Raise AdminRefused (403: off; 401: no or wrong token) unless the bearer token matches."""
     if not token:
-        raise AdminRefused(403, "admin actions are off: set web.admin_token to turn them on")
+        raise AdminRefused(403, "admin actions are off: set web.admin_token or web.admin_token_file "
+                                "to turn them on")
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
         raise AdminRefused(401, "admin actions need Authorization: Bearer <web.admin_token>")
