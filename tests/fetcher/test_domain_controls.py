@@ -3,7 +3,6 @@ and the KV store and DomainControls against a real nats-server."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import nats
 import pytest
@@ -18,6 +17,7 @@ from spiderduck.fetcher.domain_controls import ControlStore, DomainControl, Doma
 from spiderduck.fetcher.fetcher import politeness_for
 from spiderduck.fetcher.politeness import DomainHalted, Politeness
 from support.clock import FakeClock
+from support.controls_kv import bucket, eventually
 
 WALL = 1_700_000_000.0
 
@@ -100,21 +100,6 @@ async def test_a_halt_after_failures_is_recorded_as_a_control_and_told():
 
 
 # --- the KV store, with a real nats-server -----------------------------------------------------
-
-@contextlib.asynccontextmanager
-async def bucket(url: str):
-    nc = await nats.connect(url)
-    try:
-        yield await domain_controls.open_bucket(nc.jetstream())
-    finally:
-        await nc.close()
-
-
-async def eventually(condition, timeout: float = 10.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.01)
-
 
 async def test_the_bucket_is_opened_again_as_it_is(nats_server):
     nc = await nats.connect(nats_server.url)

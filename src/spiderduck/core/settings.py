@@ -8,6 +8,7 @@ src/spiderduck/core/config.py's, which re-exports every name here (import from e
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -246,6 +247,8 @@ class RenderSettings:
                                       # returned); a crash restarts it too
     max_memory_mb: int = 512          # JavaScript heap of a page's renderer (V8's max-old-space-size);
                                       # a page past it crashes its tab, not the fetcher
+    subresource_rate: float = 2.0     # requests per second per domain a rendered page may make to a
+                                      # domain another fetcher owns (an owned one takes its slot's turn)
 
     def __post_init__(self):
         if not 1 <= self.max_concurrent <= MAX_RENDERS:
@@ -256,6 +259,8 @@ class RenderSettings:
             raise ConfigError(f"render.max_pages_per_browser: {self.max_pages_per_browser} must be at least 1")
         if not 64 <= self.max_memory_mb <= 16_384:
             raise ConfigError(f"render.max_memory_mb: {self.max_memory_mb} is not 64 to 16384")
+        if not (self.subresource_rate > 0 and math.isfinite(self.subresource_rate)):
+            raise ConfigError(f"render.subresource_rate: {self.subresource_rate:g} must be a positive number")
 
 
 MAX_RENDERS = 64

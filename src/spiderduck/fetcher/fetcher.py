@@ -20,7 +20,7 @@ import time
 from spiderduck.core import metrics
 
 from spiderduck.core import urls
-from spiderduck.core.config import FetcherSettings
+from spiderduck.core.config import FetcherSettings, RenderSettings
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
@@ -36,7 +36,8 @@ from spiderduck.fetcher.resolver import GuardedResolver
 from spiderduck.fetcher.robots.cache import RobotsCache
 from spiderduck.fetcher.robots.fetch import fetch_robots
 from spiderduck.fetcher.robots.store import SharedRobotsStore
-from spiderduck.fetcher.robots.verdict import VerdictCodec
+from spiderduck.fetcher.robots.verdict import RobotsVerdict, VerdictCodec
+from spiderduck.fetcher.subresource_pace import LocalBuckets
 from spiderduck.fetcher.vulture import Vulture
 
 
@@ -61,11 +62,14 @@ def politeness_for(settings: FetcherSettings, **kw) -> Politeness:
 class Fetcher:
     def __init__(self, settings: FetcherSettings, *, ownership: Ownership, http: HttpClient | None = None,
                  politeness: Politeness | None = None, robots: RobotsCache | None = None,
-                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic, renderer=None):
+                 robots_store: SharedRobotsStore | None = None, clock=time.monotonic, renderer=None,
+                 buckets: LocalBuckets | None = None):
         # ownership: the shards served, fixed for the Fetcher's life (AllShards, or a LeaseKeeper
         # the fetcher role runs); robots_store: the shared (memcached) level of the robots cache;
         # owned, closed on exit. renderer: a fetcher.render.Renderer (render.enabled), or a
         # function making one from this fetcher's `subresource`; owned, closed on exit.
+        # buckets: the pace of a rendered page's requests to domains other fetchers own
+        # (render.subresource_rate; src/spiderduck/fetcher/subresource_pace.py).
         self.settings = settings
         self.id = fetcher_id(settings)
         guard = AddressGuard(settings.allowed_networks)
@@ -82,6 +86,8 @@ class Fetcher:
         self._ownership = ownership
         self._metrics = metrics.recorder("fetcher")
         self._clock = clock
+        self.buckets = buckets if buckets is not None else LocalBuckets(
+            RenderSettings().subresource_rate, capacity=settings.queue_size)
         self.renderer = renderer(self.subresource) if callable(renderer) else renderer
 
     @property
@@ -141,13 +147,9 @@ class Fetcher:
             return self._halted(url, slot)
         robots_seconds = self._clock() - started
         slot.tell_crawl_delay(host, verdict.rules.crawl_delay(self.settings.user_agent))
-        if verdict.failure is not None:
-            return dataclasses.replace(
-                verdict.failure, url=url, fetcher_id=self.id, robots_seconds=robots_seconds,
-                error=f"robots.txt unreachable: {verdict.failure.error}")
-        if not verdict.rules.allowed(url, self.settings.user_agent):
-            return FetchResult(url=url, status=Status.ROBOTS_DISALLOWED, fetcher_id=self.id,
-                               error="disallowed by robots.txt", robots_seconds=robots_seconds)
+        refused = self._robots_refusal(url, verdict, robots_seconds)
+        if refused is not None:
+            return refused
         try:
             queued = await slot.turn()
         except DomainHalted:
@@ -170,29 +172,58 @@ class Fetcher:
         return result
 
     async def subresource(self, url: str) -> FetchResult:
-        """One GET of a request the headless browser makes while rendering a page: through the
-        address guard and the body cap, on a domain this fetcher owns after a turn on its
-        politeness slot (src/spiderduck/fetcher/render_hop.py). Never raises for the URL's sake."""
+        """One GET of a request the headless browser makes while rendering a page, whatever its
+        domain (issue 38): none at all while the domain is halted or paused (its controls, which
+        every fetcher watches); none where the origin's robots.txt disallows it for our user
+        agent; paced by the domain's politeness slot where this fetcher owns the domain, else by a
+        local bucket at render.subresource_rate (src/spiderduck/fetcher/subresource_pace.py), which
+        paces the robots.txt fetch too; through the address guard and the body cap
+        (src/spiderduck/fetcher/render_hop.py). Never raises for the URL's sake: a refusal is a
+        failed result, and the render goes on without it."""
         try:
             url = urls.canonicalize(url)
-            domain = urls.registrable_domain(urls.host_of(url))
+            host = urls.host_of(url)
+            domain = urls.registrable_domain(host)
         except (urls.InvalidUrl, ValueError) as exc:
             return FetchResult(url=url, status=Status.INVALID_URL, error=str(exc), fetcher_id=self.id)
-        slot = self.politeness.slot(domain) if self._ownership.owns(domain) else None
+        owned = self._ownership.owns(domain)
+        pace = self.politeness.slot(domain) if owned else self.buckets.bucket(domain)
+        check = self.check_owner if owned else self._check_held
         try:
-            if slot is not None:
-                await slot.turn()
-        except DomainHalted:
-            return self._halted(url, slot)
-        except FetcherBusy as exc:
+            self._check_held(domain)
+            verdict = await self.robots.rules_for(urls.origin_of(url), lambda: fetch_robots(
+                self.http, url, pace, self.settings, check))
+            if owned:
+                pace.tell_crawl_delay(host, verdict.rules.crawl_delay(self.settings.user_agent))
+            refused = self._robots_refusal(url, verdict, 0.0)
+            if refused is not None:
+                return refused
+            await pace.turn()
+            self._check_held(domain)
+        except (DomainHalted, FetcherBusy, WrongFetcher) as exc:
             return FetchResult(url=url, status=Status.CONNECTION_ERROR, error=str(exc), fetcher_id=self.id)
-        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT,
-                                     on_sent=slot.mark_sent if slot is not None else None)
-        if slot is not None:
-            slot.observe(result)
+        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT, on_sent=pace.mark_sent)
+        pace.observe(result)
         self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES["render"],
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
         return result
+
+    def _check_held(self, domain: str) -> None:
+        """DomainHalted when `domain` is halted or paused (Politeness.held)."""
+        reason = self.politeness.held(domain)
+        if reason:
+            raise DomainHalted(domain, reason)
+
+    def _robots_refusal(self, url: str, verdict: RobotsVerdict, robots_seconds: float) -> FetchResult | None:
+        """The failed result when robots.txt could not be read or disallows `url`; else None."""
+        if verdict.failure is not None:
+            return dataclasses.replace(
+                verdict.failure, url=url, fetcher_id=self.id, robots_seconds=robots_seconds,
+                error=f"robots.txt unreachable: {verdict.failure.error}")
+        if not verdict.rules.allowed(url, self.settings.user_agent):
+            return FetchResult(url=url, status=Status.ROBOTS_DISALLOWED, fetcher_id=self.id,
+                               error="disallowed by robots.txt", robots_seconds=robots_seconds)
+        return None
 
     def _halted(self, url: str, slot: DomainSlot) -> FetchResult:
         """A halted domain's hops fail fast: CONNECTION_ERROR with the reason (see politeness)."""

@@ -26,6 +26,7 @@ from spiderduck.fetcher.fetcher import Fetcher, fetcher_id, politeness_for
 from spiderduck.fetcher.gauges import FetcherGauges
 from spiderduck.fetcher.ownership import AllShards, LeaseKeeper, quiet_for
 from spiderduck.fetcher.robots.store import open_robots_store
+from spiderduck.fetcher.subresource_pace import LocalBuckets
 
 log = logging.getLogger("spiderduck.fetcher")
 
@@ -69,8 +70,9 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
                 ttl=s.lease_ttl, margin=s.lease_margin, quiet_for=quiet_for(politeness, s.shards))
             ownership = AllShards() if keeper is None else keeper
             robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
-            async with Fetcher(s, ownership=ownership, politeness=politeness,
-                               robots_store=robots_store, renderer=renderer_for(settings)) as fetcher:
+            buckets = LocalBuckets(settings.render.subresource_rate, capacity=s.queue_size)
+            async with Fetcher(s, ownership=ownership, politeness=politeness, robots_store=robots_store,
+                               renderer=renderer_for(settings), buckets=buckets) as fetcher:
                 gauges = FetcherGauges(politeness, ownership, shards=s.shards,  # noqa: F841 (read while held)
                                        domain_series=settings.metrics_domain_series)
                 server.register(grpc_server, fetcher)

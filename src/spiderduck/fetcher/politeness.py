@@ -298,6 +298,14 @@ class Politeness:
         slot.last_used = self._clock()
         return slot
 
+    def held(self, domain: str) -> str:
+        """Why `domain` may take no request now (halted, or paused: kept in KV for every domain,
+        or after errors on this fetcher's slot); "" when it may."""
+        slot, control = self._slots.get(domain), self.control(domain)
+        if slot is not None and slot.health.state(self._clock()) != "active":
+            return f"{slot.health.state(self._clock())}: {slot.health.reason}"
+        return f"{'halted' if control.halted else 'paused'}: {control.reason}" if control.holds(self._wall()) else ""
+
     # --- operators --------------------------------------------------------------------------
     def control(self, domain: str) -> DomainControl:
         """The domain's control in force (an empty one when it has none)."""
