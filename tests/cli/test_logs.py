@@ -27,3 +27,10 @@ def test_an_unset_token_logs_as_unset(caplog):
     with caplog.at_level(logging.INFO, logger="spiderduck"):
         logs.log_settings(config.load(env={}), "metadata-api")
     assert '"admin_token": ""' in caplog.records[0].getMessage()
+
+
+def test_beyond_loopback_reads_the_host_of_a_listen_address():
+    for listen in ("0.0.0.0:8080", "[::]:8080", ":8080", "10.1.2.3:8080", "example.test:8080"):
+        assert logs.beyond_loopback(listen), listen
+    for listen in ("", "127.0.0.1:8080", "127.9.9.9:1", "[::1]:8080", "localhost:8080", "LOCALHOST:1"):
+        assert not logs.beyond_loopback(listen), listen

@@ -1,8 +1,10 @@
 """Logging: one format for every role; the effective config logged at start, its secrets
 left out (the admin token, and a password or token in any URL: cassandra://USER:PASSWORD@...,
-nats://TOKEN@...; secret files are named by path, never read)."""
+nats://TOKEN@...; secret files are named by path, never read); and a warning when what serves
+callers listens beyond loopback with no token asked."""
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from typing import Any
@@ -37,3 +39,34 @@ def redacted(value: Any, path: tuple[str, ...] = ()) -> Any:
 def log_settings(settings: Settings, role: str) -> None:
     logging.getLogger("spiderduck").info("%s starting with config %s", role,
                                          json.dumps(redacted(as_dict(settings)), sort_keys=True))
+
+
+def beyond_loopback(listen: str) -> bool:
+    """A listen address ("host:port", "[v6]:port") other sockets than this host's may reach:
+    any host but localhost and a loopback IP ("0.0.0.0", "", a name, a LAN address). "" (off)
+    reaches nobody."""
+    if not listen:
+        return False
+    host = listen.rpartition(":")[0].strip("[]").lower()
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True
+
+
+def warn_if_open(settings: Settings) -> None:
+    """One WARNING when the web UI or the metadata API listens beyond loopback while
+    metadata_api.tokens_file is unset: then anyone who reaches the port reads every URL and
+    starts crawls."""
+    if settings.metadata_api.tokens_file:
+        return
+    open_to = [f"{key} {listen}" for key, listen in (("metadata_api.listen", settings.metadata_api.listen),
+                                                      ("web.listen", settings.web.listen))
+               if beyond_loopback(listen)]
+    if open_to:
+        logging.getLogger("spiderduck").warning(
+            "%s: beyond loopback with no metadata_api.tokens_file, so anyone who reaches %s reads "
+            "every URL and starts crawls; set metadata_api.tokens_file, or listen on 127.0.0.1",
+            " and ".join(open_to), "them" if len(open_to) > 1 else "it")

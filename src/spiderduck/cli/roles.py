@@ -186,6 +186,7 @@ def cmd_up(settings: Settings, args) -> int:
     logs.setup(settings.log_level)
     with UpLock(settings.data_dir), embedded_nats(settings) as settings:
         logs.log_settings(settings, "up")
+        logs.warn_if_open(settings)
         shutdown_traces = telemetry.setup(settings.telemetry, "up")
         try:
             serve(run_up(settings))
