@@ -82,6 +82,7 @@ def test_kinds_present(default_docs):
     assert hpa["apiVersion"] == "autoscaling/v2"
     one(default_docs, "Deployment", "metadata-api")
     one(default_docs, "Service", "metadata-api")
+    one(default_docs, "Service", "web")
     pdbs = [d for d in default_docs if d["kind"] == "PodDisruptionBudget"]
     assert sorted(p["metadata"]["labels"]["app.kubernetes.io/component"] for p in pdbs) == \
         ["fetcher", "metadata-api", "scheduler"]
@@ -369,9 +370,9 @@ def test_scheduler_and_api_policies(default_docs):
     api = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
     # HDFS too: ExplainUrl re-reads stored pages from the schedulers' content store.
     assert {p["port"] for rule in api["egress"] for p in rule["ports"]} == {53, 4222, 9042, 50052, 9870, 9864}
-    # The metadata API and its web UI, to the same clients.
-    assert api["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051},
-                                          {"protocol": "TCP", "port": 8080}]
+    # The metadata API's gRPC to any client; its web UI's port to none by default
+    # (networkPolicy.webIngressFrom, tests/helm/test_chart_web.py).
+    assert api["ingress"] == [{"ports": [{"protocol": "TCP", "port": 50051}]}]
     assert not [d for d in render({"networkPolicy": {"enabled": False}})
                 if d["kind"] == "NetworkPolicy"]
 

@@ -211,7 +211,7 @@ def test_web_ui_https_and_allowed_hosts(tmp_path):
     path.write_text(yaml.safe_dump(cfg))
     web = sd_config.load(str(path), env={}).web
     assert web.tls_cert and web.tls_key and web.allowed_hosts == ["spiderduck.example.com"]
-    (port,) = [p for p in one(docs, "Service", "metadata-api")["spec"]["ports"] if p["name"] == "web"]
+    (port,) = one(docs, "Service", "web")["spec"]["ports"]
     assert port["appProtocol"] == "https"
     assert "sd-web-tls" not in secrets_used(docs, "fetcher") | secrets_used(docs, "scheduler")
     assert "open https://127.0.0.1:8080/" in notes({"web": {"tls": {"existingSecret": "sd-web-tls"}}})

@@ -139,6 +139,10 @@ BAD = {
     "token in values": ("web:\n  adminToken: s3cret\n", "/web/adminToken"),
     "bad cidr": ("networkPolicy:\n  fetcher:\n    clusterCIDRs: [10.0.0.0]\n",
                  "/networkPolicy/fetcher/clusterCIDRs/0"),
+    "web service type": ("web:\n  service:\n    type: Ingress\n", "/web/service/type"),
+    "web ingress not a list": ("networkPolicy:\n  webIngressFrom: {namespaceSelector: {}}\n",
+                               "/networkPolicy/webIngressFrom"),
+    "web port moved": ("metadataApi:\n  service:\n    webPort: 8080\n", "webPort"),
 }
 
 
@@ -167,9 +171,11 @@ networkPolicy:
   memcached: {cidrs: [10.20.1.5/32], namespaceSelector: null, podSelector: null}
   cassandra: {cidrs: [10.20.2.0/24]}
   metadataApiIngressFrom: [{namespaceSelector: {matchLabels: {team: crawl}}}]
+  webIngressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress-nginx}}}]
 config: {log_level: INFO, fetcher: {default_rate: 1}}
 extraEnvFrom: [{secretRef: {name: spiderduck-stores}}]
-web: {adminToken: {existingSecret: spiderduck-web, key: token}}
+web: {adminToken: {existingSecret: spiderduck-web, key: token},
+      service: {type: LoadBalancer, port: 443, annotations: {lb.example/internal: "true"}}}
 fetcher:
   pdb: {minAvailable: "50%", maxUnavailable: ""}
   topologySpreadConstraints:
@@ -236,12 +242,14 @@ def test_web_ui_port_service_policy_and_config(default_docs, tmp_path):
     (container,) = api["spec"]["template"]["spec"]["containers"]
     assert {"name": "web", "containerPort": 8080, "protocol": "TCP"} in container["ports"]
     assert "SPIDERDUCK_WEB__ADMIN_TOKEN" not in {e["name"] for e in container["env"]}
-    service = one(default_docs, "Service", "metadata-api")
-    assert {"name": "web", "port": 8080, "targetPort": "web", "protocol": "TCP",
-            "appProtocol": "http"} in service["spec"]["ports"]
-    # The UI is reachable wherever the gRPC API is.
+    # The UI has a Service of its own; the gRPC one does not carry it.
+    service = one(default_docs, "Service", "web")
+    assert service["spec"]["ports"] == [{"name": "web", "port": 8080, "targetPort": "web", "protocol": "TCP",
+                                         "appProtocol": "http"}]
+    assert "web" not in {p["name"] for p in one(default_docs, "Service", "metadata-api")["spec"]["ports"]}
+    # By default no source may reach the UI's port (networkPolicy.webIngressFrom is empty).
     policy = one(default_docs, "NetworkPolicy", "metadata-api")["spec"]
-    assert {"protocol": "TCP", "port": 8080} in policy["ingress"][0]["ports"]
+    assert all({"protocol": "TCP", "port": 8080} not in rule["ports"] for rule in policy["ingress"])
     # Only the metadata API serves it.
     for kind, component in (("StatefulSet", "fetcher"), ("Deployment", "scheduler")):
         (other,) = one(default_docs, kind, component)["spec"]["template"]["spec"]["containers"]
@@ -281,6 +289,7 @@ def test_web_ui_off(tmp_path):
     (container,) = one(docs, "Deployment", "metadata-api")["spec"]["template"]["spec"]["containers"]
     assert "web" not in {p["name"] for p in container["ports"]}
     assert "web" not in {p["name"] for p in one(docs, "Service", "metadata-api")["spec"]["ports"]}
+    assert not [d for d in docs if d["metadata"]["labels"].get("app.kubernetes.io/component") == "web"]
     policy = one(docs, "NetworkPolicy", "metadata-api")["spec"]
     assert policy["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 50051}]
     cfg = config_yaml(docs)
@@ -297,7 +306,7 @@ def test_notes_tell_how_to_reach_the_service_and_warn():
     assert 'release "sd" in namespace "crawl"' in text
     assert "kubectl -n crawl port-forward svc/sd-spiderduck-metadata-api 50051:50051" in text
     assert "spiderduck get https://example.com/ --set metadata_api.listen=127.0.0.1:50051" in text
-    assert "kubectl -n crawl port-forward svc/sd-spiderduck-metadata-api 8080:8080" in text
+    assert "kubectl -n crawl port-forward svc/sd-spiderduck-web 8080:8080" in text
     assert "Metrics are off" in text
     warnings = text.split("WARNINGS:", 1)[1]
     assert "web.adminToken.existingSecret is not set" in warnings
@@ -307,6 +316,7 @@ def test_notes_tell_how_to_reach_the_service_and_warn():
 
 def test_notes_follow_the_values():
     text = notes({"web": {"adminToken": {"existingSecret": "spiderduck-web"}},
+                  "metadataApi": {"tokens": {"existingSecret": "spiderduck-api-tokens"}},
                   "nats": {"replicas": 3}, "tls": {"existingSecret": "spiderduck-grpc-tls"},
                   "serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True},
                   "grafanaDashboard": {"enabled": True}})

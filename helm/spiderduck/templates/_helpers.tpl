@@ -648,6 +648,16 @@ topologySpreadConstraints:
 {{- end }}
 {{- end }}
 
+{{/* "true" when a listen address ("host:port", "[v6]:port") is reachable beyond the pod's
+     loopback: any host but localhost and 127.x / ::1; "" for an empty listen (off). The chart's
+     counterpart of cli.logs.beyond_loopback. */}}
+{{- define "spiderduck.beyondLoopback" -}}
+{{- if . }}
+{{- $host := regexReplaceAll ":[^:]*$" . "" | trimPrefix "[" | trimSuffix "]" | lower }}
+{{- if not (or (eq $host "localhost") (eq $host "::1") (regexMatch "^127\\.[0-9.]+$" $host)) }}true{{ end }}
+{{- end }}
+{{- end }}
+
 {{/* NetworkPolicyPeers from {cidrs, namespaceSelector, podSelector}; empty when none is set. */}}
 {{- define "spiderduck.peers" -}}
 {{- range .cidrs }}
