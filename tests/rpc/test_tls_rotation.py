@@ -86,7 +86,7 @@ def revoking(tmp_path, pki, listed) -> TlsSettings:
                        crl=pki["old"].revoke(listed, tmp_path / "revoked.crl"))
 
 
-async def test_a_listed_client_certificate_is_refused_and_the_list_is_read_again(tmp_path, pki):
+async def test_a_listed_client_certificate_is_refused_and_the_list_is_read_again(tmp_path, pki, caplog):
     old = pki["old"]
     tls = revoking(tmp_path, pki, [pki["old-alice"]])
     async with GrpcServer("127.0.0.1:0", tls=tls) as server:
@@ -98,6 +98,12 @@ async def test_a_listed_client_certificate_is_refused_and_the_list_is_read_again
             return (await check(server.address, client(old, pki["old-bob"])) is grpc.StatusCode.UNAUTHENTICATED
                     and await check(server.address, client(old, pki["old-alice"])) == "SERVING")
         await wait_until(rotated, 10, "the new revocation list to be enforced")
+        # A list signed by an impostor of the CA (same name, another key) is not taken: bob stays refused.
+        forged = TestCA(tmp_path / "impostor").revoke([], tmp_path / "forged.crl")
+        caplog.set_level(logging.ERROR, logger="spiderduck.rpc.tls")
+        os.replace(forged, tls.crl)
+        assert await check(server.address, client(old, pki["old-bob"])) is grpc.StatusCode.UNAUTHENTICATED
+        assert "tls.crl and tls.ca changed but cannot be used" in caplog.text
 
 
 async def test_the_list_guards_every_service_beside_their_own_guards(tmp_path, pki):
@@ -118,6 +124,10 @@ def test_a_list_another_ca_signed_fails_at_start(tmp_path, pki):
                       crl=pki["new"].revoke([pki["new-alice"]], tmp_path / "foreign.crl"))
     with pytest.raises(ConfigError, match="tls.crl: .* not signed by a CA of tls.ca"):
         GrpcServer("127.0.0.1:0", tls=tls)
+    impostor = TestCA(tmp_path / "impostor")                 # the old CA's name, another key
+    forged = impostor.revoke([pki["old-alice"]], tmp_path / "forged.crl")
+    with pytest.raises(ConfigError, match="not signed by a CA of tls.ca"):
+        GrpcServer("127.0.0.1:0", tls=TlsSettings(**{**tls.__dict__, "crl": forged}))
     (tmp_path / "empty.crl").write_text(pathlib.Path(pki["old-server"].cert).read_text())
     with pytest.raises(ConfigError, match="holds no PEM certificate revocation list"):
         GrpcServer("127.0.0.1:0", tls=TlsSettings(**{**tls.__dict__, "crl": str(tmp_path / "empty.crl")}))

@@ -2,6 +2,7 @@
 with 421 (a Host that is not ours), and the admin client reaching FetcherAdmin over mutual TLS."""
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import ssl
@@ -48,7 +49,7 @@ async def test_the_web_ui_serves_https_only_with_its_certificate(tmp_path, pki):
             await status_for(f"https://{listen}/healthz", ssl=ssl.create_default_context())
 
 
-async def test_the_web_certificate_rotates_on_disk_without_a_restart(tmp_path, pki):
+async def test_the_web_certificate_rotates_on_disk_without_a_restart(tmp_path, pki, caplog):
     listen = f"127.0.0.1:{free_port()}"
     live, new_ca = tmp_path / "live", TestCA(tmp_path / "new", name="New web CA")
     rotated = new_ca.issue("web")
@@ -80,8 +81,11 @@ async def test_the_web_certificate_rotates_on_disk_without_a_restart(tmp_path, p
         await wait_until(served_the_new_one, 10, "the web UI to serve the rotated certificate")
         with pytest.raises(aiohttp.ClientConnectorCertificateError):
             await status_for(f"https://{listen}/healthz", ssl=trusts_old)
+        caplog.set_level(logging.ERROR, logger="spiderduck.rpc.tls")
         (live / "web.crt").write_text("not a certificate")      # a broken rotation keeps the last pair
         assert await status_for(f"https://{listen}/healthz", ssl=trusts_new) == 200
+        assert "web.tls_cert and web.tls_key changed but cannot be used" in caplog.text
+        assert "PRIVATE KEY" not in caplog.text
 
 
 async def test_a_bad_web_certificate_fails_the_role_naming_the_keys(tmp_path, pki):
