@@ -1,4 +1,7 @@
-"""One headless Chromium of ours: launched locked down, reached over CDP, killed whole on close.
+"""One headless Chromium of ours: launched locked down, driven over CDP, killed whole on close.
+
+CDP runs over a pair of pipes (`--remote-debugging-pipe`: the browser's fd 3 and 4), never a
+DevTools port: no other local process can reach the browser. WebRTC is off (see `flags`).
 
 The browser runs in a session (and process group) of its own, with PR_SET_PDEATHSIG=SIGKILL so
 it dies with the fetcher, a temporary profile (removed on close) and a proxy that does not exist
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import fcntl
 import os
 import pathlib
 import shutil
@@ -18,12 +22,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 from spiderduck.core.errors import ConfigError, SpiderDuckError
-from spiderduck.fetcher.render.cdp import CdpConnection
+from spiderduck.fetcher.render.cdp import CdpConnection, CdpError
 
-LAUNCH_TIMEOUT = 15.0       # seconds for the browser to open its DevTools port
+LAUNCH_TIMEOUT = 15.0       # seconds for the browser to answer its first command
 DEAD_PROXY = "http://127.0.0.1:9"
 _PR_SET_PDEATHSIG = 1
 
@@ -55,15 +58,41 @@ def flags(profile: str, max_memory_mb: int) -> list[str]:
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         f"--proxy-server={DEAD_PROXY}", "--proxy-bypass-list=<-loopback>",
         f"--js-flags=--max-old-space-size={max_memory_mb}",
-        f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank",
+        f"--user-data-dir={profile}", "--remote-debugging-pipe", "about:blank",
     ]
 
 
-def _die_with_parent() -> None:
-    """In the child before exec: SIGKILL when the fetcher dies (Linux)."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+def _child_setup(commands: int, answers: int):
+    """What runs in the child before exec: the pipe's ends put at fd 3 (commands, read by the
+    browser) and fd 4 (answers), and SIGKILL when the fetcher dies (Linux)."""
+    def setup() -> None:
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 5) for fd in (commands, answers)]   # off 3 and 4 first
+        os.dup2(high[0], 3)
+        os.dup2(high[1], 4)
+        if sys.platform.startswith("linux"):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    return setup
+
+
+def _hold_fds_3_and_4() -> list[int]:
+    """Fds 3 and 4 open here (pass_fds keeps what is at those numbers: the child's setup puts the
+    pipe there): the lowest free fds taken on /dev/null until both are; their list, to close."""
+    held = []
+    while not all(_is_open(fd) for fd in (3, 4)):
+        fd = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        held.append(fd)
+        if fd > 4:
+            break
+    return held
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
 
 
 class Browser:
@@ -90,20 +119,36 @@ class Browser:
         profile = tempfile.mkdtemp(prefix="spiderduck-render-")
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(profile, "config"),
                    XDG_CACHE_HOME=os.path.join(profile, "cache"), HOME=profile)
+        commands_in, commands_out = os.pipe()     # we write, the browser reads (its fd 3)
+        answers_in, answers_out = os.pipe()       # the browser writes (its fd 4), we read
+        held = _hold_fds_3_and_4()
         try:
             with open(os.path.join(profile, "chromium.log"), "wb") as log:
                 process = subprocess.Popen(
                     [chromium, *flags(profile, max_memory_mb)], stdin=subprocess.DEVNULL,
                     stdout=log, stderr=log, env=env, start_new_session=True,
-                    preexec_fn=_die_with_parent, close_fds=True)
+                    preexec_fn=_child_setup(commands_in, answers_out), close_fds=True,
+                    pass_fds=(3, 4))
         except OSError as exc:
+            for fd in (commands_out, answers_in):
+                os.close(fd)
             shutil.rmtree(profile, ignore_errors=True)
             raise BrowserFailed(f"cannot start {chromium}: {exc}") from exc
+        finally:
+            for fd in (commands_in, answers_out, *held):
+                os.close(fd)
         try:
-            url = await _devtools_url(process, profile)
-            cdp = await CdpConnection.connect(url, timeout=LAUNCH_TIMEOUT)
+            cdp = await CdpConnection.over_pipe(commands_out, answers_in)
+        except BaseException:
+            for fd in (commands_out, answers_in):
+                os.close(fd)
+            await kill(process, profile)
+            raise
+        try:
+            await _first_answer(cdp, profile)
         except BaseException:
             await kill(process, profile)
+            await cdp.close()
             raise
         return cls(process, profile, cdp)
 
@@ -113,19 +158,15 @@ class Browser:
         await kill(self.process, self.profile)
 
 
-async def _devtools_url(process: subprocess.Popen, profile: str) -> str:
-    """ws://127.0.0.1:<port><path>, from <profile>/DevToolsActivePort once the browser wrote it."""
-    port_file = pathlib.Path(profile, "DevToolsActivePort")
-    deadline = time.monotonic() + LAUNCH_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise BrowserFailed(f"chromium exited with {process.returncode} at start: {_log_tail(profile)}")
-        with contextlib.suppress(OSError):
-            lines = port_file.read_text().split()
-            if len(lines) >= 2:
-                return f"ws://127.0.0.1:{int(lines[0])}{lines[1]}"
-        await asyncio.sleep(0.02)
-    raise BrowserFailed(f"chromium opened no DevTools port within {LAUNCH_TIMEOUT:g}s: {_log_tail(profile)}")
+async def _first_answer(cdp: CdpConnection, profile: str) -> None:
+    """The browser answers over its pipe within LAUNCH_TIMEOUT, or BrowserFailed (with its log)."""
+    try:
+        await cdp.send("Browser.getVersion", timeout=LAUNCH_TIMEOUT)
+    except CdpError as exc:
+        raise BrowserFailed(f"chromium did not start: {exc}: {_log_tail(profile)}") from exc
+    except TimeoutError as exc:
+        raise BrowserFailed(f"chromium did not answer within {LAUNCH_TIMEOUT:g}s: "
+                            f"{_log_tail(profile)}") from exc
 
 
 def _log_tail(profile: str) -> str:

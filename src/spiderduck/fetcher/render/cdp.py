@@ -1,9 +1,12 @@
-"""A minimal Chrome DevTools Protocol client over the browser's websocket (aiohttp).
+"""A minimal Chrome DevTools Protocol client over the browser's pipe (`--remote-debugging-pipe`).
 
-Commands are matched to their answers by id; events go to the listener registered for their
-session (flattened sessions: `sessionId` on each message; "" is the browser's own). Every wait is
-bounded by the caller's timeout; when the socket closes (the browser exited or crashed) every
-command waiting fails with `CdpClosed`, and so does every command sent afterwards."""
+The browser reads commands on its fd 3 and writes answers and events on its fd 4, each message a
+JSON text ended by a NUL byte: no DevTools port exists for another process to reach. Commands are
+matched to their answers by id; events go to the listener registered for their session (flattened
+sessions: `sessionId` on each message; "" is the browser's own). Every wait is bounded by the
+caller's timeout; when the pipe closes (the browser exited or crashed) or sends a message past
+MAX_MESSAGE_BYTES, every command waiting fails with `CdpClosed`, and so does every command sent
+afterwards."""
 from __future__ import annotations
 
 import asyncio
@@ -11,13 +14,11 @@ import itertools
 import json
 from typing import Any, Callable
 
-import aiohttp
-
 from spiderduck.core.errors import SpiderDuckError
 
 Listener = Callable[[str, dict], None]      # (method, params), called in the reader task
 
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024        # an answer larger (a huge outerHTML) closes the socket
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024        # an answer larger (a huge outerHTML) closes the pipe
 
 
 class CdpError(SpiderDuckError):
@@ -25,30 +26,36 @@ class CdpError(SpiderDuckError):
 
 
 class CdpClosed(CdpError):
-    """The websocket closed: the browser is gone (or was closed)."""
+    """The pipe closed: the browser is gone (or was closed)."""
     retryable = True
 
 
 class CdpConnection:
-    def __init__(self, session: aiohttp.ClientSession, ws: aiohttp.ClientWebSocketResponse):
-        self._session = session
-        self._ws = ws
+    def __init__(self, reader: asyncio.StreamReader, read_transport: asyncio.BaseTransport,
+                 writer: asyncio.StreamWriter):
+        self._pipe_in, self._read_transport = reader, read_transport
+        self._pipe_out = writer
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future] = {}
         self._listeners: dict[str, Listener] = {}
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def connect(cls, url: str, *, timeout: float) -> "CdpConnection":
-        session = aiohttp.ClientSession()
+    async def over_pipe(cls, to_browser: int, from_browser: int) -> "CdpConnection":
+        """The connection over our ends of the browser's pipes (their fds are taken over)."""
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES, loop=loop)
+        incoming = open(from_browser, "rb", buffering=0, closefd=True)
+        outgoing = open(to_browser, "wb", buffering=0, closefd=True)
         try:
-            async with asyncio.timeout(timeout):
-                ws = await session.ws_connect(url, max_msg_size=MAX_MESSAGE_BYTES,
-                                              timeout=aiohttp.ClientWSTimeout(ws_close=1.0))
+            read_transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), incoming)
+            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, outgoing)
         except BaseException:
-            await session.close()
+            incoming.close()
+            outgoing.close()
             raise
-        return cls(session, ws)
+        return cls(reader, read_transport, asyncio.StreamWriter(transport, protocol, None, loop))
 
     @property
     def closed(self) -> bool:
@@ -74,9 +81,10 @@ class CdpConnection:
         self._waiting[ident] = answer
         try:
             async with asyncio.timeout(timeout):
-                await self._ws.send_str(json.dumps(message))
+                self._pipe_out.write(json.dumps(message).encode() + b"\0")
+                await self._pipe_out.drain()
                 return await answer
-        except (ConnectionError, aiohttp.ClientError) as exc:
+        except (ConnectionError, RuntimeError) as exc:
             raise CdpClosed(f"{method}: {exc}") from exc
         finally:
             self._waiting.pop(ident, None)
@@ -97,12 +105,13 @@ class CdpConnection:
 
     async def _read(self) -> None:
         try:
-            async for msg in self._ws:
-                if msg.type != aiohttp.WSMsgType.TEXT:
+            while True:
+                message = json.loads((await self._pipe_in.readuntil(b"\0"))[:-1])
+                if not isinstance(message, dict):
                     break
-                self._dispatch(json.loads(msg.data))
-        except (aiohttp.ClientError, ConnectionError, ValueError):
-            pass
+                self._dispatch(message)
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            pass        # closed, a message past MAX_MESSAGE_BYTES, or not JSON
         finally:
             for answer in self._waiting.values():
                 if not answer.done():
@@ -125,8 +134,8 @@ class CdpConnection:
             listener(message.get("method", ""), message.get("params", {}))
 
     async def close(self) -> None:
-        await self._ws.close()
-        await self._session.close()
+        self._pipe_out.close()
+        self._read_transport.close()
         self._reader.cancel()
         await asyncio.gather(self._reader, return_exceptions=True)
 
