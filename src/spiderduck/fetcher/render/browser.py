@@ -46,6 +46,10 @@ def executable(configured: str) -> str:
 
 
 def flags(profile: str, max_memory_mb: int) -> list[str]:
+    """Chromium's command line. WebRTC: `--webrtc-ip-handling-policy` (headless Chromium's own
+    switch; `--force-webrtc-ip-handling-policy` is the full browser's, ignored headless) at
+    disable_non_proxied_udp with the dead proxy: no ICE candidate is gathered, no STUN packet or
+    mDNS query leaves. The page's scripts cannot even reach RTCPeerConnection (page.NO_WEBRTC)."""
     return [
         "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
@@ -55,6 +59,7 @@ def flags(profile: str, max_memory_mb: int) -> list[str]:
         "--disable-features=DnsPrefetch,NetworkPrediction,ServiceWorker,MediaRouter,"
         "OptimizationHints,Translate,InterestFeedContentSuggestions",
         "--dns-prefetch-disable", "--no-pings", "--disable-notifications",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
         "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
         f"--proxy-server={DEAD_PROXY}", "--proxy-bypass-list=<-loopback>",
         f"--js-flags=--max-old-space-size={max_memory_mb}",

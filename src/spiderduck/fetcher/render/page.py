@@ -12,7 +12,9 @@ script's redirect, a download) is answered 204 No Content, so the page stays (co
 
 Children of the page (out-of-process frames, workers) are attached paused and intercepted the
 same way; a page target it opens (window.open) is closed at once (see Renderer); dialogs are
-dismissed; downloads denied."""
+dismissed; downloads denied. WebRTC is off in the browser (browser.flags); in every frame the
+page and its children load, NO_WEBRTC removes WebRTC's constructors before any script of the page
+runs (defence in depth)."""
 from __future__ import annotations
 
 import asyncio
@@ -42,6 +44,9 @@ _WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encod
 # What answers a navigation of the page away from its URL: a 204 leaves the page where it is (a
 # failed navigation would replace it with the browser's error page).
 _STAY = {"responseCode": 204, "responseHeaders": [], "body": ""}
+# Run in every frame before the page's scripts: no RTCPeerConnection (no ICE, no STUN, no mDNS).
+NO_WEBRTC = "(() => { for (const name of ['RTCPeerConnection', 'webkitRTCPeerConnection', " \
+            "'RTCIceTransport', 'RTCDataChannel']) { try { delete globalThis[name]; } catch (e) {} } })();"
 _HTML = "(() => { const e = document.documentElement; " \
         f"return e ? e.outerHTML.slice(0, {MAX_HTML_CHARS}) : ''; }})()"
 
@@ -91,7 +96,7 @@ class PageRender:
             "url": "about:blank", "browserContextId": self.context}))["targetId"]
         session = (await self._send("Target.attachToTarget",
                                     {"targetId": self.target, "flatten": True}))["sessionId"]
-        await self._intercept(session)
+        await self._intercept(session, frame=True)
         await self._send("Page.enable", session=session)
         await self._send("Network.setUserAgentOverride", {"userAgent": self._ua}, session=session)
 
@@ -149,9 +154,13 @@ class PageRender:
         while self._pending or time.monotonic() - self._last_change < QUIET_SECONDS:
             await asyncio.sleep(STEP_SECONDS)
 
-    async def _intercept(self, session: str) -> None:
-        """Listen on `session` and pause every request it makes; its children attach paused."""
+    async def _intercept(self, session: str, *, frame: bool) -> None:
+        """Listen on `session` and pause every request it makes; its children attach paused. A
+        frame's documents get NO_WEBRTC before their own scripts."""
         self._sessions.append(session)
+        if frame:
+            await self._send("Page.addScriptToEvaluateOnNewDocument",
+                             {"source": NO_WEBRTC, "runImmediately": True}, session=session)
         self.cdp.listen(session, lambda method, params: self._on_event(session, method, params))
         await self._send("Fetch.enable", {"patterns": [{"urlPattern": "*", "requestStage": "Request"}]},
                          session=session)
@@ -190,7 +199,7 @@ class PageRender:
             if info.get("type") == "page":      # opened by the page: never runs
                 await self._send("Target.closeTarget", {"targetId": info.get("targetId", "")})
                 return
-            await self._intercept(child)
+            await self._intercept(child, frame=info.get("type") == "iframe")
             await self._send("Runtime.runIfWaitingForDebugger", session=child)
         except (CdpError, TimeoutError):
             pass
