@@ -41,8 +41,11 @@ def _canonical(url: str) -> str | None:
         href = ada_url.normalize_url(url.strip())
     except ValueError:
         return None
-    if href.partition(":")[0] not in _FETCHABLE_SCHEMES:
+    scheme = href.partition(":")[0]
+    if scheme not in _FETCHABLE_SCHEMES:
         return None
+    if href.find("@", 0, href.find("/", len(scheme) + 3)) != -1:     # userinfo@: never part of the key
+        href = ada_url.replace_url(href, username="", password="")
     return href.partition("#")[0]
 
 
