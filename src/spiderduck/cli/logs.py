@@ -4,13 +4,13 @@ nats://TOKEN@...; secret files are named by path, never read); and a warning whe
 callers listens beyond loopback with no token asked."""
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from typing import Any
 
 from spiderduck.core.config import Settings, as_dict
 from spiderduck.core.secrets import redact_url
+from spiderduck.core.urls import is_loopback_host
 
 
 def setup(level: str) -> None:
@@ -47,13 +47,7 @@ def beyond_loopback(listen: str) -> bool:
     reaches nobody."""
     if not listen:
         return False
-    host = listen.rpartition(":")[0].strip("[]").lower()
-    if host == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True
+    return not is_loopback_host(listen.rpartition(":")[0].strip("[]"))
 
 
 def warn_if_open(settings: Settings) -> None:

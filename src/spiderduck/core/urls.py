@@ -258,3 +258,14 @@ def domain_named(text: str) -> str:
     if "_" in domain:
         raise InvalidDomain(text, f"bad label in {domain} (no underscore in a registrable domain)")
     return domain
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether a host name or IP reaches only this machine: `localhost` or a loopback address
+    (127.0.0.0/8, ::1). Any other name, "", 0.0.0.0 or [::] may be reached from elsewhere."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -25,6 +25,7 @@ from aiohttp import web
 
 from spiderduck.core.config import WebSettings
 from spiderduck.core.errors import ConfigError, SpiderDuckError
+from spiderduck.core.urls import is_loopback_host
 from spiderduck.core.secrets import read_secret_file
 
 
@@ -72,15 +73,6 @@ async def security_headers(request: web.Request, handler):
     return response
 
 
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 _PORT = re.compile(r"(:[0-9]*)?")
 
 
@@ -117,7 +109,7 @@ def host_check(listen_host: str, allowed_hosts: list[str]):
     """The middleware answering 421 for a Host this UI does not serve (see the module's text);
     None when no check applies (a non-loopback listen and no allowed_hosts)."""
     listen_host = listen_host.strip("[]").lower()
-    if not (_is_loopback(listen_host) or allowed_hosts):
+    if not (is_loopback_host(listen_host) or allowed_hosts):
         return None
     names = {listen_host, "localhost", *(h.strip().lower().rstrip(".") for h in allowed_hosts)}
 
