@@ -20,7 +20,6 @@ from grpc_reflection.v1alpha import reflection
 from spiderduck.core.config import TlsSettings
 from spiderduck.core.errors import ConfigError
 from spiderduck.rpc import tls as grpc_tls
-from spiderduck.rpc.crl import revocation_guard
 from spiderduck.rpc.guard import CheckedHandlers, Guard, GuardInterceptor, checked
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024      # the largest answer sent
@@ -37,20 +36,19 @@ class GrpcServer:
                  request_caps: Mapping[str, int] | None = None):
         """`max_concurrent_rpcs`: calls beyond it are refused at once with RESOURCE_EXHAUSTED.
         `stop_grace`: seconds calls in flight at a stop may take before they are cancelled.
-        `tls`: with tls.cert set the server serves TLS only (its credentials, and tls.crl, are
-        read here, so a bad file fails at start; they are read again when they change). `guards`: service name -> who may call it (None: anyone
+        `tls`: with tls.cert set the server serves TLS only (its credentials are read here, so
+        a bad file fails at start). `guards`: service name -> who may call it (None: anyone
         who reaches it; with TLS and client_auth require, anyone with a valid certificate).
         `request_caps`: service name, or "/service/Method", -> the largest request it receives."""
         self.listen = listen
         self.stop_grace = stop_grace
         self._credentials = grpc_tls.server_credentials(tls) if tls is not None else None
-        revoked = revocation_guard(tls)       # tls.crl: before every method of every service
         active = {name: guard for name, guard in (guards or {}).items() if guard is not None}
         caps = dict(request_caps or {})
         self.max_request_bytes = max(caps.values(), default=DEFAULT_MAX_REQUEST_BYTES)
         self.server: grpc.aio.Server = CheckedServer(grpc.aio.server(
             maximum_concurrent_rpcs=max_concurrent_rpcs,
-            interceptors=[GuardInterceptor(active, revoked)] if active or revoked else None, options=[
+            interceptors=[GuardInterceptor(active)] if active else None, options=[
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_receive_message_length", self.max_request_bytes),
             ("grpc.so_reuseport", 0),

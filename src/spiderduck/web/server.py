@@ -8,13 +8,15 @@ from aiohttp import web
 
 from spiderduck.core.config import WebSettings
 from spiderduck.core.errors import ConfigError
-from spiderduck.rpc.reloading import Reloading
 from spiderduck.web.app import WebContext, make_app
 
 log = logging.getLogger("spiderduck.web")
 
 
-def _loaded(settings: WebSettings) -> ssl.SSLContext:
+def https_context(settings: WebSettings) -> ssl.SSLContext | None:
+    """The web UI's TLS (web.tls_cert, web.tls_key), or None: plain HTTP."""
+    if not settings.tls_cert:
+        return None
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         context.load_cert_chain(settings.tls_cert, settings.tls_key)
@@ -23,26 +25,6 @@ def _loaded(settings: WebSettings) -> ssl.SSLContext:
         raise ConfigError(f"web.tls_cert / web.tls_key ({settings.tls_cert}, {settings.tls_key}): "
                           f"{reason}") from None
     return context
-
-
-def https_context(settings: WebSettings) -> ssl.SSLContext | None:
-    """The web UI's TLS (web.tls_cert, web.tls_key), or None: plain HTTP. The files are read
-    again when they change (looked at on each handshake, spiderduck.rpc.reloading): the
-    connection being made gets a context of the new ones; files that do not load keep the
-    previous ones, logged at ERROR."""
-    if not settings.tls_cert:
-        return None
-    files = Reloading("web.tls_cert and web.tls_key", (settings.tls_cert, settings.tls_key),
-                      lambda: _loaded(settings))
-    first = files.current()
-
-    def latest(connection: ssl.SSLObject, server_name: str | None, context: ssl.SSLContext) -> None:
-        """Called on each ClientHello (with or without a server name)."""
-        newest = files.current()
-        if newest is not context:
-            connection.context = newest
-    first.sni_callback = latest
-    return first
 
 
 class WebServer:
