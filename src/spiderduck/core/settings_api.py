@@ -20,11 +20,12 @@ class MetadataApiSettings:
                                       # so answers in memory stay under this x max_response_bytes
     resolve_timeout: Duration = 30.0  # the longest a ResolveUrl call waits for a crawl (its own
                                       # deadline, if shorter, counts)
-    max_concurrent_resolves: int = 1000  # ResolveUrl calls waiting at once (apart from
-                                      # max_concurrent_calls); more are RESOURCE_EXHAUSTED at once
+    max_concurrent_resolves: int = 1000  # ResolveUrl calls (and the web UI's /api/v1/preview) waiting
+                                      # at once (apart from max_concurrent_calls); more are
+                                      # RESOURCE_EXHAUSTED (HTTP 429) at once
     max_resolves_per_caller: int = 100  # of those places, the most one caller (a token's name, else a
                                       # client certificate's identity, else the peer's address) holds
-                                      # at once; more is RESOURCE_EXHAUSTED
+                                      # at once, gRPC and HTTP together; more is RESOURCE_EXHAUSTED
     tokens_file: str = ""             # a file of `name:token` lines; set = every MetadataService call
                                       # needs gRPC metadata `authorization: Bearer <token>`
                                       # (else UNAUTHENTICATED); empty = no token asked

@@ -16,6 +16,7 @@ from spiderduck.core.freshness import Freshness
 from spiderduck.extract.signals import robots_token
 from spiderduck.metadata_api import server
 from spiderduck.metadata_api.auth import RateLimit, TokenFile
+from spiderduck.metadata_api.places import Places
 from spiderduck.query.explainer import Explainer
 from spiderduck.query.resolver import Resolver
 from spiderduck.stores.open import open_content_store, open_metadata_store
@@ -26,8 +27,9 @@ log = logging.getLogger("spiderduck.metadata_api")
 # web UI: src/spiderduck/cli/roles.py): called with (settings, store, pending, js, queued, resolver), the last three
 # None without NATS, ExplainUrl's `explainer=`, and the guard's TokenFile `tokens=` (None without
 # metadata_api.tokens_file: one object, so the file is read once) and ResolveUrl's RateLimit
-# `resolve_limit=` (None with resolve_rate 0: one bucket per token across gRPC and HTTP), it returns an async context manager, entered
-# until the role stops.
+# `resolve_limit=` (None with resolve_rate 0: one bucket per token across gRPC and HTTP) and its
+# Places `resolve_places=` (max_concurrent_resolves and max_resolves_per_caller across both), it
+# returns an async context manager, entered until the role stops.
 Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 
@@ -65,12 +67,13 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
         stack.push_async_callback(explainer.close)
         tokens = TokenFile(api.tokens_file) if api.tokens_file else None
         limit = RateLimit(api.resolve_rate) if api.resolve_rate > 0 else None
+        places = Places(api.max_concurrent_resolves, api.max_resolves_per_caller)
         grpc_server = server.grpc_server(settings, tokens=tokens, limit=limit)
-        server.register(grpc_server, store, api, pending, resolver, explainer)
+        server.register(grpc_server, store, api, pending, resolver, explainer, places)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
             if beside is not None:
                 await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver,
                                                              explainer=explainer, tokens=tokens,
-                                                             resolve_limit=limit))
+                                                             resolve_limit=limit, resolve_places=places))
             await stop.wait()

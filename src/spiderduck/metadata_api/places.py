@@ -1,6 +1,7 @@
 """ResolveUrl's places: at most metadata_api.max_concurrent_resolves calls wait at once, and
 at most metadata_api.max_resolves_per_caller of them are one caller's, so one token (or one
-peer) never holds every place.
+peer) never holds every place. The web UI's /api/v1/preview takes its places from the same
+Places (the role makes one and gives it to both), so a token holds no more across gRPC and HTTP.
 
 The caller is the one the metadata API's guard named (spiderduck.metadata_api.auth sets
 CALLER: a token's name; without tokens, a verified client certificate's identity), else the
@@ -41,10 +42,11 @@ class Places:
     def take(self, who: str) -> str | None:
         """Takes a place for `who`; else returns why not (give it back with `give`)."""
         if self._taken >= self.total:
-            return f"too many ResolveUrl calls at once ({self.total}, metadata_api.max_concurrent_resolves)"
+            return ("too many ResolveUrl and /api/v1/preview calls at once "
+                    f"({self.total}, metadata_api.max_concurrent_resolves)")
         held = self._held.get(who, 0)
         if held >= self.per_caller:
-            return (f"this caller has {held} ResolveUrl calls waiting, "
+            return (f"this caller has {held} ResolveUrl or /api/v1/preview calls waiting, "
                     "metadata_api.max_resolves_per_caller; wait for one to end")
         self._held[who] = held + 1
         self._taken += 1

@@ -80,7 +80,7 @@ def grpc_server(settings: Settings, *, tokens: TokenFile | None = None,
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
     def __init__(self, store: MetadataStore, settings: MetadataApiSettings,
                  pending: PendingLookup | None = None, resolver: Resolver | None = None,
-                 explainer: Explainer | None = None):
+                 explainer: Explainer | None = None, places: Places | None = None):
         self._store = store
         self._explainer = explainer or Explainer(store, None, workers=0, budget=1.0, parser="",
                                                          robots_token="")
@@ -93,7 +93,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         # places of GetUrlMetadata's (the server admits the sum).
         self._slots = {"GetUrlMetadata": settings.max_concurrent_calls,
                        "ExplainUrl": settings.max_concurrent_calls}
-        self._resolves = Places(settings.max_concurrent_resolves, settings.max_resolves_per_caller)
+        self._resolves = places or Places(settings.max_concurrent_resolves, settings.max_resolves_per_caller)
 
     async def _take_slot(self, method: str, context) -> None:
         """A place among `method`'s calls (RESOURCE_EXHAUSTED when none is left); the caller
@@ -217,6 +217,8 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
 
 def register(server, store: MetadataStore, settings: MetadataApiSettings,
              pending: PendingLookup | None = None, resolver: Resolver | None = None,
-             explainer: Explainer | None = None) -> None:
-    """`explainer`: ExplainUrl's (None: it explains from the records alone)."""
-    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver, explainer), SERVICE_NAME)
+             explainer: Explainer | None = None, places: Places | None = None) -> None:
+    """`explainer`: ExplainUrl's (None: it explains from the records alone); `places`: ResolveUrl's,
+    when shared with the web UI's /api/v1/preview (None: its own)."""
+    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver, explainer, places),
+               SERVICE_NAME)

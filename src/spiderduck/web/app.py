@@ -60,6 +60,7 @@ class WebContext:
     clock: Callable[[], float] = time.time
     tokens: signin.Tokens | None = None  # the metadata API's TokenFile (metadata_api.tokens_file); None: open
     resolve_limit: signin.Limit | None = None   # ResolveUrl's buckets per token, /api/v1/preview's too
+    resolve_places: signin.Places | None = None  # ResolveUrl's places, /api/v1/preview's too
     admin_token: str = ""                # what admin actions need (security.admin_token); "" = off
 
 
@@ -221,7 +222,19 @@ def _api(answer):
 
 
 async def _preview(ctx: WebContext, request: web.Request) -> web.Response:
-    return signin.over_rate(request, ctx.resolve_limit) or await api.preview_response(ctx, request)
+    refused = signin.over_rate(request, ctx.resolve_limit)
+    if refused is not None:
+        return refused
+    if ctx.resolve_places is None:
+        return await api.preview_response(ctx, request)
+    who = signin.caller_of(request)
+    why = ctx.resolve_places.take(who)
+    if why is not None:
+        return web.json_response({"error": why}, status=429, headers={"Retry-After": "1"})
+    try:
+        return await api.preview_response(ctx, request)
+    finally:
+        ctx.resolve_places.give(who)
 
 
 def make_app(ctx: WebContext) -> web.Application:

@@ -17,13 +17,15 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 
 async def open_web(settings: Settings, store, pending, js, queued, resolver=None, explainer=None,
-                   tokens=None, resolve_limit=None) -> WebServer:
+                   tokens=None, resolve_limit=None, resolve_places=None) -> WebServer:
     """The web UI on web.listen, from the same store, NATS and resolver (spiderduck.query.resolver, which
     /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
     `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
     and the card page's "Why this preview"), and the metadata API's TokenFile (`tokens`, None without
     metadata_api.tokens_file: web.signin) and ResolveUrl's per-token RateLimit (`resolve_limit`, which
-    /api/v1/preview counts in too): an async context manager that serves while entered.
+    /api/v1/preview counts in too) and its places (`resolve_places`: max_concurrent_resolves and
+    max_resolves_per_caller, which /api/v1/preview takes too; None: unbounded here): an async
+    context manager that serves while entered.
     An unusable web.admin_token_file is a ConfigError here, before anything is opened."""
     admin_token = security.admin_token(settings.web)
     feed = None
@@ -36,5 +38,5 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
                      explainer=explainer or Explainer(store, None, workers=0, budget=1.0, parser="", robots_token=""),
                      actions=Actions(js, queued, settings.fetcher_addresses, settings.tls), tokens=tokens,
-                     resolve_limit=resolve_limit, admin_token=admin_token)
+                     resolve_limit=resolve_limit, resolve_places=resolve_places, admin_token=admin_token)
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)

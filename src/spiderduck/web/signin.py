@@ -58,6 +58,13 @@ class Limit(Protocol):
     def allow(self, who: str) -> bool: ...
 
 
+class Places(Protocol):
+    """What the web UI needs of ResolveUrl's Places (spiderduck.metadata_api.places)."""
+    def take(self, who: str) -> str | None: ...
+
+    def give(self, who: str) -> None: ...
+
+
 CALLER = web.RequestKey("caller", str)     # the name of the bearer token a request was let in by
 
 
@@ -130,6 +137,17 @@ def token_check(tokens: Tokens, sessions: Sessions):
         back = request.rel_url.path_qs if request.method == "GET" else "/"
         raise web.HTTPSeeOther("/signin?" + urlencode({"next": back}))
     return check
+
+
+def caller_of(request: web.Request) -> str:
+    """Whose share of the resolve places a request takes: its bearer token's name, else its
+    address in the form the metadata API names a gRPC peer by (ipv4:127.0.0.1, ipv6:[::1]), so
+    one host known by no token is one caller over gRPC and HTTP alike."""
+    named = request.get(CALLER)
+    if named:
+        return named
+    host = request.remote or ""
+    return f"ipv6:[{host}]" if ":" in host else f"ipv4:{host}"
 
 
 def over_rate(request: web.Request, limit: Limit | None) -> web.Response | None:
