@@ -56,8 +56,11 @@ async def test_admin_actions_need_the_bearer_token(web):
     async with web.http.post(f"{web.base}/admin/submit", data=form,
                              headers={"Authorization": "Bearer wrong"}) as response:
         assert response.status == 401
-    async with web.http.post(f"{web.base}/admin/submit", data=form, headers=BEARER) as response:
-        assert response.status == 200 and (await response.json())["ok"]
+    async with web.http.post(f"{web.base}/admin/submit", data={"u": "http://al:PASSW0RD@queued.test/a"},
+                             headers=BEARER) as response:
+        answer = await response.json()
+        assert response.status == 200 and answer["ok"]
+        assert "PASSW0RD" not in answer["message"]            # the password is not shown back
     [event] = await web.client.events.wait_for(1, timeout=30)
     assert event["url"] == "http://queued.test/a" and event["source"] == "web"
 

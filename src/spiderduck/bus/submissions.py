@@ -68,9 +68,11 @@ def encode(url: str = "", *, tweet: str = "", refresh: bool = False, source: str
     """A protobuf UrlSubmission of one `url` or one `tweet` (exactly one), with its headers:
     Content-Type always; Nats-Msg-Id (JetStream's dedupe id) when `msg_id`; SpiderDuck-Submitted-At
     (repr of the float) when `submitted_at` is not None; SpiderDuck-Reply-To when `reply_to`;
-    traceparent (W3C Trace Context: the scheduler's spans continue that trace) when `traceparent`."""
+    traceparent (W3C Trace Context: the scheduler's spans continue that trace) when `traceparent`.
+    The URL goes out without its userinfo (`user:password@`), which intake would drop anyway."""
     if bool(url) == bool(tweet):
         raise ValueError("a submission holds exactly one of url and tweet")
+    url = without_userinfo(url)     # never kept in the stream, nor marked under another key
     fields: dict[str, object] = {"url": url} if url else {"tweet": tweet}
     for name, value in (("refresh", refresh), ("source", source), ("id", submission_id),
                         ("url_index", url_index), ("url_count", url_count)):

@@ -15,7 +15,7 @@ from nats.errors import NoRespondersError
 from nats.js.api import KeyValueConfig
 from nats.js.errors import BadRequestError, BucketNotFoundError, NoStreamResponseError
 
-from spiderduck.client._keys import QUEUED_BUCKET, tweet_urls, url_key
+from spiderduck.client._keys import QUEUED_BUCKET, tweet_urls, url_key, without_userinfo
 from spiderduck.client.errors import (Error, InvalidUrl, NotConfigured, ServiceError, StillResolving,
                                       Unavailable)
 from spiderduck.client.events import EventStream
@@ -338,7 +338,7 @@ class AsyncClient:
                                    "refresh": refresh}
         if submission_id:
             options["id"] = submission_id
-        items = [UrlSubmission(url=u, **options) for u in _url_list(urls, "submit")]
+        items = [UrlSubmission(url=without_userinfo(u), **options) for u in _url_list(urls, "submit")]
         items += [UrlSubmission(tweet=t, **options) for t in _url_list(tweets, "submit")]
         if not items:
             return 0

@@ -14,7 +14,9 @@ installation has it.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import re
 
 try:
     import ada_url
@@ -54,3 +56,29 @@ def url_key(url: str) -> str | None:
     if ada_url is None:
         return None
     return key_for(url, _canonical(url))
+
+
+# A URL's authority as typed: a scheme, any slashes (WHATWG takes "http:host" and "\\"), then up
+# to the last "@" before the path, query or fragment starts (the service's rule too).
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:[/\\]*)[^/\\?#]*@")
+
+
+def without_userinfo(url: str) -> str:
+    """`url` without its userinfo (`user:password@`), as the client publishes it: the service
+    drops it at intake anyway (spiderduck.core.urls.without_userinfo, which this equals with
+    ada-url: tests/client/test_submitted_userinfo.py), and this keeps the password out of the
+    submissions stream too. Without ada-url, or for what it cannot parse, the URL less its
+    authority's text up to the last "@". A URL with no "@" is returned as given."""
+    if "@" not in url:
+        return url
+    parsed = None
+    if ada_url is not None:
+        with contextlib.suppress(ValueError):
+            parsed = ada_url.URL(url)
+    if parsed is None:
+        return _USERINFO.sub(r"\1", url, count=1)
+    if parsed.username or parsed.password:
+        parsed.username = ""
+        parsed.password = ""
+        return parsed.href
+    return url

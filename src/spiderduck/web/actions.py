@@ -40,6 +40,7 @@ class Actions:
     async def submit(self, url: str, *, refresh: bool) -> str:
         if self._js is None:
             raise ActionFailed(503, "submitting needs NATS, and this metadata-api has none (set nats_url)")
+        url = urls.without_userinfo(url)       # never published, kept or shown back
         try:
             urls.canonicalize(url)
         except urls.InvalidUrl as exc:
