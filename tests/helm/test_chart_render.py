@@ -73,24 +73,24 @@ def test_off_renders_no_render_config_no_shm_and_the_plain_image(off_docs, tmp_p
 def test_on_renders_the_render_sections_the_loader_accepts(on_docs, tmp_path):
     assert role_config(on_docs, "fetcher")["render"] == {
         "enabled": True, "max_concurrent": 2, "timeout": "10s", "max_pages_per_browser": 100,
-        "max_memory_mb": 512}
+        "max_memory_mb": 512, "subresource_rate": 2}
     # The schedulers ask for renders and wait for them: the browser's own settings are not theirs.
     assert role_config(on_docs, "scheduler")["render"] == {"enabled": True, "timeout": "10s"}
     for role in ("metadata-api", "schema"):
         assert "render" not in role_config(on_docs, role), role
     fetcher = _load(tmp_path, on_docs, "fetcher").render
     assert (fetcher.enabled, fetcher.max_concurrent, fetcher.timeout, fetcher.max_pages_per_browser,
-            fetcher.max_memory_mb, fetcher.chromium) == (True, 2, 10.0, 100, 512, "")
+            fetcher.max_memory_mb, fetcher.chromium, fetcher.subresource_rate) == (True, 2, 10.0, 100, 512, "", 2.0)
     scheduler = _load(tmp_path, on_docs, "scheduler").render
     assert (scheduler.enabled, scheduler.timeout) == (True, 10.0)
 
 
 def test_on_values_reach_the_config(tmp_path):
     docs = render({"render": {"enabled": True, "maxConcurrent": 4, "timeout": "1500ms",
-                              "maxPagesPerBrowser": 20, "maxMemoryMb": 1024}})
+                              "maxPagesPerBrowser": 20, "maxMemoryMb": 1024, "subresourceRate": 0.5}})
     settings = _load(tmp_path, docs, "fetcher").render
     assert (settings.max_concurrent, settings.timeout, settings.max_pages_per_browser,
-            settings.max_memory_mb) == (4, 1.5, 20, 1024)
+            settings.max_memory_mb, settings.subresource_rate) == (4, 1.5, 20, 1024, 0.5)
     assert _load(tmp_path, docs, "scheduler").render.timeout == 1.5
     # A number of seconds is a duration too.
     docs = render({"render": {"enabled": True, "timeout": 30}})
@@ -158,6 +158,8 @@ BAD = {
     "max_memory_mb 63": ({"maxMemoryMb": 63}, "/render/maxMemoryMb"),
     "max_memory_mb 16385": ({"maxMemoryMb": 16385}, "/render/maxMemoryMb"),
     "max_pages_per_browser 0": ({"maxPagesPerBrowser": 0}, "/render/maxPagesPerBrowser"),
+    "subresource_rate 0": ({"subresourceRate": 0}, "/render/subresourceRate"),
+    "subresource_rate as a string": ({"subresourceRate": "fast"}, "/render/subresourceRate"),
     "timeout ten seconds": ({"timeout": "ten seconds"}, "/render/timeout"),
     "timeout compound": ({"timeout": "1m30s"}, "/render/timeout"),      # the config reads one unit
     "timeout zero": ({"timeout": "0s"}, "/render/timeout"),
