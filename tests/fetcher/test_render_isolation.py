@@ -1,12 +1,11 @@
 """src/spiderduck/fetcher/render's browser has no way out of its own (issue 38): a page's
-RTCPeerConnection gathers no ICE candidate, so no STUN packet reaches a UDP canary the test holds
-and no mDNS announcement reaches the LAN (each of the two layers alone: the browser's switch, the
-script run before the page's; with neither, the canaries do hear the page: they are not deaf),
-and while a page renders no process of the browser listens on a TCP or UDP port (CDP runs over a
-pipe). Real Chromium, real sockets, /proc."""
+RTCPeerConnection sends no STUN packet to a UDP canary the test holds and no mDNS announcement to
+the LAN (each of the three layers alone: the browser's switch, the script run before the page's,
+the browser's own network namespace; with none, the canaries do hear the page: they are not deaf),
+and while a page renders no process of the browser listens on a TCP or UDP port in whatever
+network namespace it is (CDP runs over a pipe). Real Chromium, real sockets, /proc."""
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import pathlib
 import re
@@ -79,28 +78,29 @@ def received(sock: socket.socket | None) -> list[tuple[str, int]]:
     return senders
 
 
-@pytest.mark.parametrize("layers", ["both", "switch only", "script only", "neither"])
+@pytest.mark.parametrize("layers", ["all", "switch only", "script only", "namespace only", "none"])
 async def test_a_page_webrtc_sends_no_packet_and_no_mdns(fetch, site, monkeypatch, layers):
     """STUN at a UDP port the test holds: zero packets there and zero mDNS once the render
-    ended, whichever of the two layers is on; with neither, both canaries hear the page (the mDNS
-    one where the host has multicast)."""
-    if layers in ("script only", "neither"):
+    ended, whichever of the three layers is on; with none, both canaries hear the page (the mDNS
+    one where the host has multicast). The namespace is off with render.isolation: off."""
+    if layers not in ("all", "switch only"):
         full = browser_module.flags
         monkeypatch.setattr(browser_module, "flags",
                             lambda *args: [f for f in full(*args) if "webrtc" not in f])
-    if layers in ("switch only", "neither"):
+    if layers not in ("all", "script only"):
         monkeypatch.setattr(page_module, "NO_WEBRTC", "void 0")
+    isolation = "auto" if layers in ("all", "namespace only") else "off"
     stun, mdns = udp_canary(), mdns_canary()
     try:
         received(mdns)          # whatever the LAN said before
         page = WEBRTC_PAGE.format(port=stun.getsockname()[1]).encode()
-        async with Renderer(RenderSettings(enabled=True, timeout=5.0), fetch[0],
+        async with Renderer(RenderSettings(enabled=True, timeout=5.0, isolation=isolation), fetch[0],
                             user_agent=USER_AGENT) as running:
             rendered = await running.render(site.origin("/webrtc"), page, [("Content-Type", "text/html")])
         assert rendered.outcome == "ok", rendered
         candidates = int(re.search(r"<title>candidates (\d+)</title>", rendered.html)[1])
         packets, announced = received(stun), received(mdns)
-        if layers == "neither":
+        if layers == "none":
             assert candidates > 0 and packets, (candidates, packets)
             assert mdns is None or announced
         else:
@@ -111,12 +111,15 @@ async def test_a_page_webrtc_sends_no_packet_and_no_mdns(fetch, site, monkeypatc
             mdns.close()
 
 
-def listening_inodes() -> dict[str, str]:
+def listening_inodes(pid: int) -> dict[str, str]:
     """socket inode -> "tcp 127.0.0.1:port"-like, for every listening TCP socket and every bound
-    UDP socket this network namespace has (/proc/net)."""
+    UDP socket of the network namespace `pid` is in (/proc/PID/net)."""
     found = {}
     for proto in ("tcp", "tcp6", "udp", "udp6"):
-        for line in pathlib.Path("/proc/net", proto).read_text().splitlines()[1:]:
+        lines = []
+        with contextlib.suppress(OSError):      # a process that ended meanwhile
+            lines = pathlib.Path(f"/proc/{pid}/net", proto).read_text().splitlines()[1:]
+        for line in lines:
             fields = line.split()
             state, inode = fields[3], fields[9]
             if (proto.startswith("tcp") and state == "0A") or proto.startswith("udp"):
@@ -137,18 +140,17 @@ def socket_inodes(pid: int) -> set[str]:
 
 async def test_no_process_of_the_browser_listens_while_a_page_renders(fetch, site):
     """During a render waiting on /slow.js: every process of the browser (its group and whatever
-    names its profile) holds no listening TCP socket and no UDP socket; the browser was started
+    names its profile) holds no listening TCP socket and no UDP socket (in the network namespace
+    each is in: the browser's own, a sandboxed renderer's); the browser was started
     with a pipe, not a port, and wrote no DevToolsActivePort."""
     async with Renderer(RenderSettings(enabled=True, timeout=5.0), fetch[0], user_agent=USER_AGENT) as running:
-        task = asyncio.create_task(running.render(site.origin("/slow-page"), site.page("/slow-page"),
-                                                  [("Content-Type", "text/html")]))
-        async with asyncio.timeout(5):
-            while site.in_flight == 0:          # the page is waiting for /slow.js
-                await asyncio.sleep(0.02)
+        task = await site.slow_render_in_flight(running)
         browser = running._browser
         pids = set(group_members(browser.pid)) | set(strays(browser.profile))
-        listening = listening_inodes()
-        open_ports = {pid: [listening[i] for i in socket_inodes(pid) if i in listening] for pid in pids}
+        open_ports = {}
+        for pid in pids:
+            listening = listening_inodes(pid)
+            open_ports[pid] = [listening[i] for i in socket_inodes(pid) if i in listening]
         cmdline = pathlib.Path(f"/proc/{browser.pid}/cmdline").read_bytes().split(b"\0")
         devtools_file = pathlib.Path(browser.profile, "DevToolsActivePort").exists()
         assert (await task).outcome == "ok"

@@ -140,6 +140,16 @@ class Sites:
             return await self._slow()
         return web.Response(status=404, text="not here")
 
+    async def slow_render_in_flight(self, renderer) -> asyncio.Task:
+        """A render of /slow-page started on `renderer`, once the page waits for /slow.js (within
+        5 s); the render's task."""
+        task = asyncio.create_task(renderer.render(self.origin("/slow-page"), self.page("/slow-page"),
+                                                   [("Content-Type", "text/html")]))
+        async with asyncio.timeout(5):
+            while self.in_flight == 0:
+                await asyncio.sleep(0.02)
+        return task
+
     async def _slow(self) -> web.Response:
         self.in_flight += 1
         self.most_in_flight = max(self.most_in_flight, self.in_flight)

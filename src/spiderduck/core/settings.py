@@ -249,6 +249,14 @@ class RenderSettings:
                                       # a page past it crashes its tab, not the fetcher
     subresource_rate: float = 2.0     # requests per second per domain a rendered page may make to a
                                       # domain another fetcher owns (an owned one takes its slot's turn)
+    isolation: str = "auto"           # the browser in a network namespace of its own (nothing to reach:
+                                      # its requests come over CDP), as a user other than root, with
+                                      # Chromium's sandbox on (src/spiderduck/fetcher/render/confinement.py):
+                                      # auto = each where the platform allows it, a WARNING once for what
+                                      # it refuses; required = all three or the fetcher does not start;
+                                      # off = none (the fetcher's network and user, --no-sandbox)
+    run_as: str = "nobody"            # the user the browser runs as when the fetcher runs as root
+                                      # (Chromium runs no sandbox as root); ignored otherwise
 
     def __post_init__(self):
         if not 1 <= self.max_concurrent <= MAX_RENDERS:
@@ -261,9 +269,14 @@ class RenderSettings:
             raise ConfigError(f"render.max_memory_mb: {self.max_memory_mb} is not 64 to 16384")
         if not (self.subresource_rate > 0 and math.isfinite(self.subresource_rate)):
             raise ConfigError(f"render.subresource_rate: {self.subresource_rate:g} must be a positive number")
+        if self.isolation not in ISOLATION_MODES:
+            raise ConfigError(f"render.isolation: {self.isolation!r} is not one of {', '.join(ISOLATION_MODES)}")
+        if not self.run_as:
+            raise ConfigError("render.run_as: empty (name the user the browser runs as under root)")
 
 
 MAX_RENDERS = 64
+ISOLATION_MODES = ("auto", "required", "off")     # render.isolation
 
 
 @dataclass(frozen=True)

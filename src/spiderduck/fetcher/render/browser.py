@@ -1,7 +1,9 @@
 """One headless Chromium of ours: launched locked down, driven over CDP, killed whole on close.
 
 CDP runs over a pair of pipes (`--remote-debugging-pipe`: the browser's fd 3 and 4), never a
-DevTools port: no other local process can reach the browser. WebRTC is off (see `flags`).
+DevTools port: no other local process can reach the browser. WebRTC is off (see `flags`). Where
+the platform allows, the browser has a network namespace of its own, runs as a user other than
+root and with Chromium's sandbox on (`confinement.Jail`, taken in the child before exec).
 
 The browser runs in a session (and process group) of its own, with PR_SET_PDEATHSIG=SIGKILL so
 it dies with the fetcher, a temporary profile (removed on close) and a proxy that does not exist
@@ -25,6 +27,7 @@ import tempfile
 
 from spiderduck.core.errors import ConfigError, SpiderDuckError
 from spiderduck.fetcher.render.cdp import CdpConnection, CdpError
+from spiderduck.fetcher.render.confinement import Jail
 
 LAUNCH_TIMEOUT = 15.0       # seconds for the browser to answer its first command
 DEAD_PROXY = "http://127.0.0.1:9"
@@ -45,13 +48,13 @@ def executable(configured: str) -> str:
     return found
 
 
-def flags(profile: str, max_memory_mb: int) -> list[str]:
-    """Chromium's command line. WebRTC: `--webrtc-ip-handling-policy` (headless Chromium's own
+def flags(profile: str, max_memory_mb: int, sandbox: bool) -> list[str]:
+    """Chromium's command line; `--no-sandbox` unless `sandbox`. WebRTC: `--webrtc-ip-handling-policy` (headless Chromium's own
     switch; `--force-webrtc-ip-handling-policy` is the full browser's, ignored headless) at
     disable_non_proxied_udp with the dead proxy: no ICE candidate is gathered, no STUN packet or
     mDNS query leaves. The page's scripts cannot even reach RTCPeerConnection (page.NO_WEBRTC)."""
     return [
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--headless=new", *([] if sandbox else ["--no-sandbox"]), "--disable-gpu", "--no-first-run",
         "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
         "--disable-sync", "--mute-audio", "--disable-dev-shm-usage",
         "--disable-crash-reporter", "--disable-breakpad",
@@ -67,13 +70,15 @@ def flags(profile: str, max_memory_mb: int) -> list[str]:
     ]
 
 
-def _child_setup(commands: int, answers: int):
+def _child_setup(commands: int, answers: int, jail: Jail):
     """What runs in the child before exec: the pipe's ends put at fd 3 (commands, read by the
-    browser) and fd 4 (answers), and SIGKILL when the fetcher dies (Linux)."""
+    browser) and fd 4 (answers), the jail entered, and SIGKILL when the fetcher dies (Linux; set
+    last, as a change of user clears it)."""
     def setup() -> None:
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 5) for fd in (commands, answers)]   # off 3 and 4 first
         os.dup2(high[0], 3)
         os.dup2(high[1], 4)
+        jail.enter()
         if sys.platform.startswith("linux"):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -103,8 +108,9 @@ def _is_open(fd: int) -> bool:
 class Browser:
     """Started by `launch`; `cdp` is its browser-level connection."""
 
-    def __init__(self, process: subprocess.Popen, profile: str, cdp: CdpConnection):
+    def __init__(self, process: subprocess.Popen, profile: str, cdp: CdpConnection, jail: Jail):
         self.process = process
+        self.jail = jail
         self.profile = profile
         self.cdp = cdp
         self.pages = 0          # renders started on it
@@ -120,8 +126,10 @@ class Browser:
         return self.process.poll() is None and not self.cdp.closed
 
     @classmethod
-    async def launch(cls, chromium: str, max_memory_mb: int) -> "Browser":
+    async def launch(cls, chromium: str, max_memory_mb: int, jail: Jail) -> "Browser":
         profile = tempfile.mkdtemp(prefix="spiderduck-render-")
+        if jail.user is not None:
+            os.chown(profile, *jail.user)       # the browser's user writes its profile
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(profile, "config"),
                    XDG_CACHE_HOME=os.path.join(profile, "cache"), HOME=profile)
         commands_in, commands_out = os.pipe()     # we write, the browser reads (its fd 3)
@@ -130,11 +138,11 @@ class Browser:
         try:
             with open(os.path.join(profile, "chromium.log"), "wb") as log:
                 process = subprocess.Popen(
-                    [chromium, *flags(profile, max_memory_mb)], stdin=subprocess.DEVNULL,
+                    [chromium, *flags(profile, max_memory_mb, jail.sandbox)], stdin=subprocess.DEVNULL,
                     stdout=log, stderr=log, env=env, start_new_session=True,
-                    preexec_fn=_child_setup(commands_in, answers_out), close_fds=True,
+                    preexec_fn=_child_setup(commands_in, answers_out, jail), close_fds=True,
                     pass_fds=(3, 4))
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:     # the latter: the jail refused
             for fd in (commands_out, answers_in):
                 os.close(fd)
             shutil.rmtree(profile, ignore_errors=True)
@@ -155,7 +163,7 @@ class Browser:
             await kill(process, profile)
             await cdp.close()
             raise
-        return cls(process, profile, cdp)
+        return cls(process, profile, cdp, jail)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):

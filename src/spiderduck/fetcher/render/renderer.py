@@ -6,9 +6,11 @@
 
 At most `max_concurrent` renders run at once (more wait for a place); each is bounded by
 `timeout` from the navigation on (every CDP wait; the page's context is disposed after, and a
-browser that does not answer then is killed). The browser is started at the first render and again after
-`max_pages_per_browser` renders (the old one closed when its last render ends) or when it died.
-Closing kills every browser process and removes their profiles.
+browser that does not answer then is killed). The browser is started at the first render and again
+after `max_pages_per_browser` renders (the old one closed when its last render ends) or when it
+died, each time in the jail `render.isolation` asks for (confinement.py, probed on entering: with
+`required`, entering raises ConfigError where the platform refuses it). Closing kills every
+browser process and removes their profiles.
 
 Outcomes (`Rendered.outcome`, the label of spiderduck_renders_total):
     ok        rendered; `html` is document.documentElement.outerHTML (first MAX_HTML_CHARS)
@@ -29,6 +31,7 @@ from spiderduck.core import metrics
 from spiderduck.core.config import RenderSettings
 from spiderduck.fetcher.render.browser import Browser, BrowserFailed, executable
 from spiderduck.fetcher.render.cdp import CdpClosed, CdpError
+from spiderduck.fetcher.render.confinement import plan
 from spiderduck.fetcher.render.page import Crashed, PageRender, SubFetch
 
 OUTCOMES = ("ok", "timeout", "crash", "error", "refused")
@@ -62,6 +65,7 @@ class Renderer:
 
     async def __aenter__(self) -> "Renderer":
         self._chromium = executable(self.settings.chromium)
+        self._jail = await plan(self.settings.isolation, self.settings.run_as)  # required: or ConfigError
         self._open = True
         return self
 
@@ -140,7 +144,7 @@ class Renderer:
                     await self._close_browser(browser)
                 browser = None
             if browser is None:
-                browser = await Browser.launch(self._chromium, self.settings.max_memory_mb)
+                browser = await Browser.launch(self._chromium, self.settings.max_memory_mb, self._jail)
                 self._browsers.add(browser)
                 await self._watch_popups(browser)
                 self._browser = browser
