@@ -73,24 +73,26 @@ def test_off_renders_no_render_config_no_shm_and_the_plain_image(off_docs, tmp_p
 def test_on_renders_the_render_sections_the_loader_accepts(on_docs, tmp_path):
     assert role_config(on_docs, "fetcher")["render"] == {
         "enabled": True, "max_concurrent": 2, "timeout": "10s", "max_pages_per_browser": 100,
-        "max_memory_mb": 512, "subresource_rate": 2}
+        "max_memory_mb": 512, "subresource_rate": 2, "isolation": "auto"}
     # The schedulers ask for renders and wait for them: the browser's own settings are not theirs.
     assert role_config(on_docs, "scheduler")["render"] == {"enabled": True, "timeout": "10s"}
     for role in ("metadata-api", "schema"):
         assert "render" not in role_config(on_docs, role), role
     fetcher = _load(tmp_path, on_docs, "fetcher").render
     assert (fetcher.enabled, fetcher.max_concurrent, fetcher.timeout, fetcher.max_pages_per_browser,
-            fetcher.max_memory_mb, fetcher.chromium, fetcher.subresource_rate) == (True, 2, 10.0, 100, 512, "", 2.0)
+            fetcher.max_memory_mb, fetcher.chromium, fetcher.subresource_rate, fetcher.isolation) == \
+                (True, 2, 10.0, 100, 512, "", 2.0, "auto")
     scheduler = _load(tmp_path, on_docs, "scheduler").render
     assert (scheduler.enabled, scheduler.timeout) == (True, 10.0)
 
 
 def test_on_values_reach_the_config(tmp_path):
     docs = render({"render": {"enabled": True, "maxConcurrent": 4, "timeout": "1500ms",
-                              "maxPagesPerBrowser": 20, "maxMemoryMb": 1024, "subresourceRate": 0.5}})
+                              "maxPagesPerBrowser": 20, "maxMemoryMb": 1024, "subresourceRate": 0.5,
+                              "isolation": "required"}})
     settings = _load(tmp_path, docs, "fetcher").render
     assert (settings.max_concurrent, settings.timeout, settings.max_pages_per_browser,
-            settings.max_memory_mb, settings.subresource_rate) == (4, 1.5, 20, 1024, 0.5)
+            settings.max_memory_mb, settings.subresource_rate, settings.isolation) == (4, 1.5, 20, 1024, 0.5, "required")
     assert _load(tmp_path, docs, "scheduler").render.timeout == 1.5
     # A number of seconds is a duration too.
     docs = render({"render": {"enabled": True, "timeout": 30}})
@@ -115,7 +117,8 @@ def test_on_fetchers_run_the_render_image_with_shm_and_a_larger_tmp(on_docs):
     for role in ("scheduler", "metadata-api"):
         assert "dshm" not in _volumes(on_docs, role), role
         assert _volumes(on_docs, role)["tmp"]["emptyDir"] == {"sizeLimit": "256Mi"}, role
-    # The pods' security stays as it is: Chromium runs with --no-sandbox inside it.
+    # The pods' security stays as it is (under RuntimeDefault seccomp, render.isolation: auto
+    # renders without the browser's namespaces and sandbox: docs/security.md).
     (container,) = pod_spec(on_docs, "fetcher")["containers"]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
@@ -168,6 +171,7 @@ BAD = {
     "timeout years": ({"timeout": "1y"}, "/render/timeout"),
     "enabled as a string": ({"enabled": "yes"}, "/render/enabled"),
     "unknown key": ({"maxconcurrent": 2}, "/render"),
+    "isolation unknown": ({"isolation": "strict"}, "/render/isolation"),
     "bad digest": ({"imageDigest": "sha256:abc"}, "/render/imageDigest"),
     "tag suffix with a colon": ({"imageTagSuffix": ":render"}, "/render/imageTagSuffix"),
 }

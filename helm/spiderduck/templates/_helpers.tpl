@@ -400,6 +400,7 @@ fetcher scheduler metadata-api
 {{- $_ := set $render "max_pages_per_browser" (int $v.render.maxPagesPerBrowser) }}
 {{- $_ := set $render "max_memory_mb" (int $v.render.maxMemoryMb) }}
 {{- $_ := set $render "subresource_rate" (float64 $v.render.subresourceRate) }}
+{{- $_ := set $render "isolation" $v.render.isolation }}
 {{- end }}
 {{- $_ := set $cfg "render" $render }}
 {{- end }}
