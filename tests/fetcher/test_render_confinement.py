@@ -5,7 +5,8 @@ browser runs as a user other than root with Chromium's sandbox on (its renderers
 in user namespaces of their own), and the page still renders through the fetcher's interception.
 Where the platform refuses namespaces (a user namespace whose namespace limits are 0: a real
 refusal by the kernel, not a test hook), `render.isolation: required` does not start the renderer
-and says why, and `auto` renders without them after one WARNING."""
+and says why, and `auto` renders without them after one WARNING. A fetcher that is not root (uid
+65534 in a user namespace) gets the same jail by its own user namespace."""
 from __future__ import annotations
 
 import asyncio
@@ -116,8 +117,10 @@ async def test_while_a_page_renders_the_browser_has_no_network_and_a_sandbox(fet
     assert group_members(pid) == [] and strays(profile) == [] and not pathlib.Path(profile).exists()
 
 
-REFUSING_PLATFORM = """
-import asyncio, json, logging, sys
+# Run by the tests below in a process of its own (under util-linux `unshare`): `required` tried
+# first, then two renders (two browsers) under render.isolation argv[1]; prints what it found.
+RENDER_TWICE = """
+import asyncio, json, logging, os, sys
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.settings import RenderSettings
 from spiderduck.fetcher.render import Renderer
@@ -131,19 +134,24 @@ logging.getLogger("spiderduck.fetcher.render").addHandler(Keep(logging.WARNING))
 async def refuse(url):
     raise AssertionError("the page asks for nothing")
 
+async def render(running):
+    page = b"<!doctype html><title>static</title><script>document.title = 'ran'</script>"
+    rendered = await running.render("http://example.test/", page, [("Content-Type", "text/html")])
+    pid = running._browser.pid
+    own_network = os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    sandbox = b"--no-sandbox" not in open(f"/proc/{pid}/cmdline", "rb").read()
+    return [rendered.outcome, "<title>ran</title>" in rendered.html, own_network, sandbox]
+
 async def main():
-    found = {}
+    found = {"euid": os.geteuid()}
     try:
         async with Renderer(RenderSettings(enabled=True, isolation="required"), refuse, user_agent="t"):
             found["required"] = "started"
     except ConfigError as exc:
         found["required"] = str(exc)
-    page = b"<!doctype html><title>static</title><script>document.title = 'ran'</script>"
-    async with Renderer(RenderSettings(enabled=True, timeout=5.0, max_pages_per_browser=1), refuse,
-                        user_agent="t") as running:
-        outcomes = [await running.render("http://example.test/", page, [("Content-Type", "text/html")])
-                    for _ in range(2)]
-    found["auto"] = [(r.outcome, "<title>ran</title>" in r.html) for r in outcomes]
+    settings = RenderSettings(enabled=True, timeout=5.0, max_pages_per_browser=1, isolation=sys.argv[1])
+    async with Renderer(settings, refuse, user_agent="t") as running:
+        found["renders"] = [await render(running) for _ in range(2)]
     found["warnings"] = warnings
     print(json.dumps(found))
 
@@ -156,23 +164,40 @@ def unshare_works() -> bool:
     return bool(tool) and subprocess.run([tool, "-U", "-r", "true"], capture_output=True).returncode == 0
 
 
+async def render_twice_under(unshare: list[str], isolation: str, prepare: str = "") -> dict:
+    """RENDER_TWICE run by this Python under `unshare [unshare...]`, after the shell `prepare`."""
+    script = f"{prepare}exec \"$0\" -c \"$1\" \"$2\""
+    done = await asyncio.to_thread(
+        subprocess.run, ["unshare", *unshare, "sh", "-c", script, sys.executable,
+                         textwrap.dedent(RENDER_TWICE), isolation],
+        capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.skipif(not unshare_works(), reason="util-linux unshare -U -r is refused here")
 async def test_where_the_platform_refuses_namespaces_required_fails_closed_and_auto_warns_once():
     """Inside a user namespace whose max_user_namespaces and max_net_namespaces are 0, the kernel
     refuses every namespace: `required` raises ConfigError naming the network namespace and the
-    sandbox with the kernel's reason; `auto` renders (two browsers: max_pages_per_browser 1)
-    after exactly one WARNING."""
-    script = ("echo 0 > /proc/sys/user/max_user_namespaces && "
-              "echo 0 > /proc/sys/user/max_net_namespaces && exec \"$0\" -c \"$1\"")
-    done = await asyncio.to_thread(
-        subprocess.run, ["unshare", "-U", "-r", "--fork", "sh", "-c", script, sys.executable,
-                         textwrap.dedent(REFUSING_PLATFORM)],
-        capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert done.returncode == 0, done.stderr[-2000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+    sandbox with the kernel's reason; `auto` renders (two browsers: max_pages_per_browser 1), in
+    our network with --no-sandbox, after exactly one WARNING."""
+    found = await render_twice_under(
+        ["-U", "-r", "--fork"], "auto",
+        prepare="echo 0 > /proc/sys/user/max_user_namespaces && echo 0 > /proc/sys/user/max_net_namespaces && ")
     required = found["required"]
     assert required != "started"
     assert "render.isolation is required" in required and "network namespace" in required, required
     assert "No space left on device" in required and "sandbox" in required, required
-    assert found["auto"] == [["ok", True], ["ok", True]]
+    assert found["renders"] == [["ok", True, False, False]] * 2
     assert len(found["warnings"]) == 1 and "without a network namespace" in found["warnings"][0]
+
+
+@pytest.mark.skipif(not unshare_works(), reason="util-linux unshare -U -r is refused here")
+async def test_a_fetcher_not_root_jails_the_browser_too():
+    """A fetcher running as uid 65534 (in a user namespace: the path a non-root fetcher takes,
+    CLONE_NEWUSER|CLONE_NEWNET with its user mapped to itself): `required` starts, and each
+    render is in a network namespace not the fetcher's, without --no-sandbox; no WARNING."""
+    found = await render_twice_under(["--map-user=65534", "--map-group=65534"], "required")
+    assert (found["euid"], found["required"]) == (65534, "started")
+    assert found["renders"] == [["ok", True, True, True]] * 2
+    assert found["warnings"] == []
