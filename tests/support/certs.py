@@ -1,7 +1,8 @@
 """Certificates made in the test: a private CA and leaf certificates signed by it (PEM files).
 
 `ca = TestCA(tmp_path / "pki")`; `ca.issue("fetcher", dns=["localhost"], ips=["127.0.0.1"])`
-writes fetcher.crt and fetcher.key and returns their paths. A second TestCA is "another CA",
+writes fetcher.crt and fetcher.key and returns their paths; `ca.revoke([issued], path)` writes
+a CRL signed by this CA listing those certificates. A second TestCA is "another CA",
 whose certificates the first one's peers refuse. ECDSA P-256 keys: quick to make.
 """
 from __future__ import annotations
@@ -79,3 +80,16 @@ class TestCA:
         cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
         _write_key(key, key_path)
         return Issued(cert=str(cert_path), key=str(key_path))
+
+    def revoke(self, issued: list[Issued], path) -> str:
+        """Write at `path` a PEM CRL, signed by this CA, listing the certificates of `issued`."""
+        now = datetime.datetime.now(datetime.timezone.utc)
+        builder = (x509.CertificateRevocationListBuilder().issuer_name(self._cert.subject)
+                   .last_update(now - datetime.timedelta(minutes=5)).next_update(now + datetime.timedelta(days=1)))
+        for item in issued:
+            serial = x509.load_pem_x509_certificate(pathlib.Path(item.cert).read_bytes()).serial_number
+            builder = builder.add_revoked_certificate(
+                x509.RevokedCertificateBuilder().serial_number(serial).revocation_date(now).build())
+        crl = builder.sign(self._key, hashes.SHA256())
+        pathlib.Path(path).write_bytes(crl.public_bytes(serialization.Encoding.PEM))
+        return str(path)

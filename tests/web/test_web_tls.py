@@ -2,6 +2,9 @@
 with 421 (a Host that is not ours), and the admin client reaching FetcherAdmin over mutual TLS."""
 from __future__ import annotations
 
+import logging
+import os
+import shutil
 import ssl
 
 import aiohttp
@@ -11,7 +14,7 @@ from spiderduck.cli.nats_server import free_port
 from spiderduck.cli.roles import run_metadata_api_and_web
 from spiderduck.core.errors import ConfigError
 from support.certs import TestCA
-from support.service import RunningService, service_settings, wait_port
+from support.service import RunningService, service_settings, wait_port, wait_until
 from spiderduck.web.security import host_name
 
 TOKEN = "w3b-admin"
@@ -44,6 +47,49 @@ async def test_the_web_ui_serves_https_only_with_its_certificate(tmp_path, pki):
             await status_for(f"http://{listen}/healthz")
         with pytest.raises(aiohttp.ClientConnectorCertificateError):   # not our CA: refused by the client
             await status_for(f"https://{listen}/healthz", ssl=ssl.create_default_context())
+
+
+async def test_the_web_certificate_rotates_on_disk_without_a_restart(tmp_path, pki, caplog):
+    listen = f"127.0.0.1:{free_port()}"
+    live, new_ca = tmp_path / "live", TestCA(tmp_path / "new", name="New web CA")
+    rotated = new_ca.issue("web")
+    live.mkdir()
+
+    def install(issued) -> None:
+        for source, name in ((issued.key, "web.key"), (issued.cert, "web.crt")):
+            shutil.copyfile(source, live / f".{name}.new")
+            os.replace(live / f".{name}.new", live / name)
+    install(pki["web"])
+    settings = service_settings(tmp_path, "", **{"web.listen": listen, "web.tls_cert": str(live / "web.crt"),
+                                                 "web.tls_key": str(live / "web.key"), "tls.reload_interval": 0.1})
+    trusts_old = ssl.create_default_context(cafile=pki["ca"])
+    trusts_new = ssl.create_default_context(cafile=new_ca.ca)
+    async with RunningService(settings, roles=(run_metadata_api_and_web,)):
+        await wait_port(listen)
+        assert await status_for(f"https://{listen}/healthz", ssl=trusts_old) == 200
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            await status_for(f"https://{listen}/healthz", ssl=trusts_new)
+        install(rotated)
+
+        async def served_the_new_one():
+            try:
+                async with aiohttp.ClientSession() as http, \
+                        http.get(f"https://{listen}/healthz", ssl=trusts_new) as response:
+                    return response.status == 200
+            except aiohttp.ClientConnectorCertificateError:
+                return False
+        await wait_until(served_the_new_one, 10, "the web UI to serve the rotated certificate")
+        with pytest.raises(aiohttp.ClientConnectorCertificateError):
+            await status_for(f"https://{listen}/healthz", ssl=trusts_old)
+        caplog.set_level(logging.ERROR, logger="spiderduck.rpc.tls")
+        (live / "web.crt").write_text("not a certificate")      # a broken rotation keeps the last pair
+
+        async def logged():
+            return "web.tls_cert and web.tls_key changed but cannot be used" in caplog.text
+        await wait_until(logged, 10, "the broken rotation to be logged")
+        assert await status_for(f"https://{listen}/healthz", ssl=trusts_new) == 200
+        assert "PRIVATE KEY" not in caplog.text
+        assert len([r for r in caplog.records if r.levelno >= logging.ERROR]) == 1
 
 
 async def test_a_bad_web_certificate_fails_the_role_naming_the_keys(tmp_path, pki):

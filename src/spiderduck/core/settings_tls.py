@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spiderduck.core.errors import ConfigError
+from spiderduck.core.settings_duration import Duration
 
 CLIENT_AUTH = ("none", "require")      # tls.client_auth
 
@@ -24,6 +25,12 @@ class TlsSettings:
                                       # without a certificate chaining to `ca` is refused in the handshake
     server_name: str = ""             # verify servers' certificates against this name instead of the
                                       # host dialed (a shared certificate naming the service, not pod IPs)
+    crl: str = ""                     # PEM certificate revocation list(s), signed by a CA of `ca`: a client
+                                      # certificate it lists is refused (UNAUTHENTICATED) by every gRPC
+                                      # server. Read again when it changes, as cert, key and ca are.
+                                      # Needs client_auth require
+    reload_interval: Duration = 5.0   # seconds between looks at cert, key, ca and crl (and web.tls_cert,
+                                      # web.tls_key) for a change: new connections get the new ones
 
     def __post_init__(self) -> None:
         if bool(self.cert) != bool(self.key):
@@ -32,6 +39,11 @@ class TlsSettings:
             raise ConfigError(f"tls.client_auth: {self.client_auth!r} is not one of {', '.join(CLIENT_AUTH)}")
         if self.require_client_cert and not self.ca:
             raise ConfigError("tls.client_auth require needs tls.ca, the CA client certificates must chain to")
+        if self.reload_interval <= 0:
+            raise ConfigError(f"tls.reload_interval: {self.reload_interval:g}s must be positive")
+        if self.crl and not self.require_client_cert:
+            raise ConfigError("tls.crl needs tls.cert, tls.key and tls.ca with tls.client_auth require: "
+                              "without client certificates there is nothing to revoke")
 
     @property
     def server_on(self) -> bool:

@@ -31,6 +31,7 @@ from spiderduck.core.config import MetadataApiSettings, TlsSettings
 from spiderduck.core.errors import ConfigError
 from spiderduck.metadata_api.places import CALLER
 from spiderduck.rpc.guard import Guard
+from spiderduck.rpc.reloading import stamp
 from spiderduck.rpc.tls import caller
 
 log = logging.getLogger("spiderduck.metadata_api")
@@ -78,11 +79,7 @@ class TokenFile:
         """What tells a new file from the one read: a file moved in place (a rotated Secret's
         symlink swap, rsync, tar) is another inode even with the same size and mtime, and
         rewriting one in place changes its ctime, which no one can set back."""
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return None
-        return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+        return stamp(self.path)
 
     def _read(self) -> dict[str, str]:
         """The file's tokens. Read on the event loop, so only a regular file, of at most

@@ -32,16 +32,27 @@ Guard = Callable[[str, grpc.aio.ServicerContext], Awaitable[None]]
 
 
 class GuardInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, guards: Mapping[str, Guard]):
-        self._guards = dict(guards)
+    """Each service's guard from `guards`, after `every` (run before every method of every
+    service, health checking and reflection too: the revocation list's, spiderduck.rpc.crl)."""
+
+    def __init__(self, guards: Mapping[str, Guard], every: Guard | None = None):
+        self._every = every
+        self._guards = {service: _after(every, guard) if every else guard for service, guard in guards.items()}
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
         service, _, method = handler_call_details.method.lstrip("/").rpartition("/")
-        guard = self._guards.get(service)
+        guard = self._guards.get(service, self._every)
         if handler is None or guard is None:
             return handler
         return _guarded(handler, guard, method)
+
+
+def _after(first: Guard, then: Guard) -> Guard:
+    async def both(method: str, context: grpc.aio.ServicerContext) -> None:
+        await first(method, context)
+        await then(method, context)
+    return both
 
 
 # Before = async before(request_or_requests, context) -> the request(s) to run the method on

@@ -3,12 +3,17 @@
     server_credentials(tls)   None (plaintext) or the credentials a server binds with: its
                               certificate, and with client_auth require, the CA a client's
                               certificate must chain to (else the handshake fails)
+    server_files(tls)         the same, read again when tls.cert, tls.key or tls.ca change
+                              (spiderduck.rpc.reloading; spiderduck.rpc.server serves them anew)
     open_channel(address, tls)  a grpc.aio channel: TLS verifying the server against tls.ca
                               (its certificate as the client's) when tls.cert or tls.ca is set
     caller(context)           who is calling: the client certificate's first DNS
                               subjectAltName, else its CN; None without one (or naming nobody)
+    peer_certificate(context) the verified client certificate (PEM bytes), or None
 
-The PEM files are read and checked when a server or channel is made, so a wrong path, a key
+A channel reads the files once, when it is made: a long-lived channel keeps presenting the
+certificate it was opened with (clients dial again to pick up a new one). The PEM files are
+read and checked when a server or channel is made, so a wrong path, a key
 that is not a key or one that does not match its certificate fails at start with one line
 naming the setting and the path; never a file's contents.
 """
@@ -23,9 +28,10 @@ from cryptography.hazmat.primitives import serialization
 
 from spiderduck.core.config import TlsSettings
 from spiderduck.core.errors import ConfigError
+from spiderduck.rpc.reloading import Reloading
 
 
-def _read(setting: str, path: str) -> bytes:
+def read_file(setting: str, path: str) -> bytes:
     try:
         with open(path, "rb") as fh:
             return fh.read()
@@ -34,7 +40,7 @@ def _read(setting: str, path: str) -> bytes:
 
 
 def _certificates(setting: str, path: str) -> tuple[bytes, list[x509.Certificate]]:
-    data = _read(setting, path)
+    data = read_file(setting, path)
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
@@ -45,7 +51,7 @@ def _certificates(setting: str, path: str) -> tuple[bytes, list[x509.Certificate
 
 
 def _private_key(setting: str, path: str):
-    data = _read(setting, path)
+    data = read_file(setting, path)
     try:
         return data, serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):
@@ -69,11 +75,24 @@ def _ca(tls: TlsSettings) -> bytes | None:
     return _certificates("tls.ca", tls.ca)[0] if tls.ca else None
 
 
+def ca_certificates(tls: TlsSettings) -> list[x509.Certificate]:
+    """The certificates of tls.ca (none when unset)."""
+    return _certificates("tls.ca", tls.ca)[1] if tls.ca else []
+
+
 def server_credentials(tls: TlsSettings) -> grpc.ServerCredentials | None:
     if not tls.server_on:
         return None
     return grpc.ssl_server_credentials([_identity_pair(tls)], root_certificates=_ca(tls),
                                        require_client_auth=tls.require_client_cert)
+
+
+def server_files(tls: TlsSettings) -> Reloading[grpc.ServerCredentials] | None:
+    """The server's credentials, made again when tls.cert, tls.key or tls.ca change (None:
+    plaintext). Read now, so a bad file fails the start."""
+    if not tls.server_on:
+        return None
+    return Reloading("tls.cert, tls.key and tls.ca", (tls.cert, tls.key, tls.ca), lambda: server_credentials(tls))
 
 
 def channel_credentials(tls: TlsSettings) -> grpc.ChannelCredentials | None:
@@ -94,6 +113,14 @@ def open_channel(address: str, tls: TlsSettings | None,
     if tls.server_name:
         options.append(("grpc.ssl_target_name_override", tls.server_name))
     return grpc.aio.secure_channel(address, credentials, options=options)
+
+
+def peer_certificate(context: grpc.aio.ServicerContext) -> bytes | None:
+    """The PEM of the client certificate the handshake verified; None without one."""
+    for value in (context.auth_context() or {}).get("x509_pem_cert") or ():
+        if value:
+            return value
+    return None
 
 
 def caller(context: grpc.aio.ServicerContext) -> str | None:
