@@ -5,6 +5,7 @@
                               certificate must chain to (else the handshake fails)
     server_files(tls)         the same, read again when tls.cert, tls.key or tls.ca change
                               (spiderduck.rpc.reloading; spiderduck.rpc.server serves them anew)
+    client_files(tls)         a client's credentials, read again when the files change
     open_channel(address, tls)  a grpc.aio channel: TLS verifying the server against tls.ca
                               (its certificate as the client's) when tls.cert or tls.ca is set
     caller(context)           who is calling: the client certificate's first DNS
@@ -12,7 +13,8 @@
     peer_certificate(context) the verified client certificate (PEM bytes), or None
 
 A channel reads the files once, when it is made: a long-lived channel keeps presenting the
-certificate it was opened with (clients dial again to pick up a new one). The PEM files are
+certificate it was opened with. The scheduler's channels to fetchers are opened again once the
+files change (spiderduck.scheduler.fetcher_client); other clients open a channel per use. The PEM files are
 read and checked when a server or channel is made, so a wrong path, a key
 that is not a key or one that does not match its certificate fails at start with one line
 naming the setting and the path; never a file's contents.
@@ -103,10 +105,18 @@ def channel_credentials(tls: TlsSettings) -> grpc.ChannelCredentials | None:
                                         certificate_chain=chain)
 
 
-def open_channel(address: str, tls: TlsSettings | None,
-                 options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
-    """A channel to `address`, over TLS when `tls` turns clients' TLS on."""
-    credentials = channel_credentials(tls) if tls is not None else None
+def client_files(tls: TlsSettings) -> Reloading[grpc.ChannelCredentials | None]:
+    """A client's credentials, made again when tls.cert, tls.key or tls.ca change: for a holder
+    of long-lived channels, whose new channels should present the new ones. Read now."""
+    return Reloading("tls.cert, tls.key and tls.ca", (tls.cert, tls.key, tls.ca), lambda: channel_credentials(tls))
+
+
+def open_channel(address: str, tls: TlsSettings | None, options: Sequence[tuple[str, Any]] = (),
+                 credentials: grpc.ChannelCredentials | None = None) -> grpc.aio.Channel:
+    """A channel to `address`, over TLS when `tls` turns clients' TLS on (with `credentials`
+    when given, else tls's files read now)."""
+    if credentials is None and tls is not None:
+        credentials = channel_credentials(tls)
     if credentials is None:
         return grpc.aio.insecure_channel(address, options=list(options))
     options = list(options)

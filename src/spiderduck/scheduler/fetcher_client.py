@@ -37,7 +37,7 @@ from spiderduck.core.errors import DomainBusy, FetcherBusy, FetcherUnavailable, 
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.rpc.server import MAX_MESSAGE_BYTES
-from spiderduck.rpc.tls import open_channel
+from spiderduck.rpc.tls import client_files, open_channel
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -80,27 +80,48 @@ class KeyedLimit:
 
 
 class GrpcTransport:
-    """FetcherService over gRPC: one channel per fetcher address; gRPC codes become our errors."""
+    """FetcherService over gRPC: one channel per fetcher address; gRPC codes become our errors.
+    With TLS, tls.cert, tls.key and tls.ca are looked at every tls.reload_interval seconds (when a
+    hop is sent); once they changed and load, new channels are opened with them, and the old
+    ones are closed when the longest hop timeout seen has passed (their calls end first)."""
 
     def __init__(self, tls: TlsSettings | None = None):
         self._tls = tls                 # config `tls`: TLS to the fetchers, this process's certificate
+        self._files = client_files(tls) if tls is not None and tls.client_on else None
+        self._looked = time.monotonic()
+        self._longest = 0.0             # the longest hop timeout seen: a retired channel's grace
         self._stubs: dict[str, fetcher_pb2_grpc.FetcherServiceStub] = {}
         self._channels: list[grpc.aio.Channel] = []
+        self._retiring: dict[asyncio.Task, grpc.aio.Channel] = {}   # closing once their calls end
 
     def _stub(self, address: str) -> fetcher_pb2_grpc.FetcherServiceStub:
+        self._look_at_files()
         stub = self._stubs.get(address)
         if stub is None:
             channel = open_channel(address, self._tls, options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)])
+                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES)],
+                credentials=self._files.current if self._files is not None else None)
             self._channels.append(channel)
             stub = self._stubs[address] = fetcher_pb2_grpc.FetcherServiceStub(channel)
         return stub
+
+    def _look_at_files(self) -> None:
+        if self._files is None or time.monotonic() - self._looked < self._tls.reload_interval:
+            return
+        self._looked = time.monotonic()
+        if self._files.refresh():
+            for channel in self._channels:
+                task = asyncio.ensure_future(channel.close(self._longest))
+                self._retiring[task] = channel
+                task.add_done_callback(self._retiring.pop)
+            self._channels, self._stubs = [], {}
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
                     timeout: float, validators: Validators | None = None, render: bool = False) -> FetchResult:
         """One hop by the fetcher at `address`; `validators` travel as FetchRequest.if_none_match
         and .if_modified_since, `render` as FetchRequest.render. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
         `timeout`) or FetcherUnavailable."""
+        self._longest = max(self._longest, timeout)
         request = fetcher_pb2.FetchRequest(url=url, purpose=purpose, max_body_bytes=max_body_bytes,
                                            deadline_seconds=timeout, render=render)
         if validators:
@@ -123,6 +144,9 @@ class GrpcTransport:
 
     async def close(self) -> None:
         for channel in self._channels:
+            await channel.close()
+        for task, channel in list(self._retiring.items()):
+            task.cancel()
             await channel.close()
         self._channels.clear()
         self._stubs.clear()
