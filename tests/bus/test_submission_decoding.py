@@ -61,9 +61,14 @@ def test_decode_rejects_with_a_reason(data, reason):
         decode_submission(data)
 
 
+R = "_INBOX_SPIDERDUCK.replies"     # bus.REPLIES_PREFIX: where ResolveUrl calls wait
+
+
 @pytest.mark.parametrize("value,kept", [
-    ("_INBOX.abc123.def456", True), ("_INBOX.a.b.c", False), ("spiderduck.events.processed", False),
-    ("_INBOX.abc", False), ("_INBOX.a b.c", False), ("_INBOX.>.x", False), ("_INBOX.a.*", False),
-    ("_INBOX." + "a" * 65 + ".b", False), ("", False)])
-def test_only_an_inbox_subject_is_taken_as_a_reply_to(value, kept):
+    (f"{R}.abc123.def456", True), (f"{R}.a.b.c", False), ("spiderduck.events.processed", False),
+    (f"{R}.abc", False), (f"{R}.a b.c", False), (f"{R}.>.x", False), (f"{R}.a.*", False),
+    (f"{R}." + "a" * 65 + ".b", False), ("", False),
+    # Another caller's inbox (a program beside the service), or a role's: never.
+    ("_INBOX.abc123.def456", False), ("_INBOX_SPIDERDUCK.scheduler.abc", False)])
+def test_only_a_resolve_call_is_taken_as_a_reply_to(value, kept):
     assert reply_subject({"SpiderDuck-Reply-To": value}) == (value if kept else "")

@@ -50,7 +50,7 @@ def test_a_json_list_past_the_limit_is_split_like_a_tweet_not_refused_whole():
 
 
 def test_the_letters_name_the_places_and_the_limit_and_resubmit_as_they_are():
-    headers = {**PB, "Nats-Msg-Id": "producer-1", bus.REPLY_TO_HEADER: "_INBOX.a.b", "X-Team": "feeds"}
+    headers = {**PB, "Nats-Msg-Id": "producer-1", bus.REPLY_TO_HEADER: "_INBOX_SPIDERDUCK.replies.a.b", "X-Team": "feeds"}
     decoded = decode_submission(tweet(links(250)), PB)
     letters = over_limit(decoded, headers, delivery=2, stream_seq=41)
     assert [msg_id for _, msg_id in letters] == ["spiderduck-over-41-0", "spiderduck-over-41-1"]

@@ -40,9 +40,9 @@ def test_resolver_crawl_submission_bytes_are_unchanged():
     old = events_pb2.UrlSubmission(url="http://a.test/", refresh=False, id="c0ffee",
                                    source="metadata-api").SerializeToString()
     new = submissions.encode("http://a.test/", refresh=False, submission_id="c0ffee", source="metadata-api",
-                             reply_to="_INBOX.abc.c0ffee")
+                             reply_to="_INBOX_SPIDERDUCK.replies.abc.c0ffee")
     assert new.data == old
-    assert new.headers == {**PB, bus.REPLY_TO_HEADER: "_INBOX.abc.c0ffee"}
+    assert new.headers == {**PB, bus.REPLY_TO_HEADER: "_INBOX_SPIDERDUCK.replies.abc.c0ffee"}
 
 
 def test_stale_refresh_bytes_are_unchanged():

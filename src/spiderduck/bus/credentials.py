@@ -10,6 +10,8 @@ puts that server's URL and token file into the settings first (src/spiderduck/cl
 """
 from __future__ import annotations
 
+from spiderduck.bus import streams as bus
+from spiderduck.bus.permissions import inbox_prefix
 from spiderduck.client.security import NatsOptions
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import ConfigError
@@ -34,3 +36,11 @@ def nats_options(settings: Settings) -> NatsOptions:
                            tls_cert=s.nats_tls_cert or None, tls_key=s.nats_tls_key or None)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
+
+
+async def connect_role(settings: Settings, role: str, name: str):
+    """The NATS connection of `role` (spiderduck.bus.permissions.ROLES), named `name`: the
+    configured NATS and credentials, replies to the role's own inbox prefix (which its user
+    alone may read)."""
+    return await bus.connect(bus.nats_url(settings), name=name, timeout=settings.nats_connect_timeout,
+                             auth=nats_options(settings), inbox_prefix=inbox_prefix(role))

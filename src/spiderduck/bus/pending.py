@@ -1,11 +1,12 @@
 """Whether a URL with no record yet is queued or in flight ("pending"), or was never seen.
 
 In flight: its claim is held (spiderduck.bus.claims, bucket spiderduck_url_claims). Queued: a marker in
-the KV bucket `spiderduck_url_queued`, written by those who submit through SpiderDuck
-(`spiderduck submit`, ResolveUrl) before they publish, and dropped by the bucket
+the KV bucket `spiderduck_url_queued`, written by the metadata-api before it publishes a URL
+(ResolveUrl, and the submissions it is asked to queue: `spiderduck submit`, the client's
+`submit`; spiderduck.metadata_api.queueing), and dropped by the bucket
 `streams.queued_ttl` after it was written; a record, once there, says more than either. Keys are
 those of the claims: a digest of the canonical URL (an invalid URL: as given, trimmed), by the
-rule of spiderduck.client.keys, which the client's `submit` follows too.
+rule of spiderduck.client.keys.
 
 Producers that publish to spiderduck.urls.submit themselves may write the marker too (docs/usage.md
 shows how); their URLs otherwise show as pending only once a scheduler claims them.

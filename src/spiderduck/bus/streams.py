@@ -11,7 +11,7 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 from spiderduck.bus.claims import CLAIM_BUCKET
 from spiderduck.client.errors import NotConfigured
 # Defined once, in the client: what a producer and a subscriber must agree on.
-from spiderduck.client.names import PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, SUBMIT_SUBJECT
+from spiderduck.client.names import PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, QUEUE_SUBJECT, SUBMIT_SUBJECT
 from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 from spiderduck.core.config import Settings, StreamSettings
 from spiderduck.core.errors import BusError, ConfigError, SpiderDuckError
@@ -27,7 +27,10 @@ DEAD_SUBJECT = "spiderduck.urls.dead"
 SCHEDULER_DURABLE = "scheduler"
 # On the parts of a split submission: when the producer published the original (epoch seconds).
 SUBMITTED_AT_HEADER = "SpiderDuck-Submitted-At"
-REPLY_TO_HEADER = "SpiderDuck-Reply-To"   # a submission's outcome goes to this _INBOX subject, not to events
+REPLY_TO_HEADER = "SpiderDuck-Reply-To"   # a submission's outcome goes to this subject, not to events
+# Where ResolveUrl calls wait for their outcome (<this>.<resolver>.<call>): only the metadata-api
+# may read there and only the scheduler publish there (spiderduck.bus.permissions).
+REPLIES_PREFIX = "_INBOX_SPIDERDUCK.replies"
 LEASE_BUCKET = "spiderduck_fetcher_leases"
 
 
@@ -52,13 +55,14 @@ def servers(url: str) -> list[str]:
 
 
 async def connect(url: str, name: str = "spiderduck", *, timeout: float,
-                  auth: NatsOptions | None = None):
+                  auth: NatsOptions | None = None, inbox_prefix: str = "_INBOX"):
     """Connect to any of the servers in `url`, with the credentials and TLS of `auth`
     (spiderduck.bus.credentials.nats_options); once connected, reconnect for ever (NATS restarts and
     cluster failovers are ridden out). The first connection is bounded by `timeout` (config
     nats_connect_timeout), so a role pointed at a dead address fails at start with one line
     instead of hanging; a server that refuses the credentials or the TLS handshake fails it at
-    once (ConfigError). No message shows a password or token, not even one in `url`."""
+    once (ConfigError). No message shows a password or token, not even one in `url`.
+    `inbox_prefix`: where its replies come (a role's own: spiderduck.bus.permissions.inbox_prefix)."""
     pool = servers(url)
     auth = auth or NatsOptions()
     try:
@@ -76,7 +80,8 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float,
                                      max_reconnect_attempts=-1, allow_reconnect=True,
                                      reconnect_time_wait=0.5, error_cb=callbacks.error,
                                      disconnected_cb=callbacks.disconnected,
-                                     reconnected_cb=callbacks.reconnected, **options)
+                                     reconnected_cb=callbacks.reconnected, inbox_prefix=inbox_prefix,
+                                     **options)
                     callbacks.connected = True
                     return nc
                 except (_Refused, PlaintextServer) as refused:
@@ -88,6 +93,15 @@ async def connect(url: str, name: str = "spiderduck", *, timeout: float,
     except TimeoutError:
         last = f"{type(failures[-1]).__name__}: {failures[-1]}" if failures else "no answer"
         raise BusError(redact_url(f"cannot connect to NATS at {url} within {timeout:g}s: {last}")) from None
+
+
+async def unsubscribe(sub) -> None:
+    """End a core subscription (None: there is none); a connection already closed ends it too."""
+    if sub is not None:
+        try:
+            await sub.unsubscribe()
+        except NatsError:
+            pass
 
 
 class _Refused(SpiderDuckError):

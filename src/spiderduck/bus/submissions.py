@@ -19,7 +19,7 @@
     dead_letter(reason, data, headers, delivery=) -> bytes: a message's dead letter (JSON), as
                                  spiderduck.urls.dead holds every one
     dead_letterer(js)         -> dead_letter(letter, msg_id): publish one there; BusError
-    reply_subject(headers)    -> the _INBOX subject a ResolveUrl call waits on, or ""
+    reply_subject(headers)    -> the subject a ResolveUrl call waits on (streams.REPLIES_PREFIX), or ""
 
 The scheduler's Decoder (scheduler.stages.submission) is the one reader of the subject and calls
 decode_submission. The client library (spiderduck.client) keeps its own encoder, since it must
@@ -42,7 +42,8 @@ from google.protobuf.message import DecodeError
 from nats.errors import Error as NatsError
 
 from spiderduck.bus.pending import mark_queued
-from spiderduck.bus.streams import DEAD_SUBJECT, PROTOBUF_CONTENT_TYPE, REPLY_TO_HEADER, SUBMIT_SUBJECT, SUBMITTED_AT_HEADER
+from spiderduck.bus.streams import (DEAD_SUBJECT, PROTOBUF_CONTENT_TYPE, REPLIES_PREFIX, REPLY_TO_HEADER, SUBMIT_SUBJECT,
+                                    SUBMITTED_AT_HEADER)
 from spiderduck.core import telemetry
 from spiderduck.core.errors import BusError, InvalidMessage
 from spiderduck.core.record import UrlRecord
@@ -317,11 +318,11 @@ def over_limit(decoded: Decoded, headers: Mapping[str, str] | None, *, delivery:
     return letters
 
 
-_INBOX = re.compile(r"_INBOX\.[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}")
+_INBOX = re.compile(re.escape(REPLIES_PREFIX) + r"\.[A-Za-z0-9_-]{1,64}\.[A-Za-z0-9_-]{1,64}")
 
 
 def reply_subject(headers: Mapping[str, str] | None) -> str:
-    """The SpiderDuck-Reply-To of a ResolveUrl submission: an _INBOX subject (anything else is
+    """The SpiderDuck-Reply-To of a ResolveUrl submission: a subject under REPLIES_PREFIX (anything else is
     ignored, so a producer cannot have outcomes published on another subject)."""
     value = (headers or {}).get(REPLY_TO_HEADER, "")
     return value if _INBOX.fullmatch(value) else ""

@@ -18,7 +18,6 @@ from google.protobuf import json_format
 from spiderduck import client as sdclient
 from spiderduck.bus import credentials as nats_auth
 from spiderduck.bus import streams as bus
-from spiderduck.bus.pending import queued_bucket
 from spiderduck.cli.up_nats import with_up_nats
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import ConfigError, SpiderDuckError
@@ -28,7 +27,8 @@ from spiderduck.rpc import tls as grpc_tls
 class ServiceClient(sdclient.AsyncClient):
     """The library's client as the commands use it: the configured metadata-api, NATS and
     limits; NATS reached as the roles reach it (bus.connect), and SpiderDuck's streams made
-    (as configured) before a first submission, so `submit` works before the service starts."""
+    (as configured) before a first submission published straight (no metadata-api to queue
+    it), so `submit` works before the service starts."""
 
     def __init__(self, settings: Settings, *, nats: bool = False, name: str = "spiderduck-cli",
                  token: str | None = None):
@@ -49,10 +49,9 @@ class ServiceClient(sdclient.AsyncClient):
         return await bus.connect(self.nats_url, name=self.name, timeout=self.connect_timeout,
                                  auth=nats_auth.nats_options(self.settings))
 
-    async def _queued_bucket(self, js):
+    async def _before_direct(self, js):
         s = self.settings
         await bus.ensure_streams(js, s.streams, replicas=s.nats_replicas)
-        return await queued_bucket(js, s.streams.queued_ttl, replicas=s.nats_replicas)
 
 
 TOKEN_ENV = "SPIDERDUCK_TOKEN"

@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import time
 
+from spiderduck.bus import permissions
 from spiderduck.core.errors import ConfigError
 
 
@@ -109,15 +110,19 @@ class EmbeddedNats:
 
     `config`: nats-server configuration (authorization, tls, operator and resolver blocks)
     written 0600 to store_dir/nats-server.conf and given with -c, so no secret in it is on
-    the command line (where `ps` shows it); `token=` is `config` admitting only that token."""
+    the command line (where `ps` shows it); `token=` is `config` admitting only that token;
+    `users=` (role -> password) admits one user per role, each with only its role's permissions
+    (spiderduck.bus.permissions)."""
 
     def __init__(self, store_dir: str, *, port: int = 0, host: str = "127.0.0.1",
-                 die_with_parent: bool = False, config: str = "", token: str | None = None):
+                 die_with_parent: bool = False, config: str = "", token: str | None = None,
+                 users: dict[str, str] | None = None):
         self.store_dir = store_dir
         self.host = host
         self.port = port or free_port(host)
         self.die_with_parent = die_with_parent
-        self.config = config + (token_config(token) if token else "")
+        self.config = (config + (token_config(token) if token else "")
+                       + (permissions.authorization(users) if users else ""))
         self.proc: subprocess.Popen | None = None
 
     @property

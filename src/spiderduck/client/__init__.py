@@ -28,13 +28,16 @@ What talks to what:
   at most `max_urls` URLs per call (the server's `metadata_api.max_urls`, 300 by default) and
   makes as many calls as it needs; told by the server that it takes fewer, it asks again in
   calls of that many.
-- `submit` publishes each URL as a protobuf `spiderduck.v1.UrlSubmission` on the JetStream
-  subject `spiderduck.urls.submit` (header `Content-Type: application/x-protobuf`), after
-  marking it queued in the KV bucket `spiderduck_url_queued` (so `get` says `pending` for it at
-  once, as for `spiderduck submit`). It needs `nats_url`: the NATS the service uses (`spiderduck
-  up` writes the URL of its embedded one to `var/nats.url`, and the token that server requires
-  to `var/nats.token`: pass `nats_token_file="var/nats.token"`); a comma-separated list names
-  the servers of one cluster.
+- `submit` sends each URL as a protobuf `spiderduck.v1.UrlSubmission` (header `Content-Type:
+  application/x-protobuf`) as a request on `spiderduck.urls.queue`: the service's metadata-api
+  marks it queued in the KV bucket `spiderduck_url_queued` (so `get` says `pending` for it at
+  once, as for `spiderduck submit`), publishes it to the JetStream subject
+  `spiderduck.urls.submit` and answers once stored; with no metadata-api answering, `submit`
+  publishes to `spiderduck.urls.submit` itself, unmarked. It needs `nats_url`: the NATS the
+  service uses (`spiderduck up` writes the URL of its embedded one to `var/nats.url`, and the
+  password of the user `client` to `var/nats.password`: pass `nats_user="client",
+  nats_password_file="var/nats.password"`); a comma-separated list names the servers of one
+  cluster.
 - A deployment's security settings have the service's config names: `token` (the metadata-api's
   bearer token), `tls_ca`, `tls_cert`, `tls_key`, `tls_server_name` (gRPC TLS), and
   `nats_creds`, `nats_nkey_seed`, `nats_user` + `nats_password_file`, `nats_token_file`,
@@ -61,9 +64,8 @@ calls other threads are still in.
 The package: `names` (the service's subjects and defaults), `errors`, `results` (Lookup,
 Resolution), `aio` (AsyncClient), `events` (EventStream) and `sync` (Client, EventIterator).
 It needs only grpcio, protobuf, nats-py and `spiderduck.v1`, never the service's own code.
-`submit` marks URLs queued by the rule `keys` defines for both: keys need ada-url (WHATWG
-canonicalization) and a tweet's URLs twitter-text-parser; without them those URLs are published
-unmarked (the service installs both).
+`keys` defines a URL's key for both (a program that writes queued markers itself computes it
+there, with ada-url); `submit` leaves the markers to the service.
 """
 from __future__ import annotations
 

@@ -14,10 +14,10 @@ import re
 import warnings
 from typing import Any, Callable
 
-from spiderduck.client.keys import url_key, without_userinfo
+from spiderduck.client.keys import url_key
 from spiderduck.client.names import QUEUED_BUCKET
 
-__all__ = ["QUEUED_BUCKET", "tweet_urls", "url_key", "without_userinfo"]
+__all__ = ["QUEUED_BUCKET", "tweet_urls", "url_key"]
 
 _SCHEME = re.compile(r"https?://", re.IGNORECASE).match
 

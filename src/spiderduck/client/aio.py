@@ -12,15 +12,14 @@ import grpc
 import grpc.aio
 from nats.errors import Error as NatsError
 from nats.errors import NoRespondersError
-from nats.js.api import KeyValueConfig
-from nats.js.errors import BadRequestError, BucketNotFoundError, NoStreamResponseError
+from nats.js.errors import NoStreamResponseError
 
-from spiderduck.client._keys import QUEUED_BUCKET, tweet_urls, url_key, without_userinfo
+from spiderduck.client.keys import without_userinfo
 from spiderduck.client.errors import (Error, InvalidUrl, NotConfigured, ServiceError, StillResolving,
                                       Unavailable)
 from spiderduck.client.events import EventStream
 from spiderduck.client.names import (DEFAULT_METADATA, MAX_URLS, PROTOBUF_CONTENT_TYPE, PUBLISH_WINDOW,
-                                     QUEUED_TTL, RESOLUTION_KEY, SUBMIT_SUBJECT)
+                                     QUEUE_SUBJECT, QUEUED_TTL, RESOLUTION_KEY, SUBMIT_SUBJECT)
 from spiderduck.client.results import Lookup, Resolution
 from spiderduck.client.security import (GrpcOptions, NatsOptions, PlaintextServer, abandon, nats_refusal,
                                         shown_url)
@@ -45,7 +44,8 @@ class AsyncClient:
     the deadline of `resolve` when it is given none (the server waits at most its own
     `metadata_api.resolve_timeout`, 30 s by default). `max_urls`: URLs per GetUrlMetadata call
     (the server's `metadata_api.max_urls`). `connect_timeout`: seconds to reach NATS.
-    `queued_ttl`: the TTL of the queued-marker bucket, should `submit` have to create it.
+    `queued_ttl`: no longer used (the service writes the queued markers); kept so that code
+    passing it still runs.
     `source`: what `submit` names as the submissions' source (echoed in their events).
 
     Security, as the service's deployment turns it on (the same names as its config):
@@ -93,7 +93,8 @@ class AsyncClient:
         self._stub: metadata_pb2_grpc.MetadataServiceStub | None = None
         self._nc: Any = None
         self._nats_lock: asyncio.Lock | None = None
-        self._queued_kv: Any = None
+        self._direct = False          # no metadata-api answered on QUEUE_SUBJECT: publish straight
+        self._direct_ready = False    # _before_direct done
         self._streams: list[EventStream] = []
         self._closed = False
         self._server_max_urls: int | None = None   # what the server said it takes per call
@@ -115,7 +116,7 @@ class AsyncClient:
             channel, self._channel, self._stub = self._channel, None, None
             await channel.close()
         if self._nc is not None:
-            nc, self._nc, self._queued_kv = self._nc, None, None
+            nc, self._nc = self._nc, None
             with contextlib.suppress(Exception):
                 await nc.close()
 
@@ -251,7 +252,7 @@ class AsyncClient:
         async with self._nats_lock:
             if self._nc is None or self._nc.is_closed:
                 self._nc = await self._connect_nats()
-                self._queued_kv = None
+                self._direct = False
         return self._nc
 
     async def _connect_nats(self) -> Any:
@@ -296,31 +297,39 @@ class AsyncClient:
             raise Unavailable(shown_url(f"cannot connect to NATS at {self.nats_url} within "
                                         f"{self.connect_timeout:g}s: {last}")) from None
 
-    async def _queued_bucket(self, js: Any) -> Any:
-        """The KV bucket of queued markers, created if missing as the service creates it (one
-        made otherwise is used as it is). The CLI's client also makes SpiderDuck's streams here,
-        as the service does. Raises Unavailable."""
-        config = KeyValueConfig(bucket=QUEUED_BUCKET, ttl=self.queued_ttl, history=1, replicas=1)
-        try:
-            try:
-                return await js.create_key_value(config)
-            except BadRequestError as exc:      # there already, configured otherwise: use it
-                try:
-                    return await js.key_value(QUEUED_BUCKET)
-                except BucketNotFoundError:
-                    raise Unavailable(f"cannot create KV bucket {QUEUED_BUCKET}: {exc}") from exc
-        except (NatsError, asyncio.TimeoutError) as exc:
-            raise Unavailable(f"cannot open KV bucket {QUEUED_BUCKET}: {exc}") from exc
+    async def _before_direct(self, js: Any) -> None:
+        """Called once before `submit` publishes straight to the stream (no metadata-api answers
+        on the queue subject): the CLI's client makes SpiderDuck's streams here, as the service
+        does."""
 
-    async def _mark_queued(self, urls: list[str]) -> None:
-        """Mark `urls` queued before they are published (the rule of `spiderduck.client.keys`, which
-        the service's `spiderduck.bus.pending` uses too); URLs whose key cannot be known here (no ada-url) go unmarked.
-        Raises Unavailable."""
-        keys = dict.fromkeys(k for k in map(url_key, urls) if k is not None)
+    async def _submit_one(self, nc: Any, data: bytes, headers: dict[str, str]) -> None:
+        """Ask the service to mark one submission queued and publish it (QUEUE_SUBJECT); with no
+        metadata-api there to answer, publish it straight to SUBMIT_SUBJECT, unmarked. Raises
+        Unavailable."""
+        if not self._direct:
+            try:
+                answer = await nc.request(QUEUE_SUBJECT, data, timeout=self.timeout, headers=headers)
+            except NoRespondersError:
+                self._direct = True
+            except (NatsError, asyncio.TimeoutError) as exc:
+                raise Unavailable(f"submit on {QUEUE_SUBJECT} failed: {exc}") from exc
+            else:
+                if answer.data:
+                    raise Unavailable(f"submit on {QUEUE_SUBJECT} failed: "
+                                      f"{answer.data.decode('utf-8', 'replace')}")
+                return
+        js = nc.jetstream()
+        if not self._direct_ready:
+            await self._before_direct(js)
+            self._direct_ready = True
         try:
-            await asyncio.gather(*(self._queued_kv.put(k, b"") for k in keys))
-        except (NatsError, asyncio.TimeoutError) as exc:
-            raise Unavailable(f"cannot mark URLs queued in {QUEUED_BUCKET}: {exc}") from exc
+            await js.publish(SUBMIT_SUBJECT, data, headers=headers)
+        except (NoRespondersError, NoStreamResponseError) as exc:
+            raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: no stream takes it on "
+                              f"{shown_url(self.nats_url or '')}: is that the service's NATS, "
+                              "and has the service started there?") from exc
+        except (NatsError, asyncio.TimeoutError, OSError) as exc:
+            raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: {exc}") from exc
 
     async def submit(self, urls: Iterable[str] = (), *, tweets: Iterable[str] = (),
                      refresh: bool = False, source: str | None = None, submission_id: str = "",
@@ -328,8 +337,11 @@ class AsyncClient:
         """Publish URLs (and tweets, whose URLs the service resolves) to be resolved; returns
         how many submissions were published. Each URL gets one UrlProcessed (see `events`).
 
-        Each is marked queued first, then published as a protobuf UrlSubmission to
-        `spiderduck.urls.submit` with JetStream, which confirms it stored it. `refresh`:
+        Each is sent as a protobuf UrlSubmission to `spiderduck.urls.queue`, where the service
+        marks its URLs queued and publishes it to `spiderduck.urls.submit` with JetStream, and
+        answers once stored; with no metadata-api running to answer, it is published to
+        `spiderduck.urls.submit` straight, unmarked (its URLs show as pending once a scheduler
+        claims them). `refresh`:
         re-fetch even a fresh record. `source` (default the client's) and `submission_id` (at
         most 256 characters each) are echoed in the events as `source` and `submission_id`.
         `on_progress(n)` is called after each window of submissions confirmed, with how many
@@ -343,23 +355,10 @@ class AsyncClient:
         if not items:
             return 0
         nc = await self._nats()
-        js = nc.jetstream()
-        if self._queued_kv is None:
-            self._queued_kv = await self._queued_bucket(js)
         headers = {"Content-Type": PROTOBUF_CONTENT_TYPE}
         for start in range(0, len(items), PUBLISH_WINDOW):
             batch = items[start:start + PUBLISH_WINDOW]
-            await self._mark_queued([u for item in batch for u in _urls_of(item)])
-            acks = [js.publish(SUBMIT_SUBJECT, item.SerializeToString(), headers=headers)
-                    for item in batch]
-            try:
-                await asyncio.gather(*acks)
-            except (NoRespondersError, NoStreamResponseError) as exc:
-                raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: no stream takes it on "
-                                  f"{shown_url(self.nats_url or '')}: is that the service's NATS, "
-                                  "and has the service started there?") from exc
-            except (NatsError, asyncio.TimeoutError, OSError) as exc:
-                raise Unavailable(f"publish to {SUBMIT_SUBJECT} failed: {exc}") from exc
+            await asyncio.gather(*(self._submit_one(nc, item.SerializeToString(), headers) for item in batch))
             if on_progress is not None:
                 on_progress(start + len(batch))
         return len(items)
@@ -391,10 +390,3 @@ def _urls_per_call(exc: grpc.aio.AioRpcError, asked: int) -> int | None:
     takes = int(said.group(2))
     return takes if 1 <= takes < asked else None
 
-
-def _urls_of(item: UrlSubmission) -> list[str]:
-    """The URLs a submission asks for, as the scheduler will read them (to mark them queued);
-    none for a tweet without twitter-text-parser (the service still reads it: see `_keys`)."""
-    if item.WhichOneof("payload") == "tweet":
-        return tweet_urls(item.tweet) or []
-    return [item.url]

@@ -7,10 +7,8 @@ is not a fetchable URL. The service canonicalizes with spiderduck.core.urls.cano
 calls `key_for`; the client, which must not import the service, does the same with ada-url in
 `url_key` (tests/client/test_client_keys.py holds the two equal over many URLs).
 
-ada-url is optional for the client: without it `url_key` answers None, and `submit` publishes
-without marking those URLs queued (they show as pending once a scheduler claims them, as for any
-producer that writes no marker). `pip install ada-url` restores the markers; the service's own
-installation has it.
+ada-url is optional for the client: without it `url_key` answers None. `submit` no longer
+computes keys (the service marks what it is asked to queue: spiderduck.metadata_api.queueing).
 """
 from __future__ import annotations
 

@@ -7,6 +7,9 @@ the service. The defaults below them are copies of the service's config defaults
 tests/client/test_client_library.py.
 """
 SUBMIT_SUBJECT = "spiderduck.urls.submit"          # the work queue URLs are submitted to
+# Requests to submit: the metadata-api marks the URLs queued, publishes them to SUBMIT_SUBJECT and
+# answers (empty, or why not), so a producer need not write the queued-marker bucket itself.
+QUEUE_SUBJECT = "spiderduck.urls.queue"
 PROCESSED_SUBJECT = "spiderduck.events.processed"  # where the scheduler announces each outcome
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"   # Content-Type of a protobuf UrlSubmission
 QUEUED_BUCKET = "spiderduck_url_queued"            # KV bucket of queued markers (keys: client.keys)

@@ -290,9 +290,10 @@ class Settings:
     # at most one of creds, nkey seed, user and token. Secrets come from files, never the config.
     nats_creds: str = ""              # a .creds file (user JWT and nkey seed, NATS decentralised auth)
     nats_nkey_seed: str = ""          # a file holding an nkey seed (SU...), for an nkey user
-    nats_user: str = ""               # user name, with its password in nats_password_file
+    nats_user: str = ""               # user name, with its password in nats_password_file (`up`'s
+                                      # own NATS: user client, password in data_dir/nats.password)
     nats_password_file: str = ""      # a file holding nats_user's password
-    nats_token_file: str = ""         # a file holding a token (`up` writes its own to data_dir/nats.token)
+    nats_token_file: str = ""         # a file holding a token
     nats_tls_ca: str = ""             # PEM bundle the NATS servers' certificates must chain to (turns TLS on)
     nats_tls_cert: str = ""           # PEM client certificate, for a NATS server that verifies clients ...
     nats_tls_key: str = ""            # ... and its PEM private key

@@ -32,6 +32,8 @@ class MetadataApiSettings:
     resolve_rate: float = 50.0        # ResolveUrl calls per second per caller (a token's name, else
                                       # a client certificate's identity); over it RESOURCE_EXHAUSTED;
                                       # 0 = no bound
+    max_concurrent_queueing: int = 256  # submissions asked for on spiderduck.urls.queue (the client's
+                                      # submit) marked queued and published at once; more wait
     explain_workers: int = 1          # extraction worker processes in which ExplainUrl re-runs the
                                       # extraction on a stored page (process.parser, within
                                       # process.extract_timeout), started at the first call; 0 = it

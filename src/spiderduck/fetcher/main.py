@@ -52,8 +52,7 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
     """
     s = settings.fetcher
     member = fetcher_id(s)
-    nc = await bus.connect(bus.nats_url(settings), name=f"spiderduck-fetcher-{member}",
-                           timeout=settings.nats_connect_timeout, auth=nats_auth.nats_options(settings))
+    nc = await nats_auth.connect_role(settings, "fetcher", f"spiderduck-fetcher-{member}")
     try:
         js = nc.jetstream()
         # Operators' controls are in force before the first request is served.

@@ -17,6 +17,7 @@ from spiderduck.extract.signals import robots_token
 from spiderduck.metadata_api import server
 from spiderduck.metadata_api.auth import RateLimit, TokenFile
 from spiderduck.metadata_api.places import Places
+from spiderduck.metadata_api.queueing import QueueRequests
 from spiderduck.query.explainer import Explainer
 from spiderduck.query.resolver import Resolver
 from spiderduck.stores.open import open_content_store, open_metadata_store
@@ -35,16 +36,15 @@ Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Beside | None = None) -> None:
     """Serves the metadata store; with nats_url set it also asks NATS which URLs are pending
-    (spiderduck.bus.pending) and serves ResolveUrl (spiderduck.query.resolver), and fails at start, as the
+    (spiderduck.bus.pending), serves ResolveUrl (spiderduck.query.resolver) and the submissions asked
+    for on spiderduck.urls.queue (metadata_api.queueing), and fails at start, as the
     other roles do, if that NATS cannot be reached. `beside` (see Beside) is entered once the API
     serves and left after it has stopped."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
         pending = resolver = js = queued = None
         if settings.nats_url:
-            nc = await bus.connect(settings.nats_url, name="spiderduck-metadata-api",
-                                   timeout=settings.nats_connect_timeout,
-                                   auth=nats_auth.nats_options(settings))
+            nc = await nats_auth.connect_role(settings, "metadata-api", "spiderduck-metadata-api")
             stack.push_async_callback(nc.close)
             js = nc.jetstream()
             await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
@@ -55,6 +55,9 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
             resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
                                       serve_stale_for=settings.serve_stale_for).start()
             stack.push_async_callback(resolver.close)
+            queueing = await QueueRequests(nc, js, queued,
+                                           concurrency=settings.metadata_api.max_concurrent_queueing).start()
+            stack.push_async_callback(queueing.close)
         else:
             log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
         api = settings.metadata_api

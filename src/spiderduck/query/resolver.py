@@ -24,12 +24,12 @@ import time
 import uuid
 
 from google.protobuf.message import DecodeError
-from nats.errors import Error as NatsError
 
 from spiderduck.wire import record_proto
 
 from spiderduck.bus import submissions
 
+from spiderduck.bus.streams import REPLIES_PREFIX, unsubscribe
 from spiderduck.bus.submissions import stale_refresh
 from spiderduck.core import urls
 from spiderduck.core.errors import BusError, SpiderDuckError
@@ -61,7 +61,7 @@ class Resolver:
         self._freshness = freshness
         self._serve_stale_for = serve_stale_for
         self._clock = clock
-        self._prefix = f"_INBOX.{uuid.uuid4().hex}"
+        self._prefix = f"{REPLIES_PREFIX}.{uuid.uuid4().hex}"
         self._waiting: dict[str, asyncio.Future] = {}
         self._sub = None
 
@@ -71,11 +71,7 @@ class Resolver:
         return self
 
     async def close(self) -> None:
-        if self._sub is not None:
-            try:
-                await self._sub.unsubscribe()
-            except NatsError:
-                pass
+        await unsubscribe(self._sub)
 
     async def _on_reply(self, msg) -> None:
         future = self._waiting.get(msg.subject.rsplit(".", 1)[-1])

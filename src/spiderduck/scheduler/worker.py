@@ -83,8 +83,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
     publisher and the pipeline over them; all closed in reverse on exit. run_scheduler feeds
     the pipeline from the stream; `spiderduck resolve` runs it on one URL."""
     async with contextlib.AsyncExitStack() as stack:
-        nc = await bus.connect(bus.nats_url(settings), name=name, timeout=settings.nats_connect_timeout,
-                               auth=nats_auth.nats_options(settings))
+        nc = await nats_auth.connect_role(settings, "scheduler", name)
         stack.push_async_callback(nc.close)
         js = nc.jetstream()
         await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
