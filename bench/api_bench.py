@@ -184,7 +184,7 @@ async def main() -> None:
             if service.poll() is not None or time.monotonic() > deadline:
                 sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
             await asyncio.sleep(0.1)
-        nc = await nats.connect(open(marker).read().strip(), token=up_nats.up_token(config["data_dir"]))
+        nc = await nats.connect(open(marker).read().strip(), **up_nats.up_credentials(config["data_dir"]))
         js = nc.jetstream()
         await crawl(js, nc, urls, 300)
         await nc.close()

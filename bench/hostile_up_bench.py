@@ -134,7 +134,7 @@ async def main() -> None:
         assert up.poll() is None, pathlib.Path(tmp, "up.log").read_text()[-3000:]
         await asyncio.sleep(0.05)
     sampler.ready_main = rss_kib(up.pid)[0]
-    nc = await nats.connect(marker.read_text().strip(), token=up_nats.up_token(str(marker.parent)))
+    nc = await nats.connect(marker.read_text().strip(), **up_nats.up_credentials(str(marker.parent)))
     js = nc.jetstream()
     events: dict[str, list[str]] = {}
     seen = asyncio.Condition()

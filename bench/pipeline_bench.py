@@ -239,7 +239,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         if own_nats:
             nc = await nats.connect(own_nats.url)
         else:
-            nc = await nats.connect(open(url_file).read().strip(), token=up_nats.up_token(config["data_dir"]))
+            nc = await nats.connect(open(url_file).read().strip(), **up_nats.up_credentials(config["data_dir"]))
         js = nc.jetstream()
         await bus.ensure_streams(js)
         events = Events()

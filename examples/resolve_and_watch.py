@@ -7,8 +7,9 @@
 The first URL is resolved with ResolveUrl (crawled unless a fresh record is stored); the others
 are submitted to NATS, and their UrlProcessed events are printed as they come, one line each:
 RESOLUTION STATUS URL 'title'. The NATS is --nats, else the one of the `spiderduck up` running
-in this directory (var/nats.url), which admits only the token `up` keeps in var/nats.token
-(--nats-token-file). Uses AsyncClient, the asyncio client.
+in this directory (var/nats.url), as the user `client` with the password `up` keeps in
+var/nats.password (--nats-user, --nats-password-file; --nats-token-file for a NATS that takes a
+token). Uses AsyncClient, the asyncio client.
 """
 from __future__ import annotations
 
@@ -27,16 +28,17 @@ def local_nats(data_dir: str = "var") -> str | None:
     return marker.read_text().strip() if marker.exists() else None
 
 
-def local_token_file(data_dir: str = "var") -> str | None:
-    """The file holding the token of that `up`'s NATS, if any."""
-    token = pathlib.Path(data_dir, "nats.token")
-    return str(token) if token.exists() else None
+def local_password_file(data_dir: str = "var") -> str | None:
+    """The file holding the password of the user `client` of that `up`'s NATS, if any."""
+    password = pathlib.Path(data_dir, "nats.password")
+    return str(password) if password.exists() else None
 
 
 async def run(args: argparse.Namespace) -> int:
     first, others = args.urls[0], args.urls[1:]
     async with AsyncClient(args.metadata, nats_url=args.nats,
-                           nats_token_file=args.nats_token_file) as spiderduck:
+                           nats_token_file=args.nats_token_file, nats_user=args.nats_user,
+                           nats_password_file=args.nats_password_file) as spiderduck:
         answer = await spiderduck.resolve(first, timeout=args.timeout)
         print(f"{answer.resolution} {answer.status} {first} {answer.record.title!r}", flush=True)
         if not others:
@@ -69,13 +71,16 @@ def main() -> int:
                         help="the metadata-api's address (metadata_api.listen)")
     parser.add_argument("--nats", default=local_nats(),
                         help="the service's NATS (default: ./var/nats.url of a running `up`)")
-    parser.add_argument("--nats-token-file", metavar="F",
-                        help="a file holding the NATS token (default: ./var/nats.token with the "
-                             "default --nats)")
+    parser.add_argument("--nats-user", help="NATS user (default: client, with the default --nats)")
+    parser.add_argument("--nats-password-file", metavar="F",
+                        help="a file holding that user's password (default: ./var/nats.password "
+                             "with the default --nats)")
+    parser.add_argument("--nats-token-file", metavar="F", help="a file holding a NATS token")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each step")
     args = parser.parse_args()
-    if args.nats_token_file is None and args.nats == local_nats():
-        args.nats_token_file = local_token_file()
+    if args.nats_user is None and args.nats_token_file is None and args.nats == local_nats():
+        args.nats_password_file = local_password_file()
+        args.nats_user = "client" if args.nats_password_file else None
     if len(args.urls) > 1 and not args.nats:
         parser.error("submitting needs --nats (or a `spiderduck up` running in this directory)")
     try:

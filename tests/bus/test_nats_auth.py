@@ -216,28 +216,34 @@ async def test_the_cli_takes_the_nats_settings(tmp_path):
         assert CANARY not in err
 
 
-def test_the_token_of_up_is_used_only_where_its_nats_is(tmp_path):
-    """No nats_url and an `up` holding data_dir's lock: its NATS, with its token (the CLI and
-    roles started beside it). A token file left with no `up` running, a NATS named by nats_url,
-    or credentials of one's own: never up's token."""
+def test_the_users_of_up_are_used_only_where_its_nats_is(tmp_path):
+    """No nats_url and an `up` holding data_dir's lock: its NATS, as its user `client` (the CLI
+    beside it) or as a role's own user (a role started beside it, resolve --trace). Password
+    files left with no `up` running, a NATS named by nats_url, or credentials of one's own:
+    never up's users."""
     data_dir = tmp_path / "var"
-    data_dir.mkdir()
-    (data_dir / up_nats.UP_TOKEN_FILE).write_text(CANARY + "\n")
+    (data_dir / up_nats.ROLE_PASSWORDS_DIR).mkdir(parents=True)
+    (data_dir / up_nats.CLIENT_PASSWORD_FILE).write_text(CANARY + "\n")
+    (data_dir / up_nats.ROLE_PASSWORDS_DIR / "scheduler").write_text(CANARY[::-1] + "\n")
     (data_dir / up_nats.EMBEDDED_URL_FILE).write_text("nats://127.0.0.1:4999\n")
 
-    def options(**kv):            # as the CLI and the roles it starts get them
-        return nats_auth.nats_options(up_nats.with_up_nats(settings_with(tmp_path, **kv)))
+    def options(user="client", **kv):            # as the CLI and the roles it starts get them
+        return nats_auth.nats_options(up_nats.with_up_nats(settings_with(tmp_path, **kv), user))
 
-    assert nats_auth.nats_options(settings_with(tmp_path)).token_file is None        # no `up`: stale
+    assert nats_auth.nats_options(settings_with(tmp_path)).user is None        # no `up`: stale
     with pytest.raises(ConfigError, match="no NATS to use"):
         options()
     with UpLock(str(data_dir)):
-        assert options().token_file == str(data_dir / "nats.token")
-        assert nats_auth.nats_options(settings_with(tmp_path)).token_file is None    # common reads no up file
-        assert up_nats.up_token(str(data_dir)) == CANARY
-        assert options(nats_url="nats://n1:4222").token_file is None
+        client = options()
+        assert (client.user, client.password_file, client.token_file) == (
+            "client", str(data_dir / "nats.password"), None)
+        assert client.connect_kwargs() == {"user": "client", "password": CANARY}
+        assert options("scheduler").connect_kwargs() == {"user": "scheduler", "password": CANARY[::-1]}
+        assert nats_auth.nats_options(settings_with(tmp_path)).user is None    # common reads no up file
+        assert up_nats.up_credentials(str(data_dir)) == {"user": "client", "password": CANARY}
+        assert options(nats_url="nats://n1:4222").user is None
         mine = options(nats_user="alice", nats_password_file="pw")
-        assert (mine.user, mine.token_file) == ("alice", None)
+        assert (mine.user, mine.password_file) == ("alice", "pw")
 
 
 @pytest.mark.parametrize("kind", KINDS)

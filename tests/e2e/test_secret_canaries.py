@@ -131,7 +131,7 @@ async def test_up_serves_with_its_secrets_showing_none(world, ps, up):
     statuses = [status for _, status, _ in answers]
     assert statuses == [200, 200, 200, 404, 200, 200, 401, 401, 401, 200, 200], answers
     read = assert_files_clean(world, up.data_dir)
-    assert {"nats.token", "nats.url", "up.lock", "metadata.db", "nats/nats-server.log",
+    assert {"nats.password", "nats-users/scheduler", "nats.url", "up.lock", "metadata.db", "nats/nats-server.log",
             "nats/nats-server.conf"} <= set(read), read
     assert ps.showing("nats-server", "-c", up.data_dir), "up's nats-server never seen"
     assert ps.showing(SPIDERDUCK, "up", "--config"), "up never seen"
@@ -146,7 +146,8 @@ async def test_up_stops_having_shown_no_secret(world, ps, up):
     assert "set, but nats_url is not" in text        # the NATS credentials it ignores: named only
     assert "robots.txt memcached" in text             # the memcached that is not there: tried
     assert_files_clean(world, up.data_dir)
-    assert not os.path.exists(os.path.join(up.data_dir, "nats.token"))
+    assert not os.path.exists(os.path.join(up.data_dir, "nats.password"))
+    assert not os.path.exists(os.path.join(up.data_dir, "nats-users"))
     assert_ps_clean(world, ps)
 
 

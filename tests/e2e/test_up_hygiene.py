@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import pathlib
 import signal
 import stat
 
@@ -145,29 +146,31 @@ def command_lines() -> list[bytes]:
     return found
 
 
-async def test_ups_nats_admits_only_the_token_up_made_which_ps_does_not_show(tmp_path, up_config):
+async def test_ups_nats_admits_only_the_users_up_made_which_ps_does_not_show(tmp_path, up_config):
     data_dir = tmp_path / "var"
     up = Proc(tmp_path, "up", "--config", up_config)
     try:
         await up.wait_log("serving every shard")
-        token_file = data_dir / up_nats.UP_TOKEN_FILE
-        token = token_file.read_text().strip()
-        assert len(token) >= 32 and stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        password_file = pathlib.Path(up_nats.password_path(str(data_dir)))
+        password = password_file.read_text().strip()
+        assert len(password) >= 32 and stat.S_IMODE(password_file.stat().st_mode) == 0o600
         url = (data_dir / up_nats.EMBEDDED_URL_FILE).read_text().strip()
-        for anonymous in ({}, {"token": token[::-1]}):
+        for anonymous in ({}, {"token": password}, {"user": "client", "password": password[::-1]},
+                          {"user": "scheduler", "password": password}):
             with pytest.raises(nats.errors.Error, match="Authorization Violation"):
                 await nats.connect(url, allow_reconnect=False, error_cb=_quiet, **anonymous)
-        nc = await nats.connect(url, token=token, allow_reconnect=False)
+        nc = await nats.connect(url, user="client", password=password, allow_reconnect=False)
         await nc.close()
-        assert not [line for line in command_lines() if token.encode() in line]
+        assert not [line for line in command_lines() if password.encode() in line]
         code, out, err = await run_cli("submit", "http://a.test/", "--config", up_config)
-        assert code == 0, err                         # the CLI takes the token of the `up` it finds
+        assert code == 0, err                         # the CLI takes the password of the `up` it finds
         await up.stop(signal.SIGTERM)
         assert up.proc.returncode == 0, up.stderr[-3000:]
         server_log = (data_dir / "nats" / "nats-server.log").read_text()
-        assert "authentication error" in server_log and token not in server_log
-        assert token not in up.stderr
-        assert not token_file.exists()                # gone with its server, as its config
+        assert "authentication error" in server_log and password not in server_log
+        assert password not in up.stderr
+        assert not password_file.exists()             # gone with its server, as its config
+        assert not (data_dir / up_nats.ROLE_PASSWORDS_DIR).exists()
         assert not (data_dir / "nats" / "nats-server.conf").exists()
     finally:
         up.kill()
@@ -178,23 +181,24 @@ async def _quiet(exc: Exception) -> None:
 
 
 def modes_under(root) -> dict[str, int]:
-    """path (relative to root) -> permission bits, of root and everything below it."""
-    found = {".": stat.S_IMODE(os.stat(root).st_mode)}
+    """path (relative to root) -> mode (type and permission bits), of root and everything below it."""
+    found = {".": os.stat(root).st_mode}
     for folder, dirs, files in os.walk(root):
         for name in dirs + files:
             path = os.path.join(folder, name)
-            found[os.path.relpath(path, root)] = stat.S_IMODE(os.lstat(path).st_mode)
+            found[os.path.relpath(path, root)] = os.lstat(path).st_mode
     return found
 
 
 def not_private(modes: dict[str, int], root) -> list[str]:
-    return [f"{path} {mode:o}" for path, mode in sorted(modes.items())
-            if mode != (0o700 if os.path.isdir(os.path.join(root, path)) else 0o600)]
+    """Of `modes` (modes_under, taken while they existed), what is not 0700 (a folder) or 0600."""
+    return [f"{path} {stat.S_IMODE(mode):o}" for path, mode in sorted(modes.items())
+            if stat.S_IMODE(mode) != (0o700 if stat.S_ISDIR(mode) else 0o600)]
 
 
 async def test_everything_up_writes_under_data_dir_is_its_users_only(tmp_path, up_config, localweb):
     """Files 0600 and folders 0700, whatever the umask: the SQLite database and its WAL, the
-    WARC files, nats.url, nats.token, up.lock, the nats-server's JetStream store and log. A
+    WARC files, nats.url, nats.password and nats-users/, up.lock, the nats-server's JetStream store and log. A
     data_dir (and up.lock) made readable to others before is made private."""
     data_dir = tmp_path / "var"
     data_dir.mkdir(mode=0o755)
@@ -217,7 +221,7 @@ async def test_everything_up_writes_under_data_dir_is_its_users_only(tmp_path, u
         assert up.proc.returncode == 0, up.stderr[-3000:]
     finally:
         up.kill()
-    for seen in ("metadata.db", "metadata.db-wal", "nats.url", "nats.token", "up.lock",
+    for seen in ("metadata.db", "metadata.db-wal", "nats.url", "nats.password", "nats-users/fetcher", "up.lock",
                  "nats/nats-server.log", "nats/jetstream"):
         assert seen in running, sorted(running)
     assert [path for path in running if path.endswith(".warc.gz")], sorted(running)

@@ -83,7 +83,7 @@ def cmd_resolve(settings: Settings, args) -> int:
         return cmd_resolve_remote(settings, args.url, refresh=args.refresh, timeout=args.timeout,
                                   token=api_token(args))
     try:
-        settings = with_up_nats(settings)    # nats_url, else the NATS of the `up` running here
+        settings = with_up_nats(settings, "scheduler")   # nats_url, else the `up` running here's, as its scheduler
     except ConfigError as exc:
         print(f"spiderduck resolve: {exc}", file=sys.stderr)
         return 1

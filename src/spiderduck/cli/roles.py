@@ -13,6 +13,7 @@ import signal
 import uvloop
 
 from spiderduck.bus import credentials as nats_auth
+from spiderduck.bus import permissions
 from spiderduck.cli import logs, up_nats
 from spiderduck.cli.nats_server import EmbeddedNats, free_port, port_open, reap_orphan, write_private
 from spiderduck.cli.up_lock import UpLock
@@ -131,7 +132,7 @@ def _one_role(name: str):
         logs.setup(settings.log_level)
         logs.log_settings(settings, name)
         if name in NEEDS_NATS:
-            settings = up_nats.with_up_nats(settings)
+            settings = up_nats.with_up_nats(settings, name)
         shutdown_traces = telemetry.setup(settings.telemetry, name)
         try:
             serve(run_roles(settings, [ROLES[name]]))
@@ -145,39 +146,47 @@ def _one_role(name: str):
 def embedded_nats(settings: Settings):
     """Yield settings whose nats_url names a running server, starting one if none is set.
 
-    The server admits only clients with the token made here (data_dir/nats.token, 0600; given
-    to the server in a 0600 config file, not on its command line, where `ps` would show it),
-    and the settings yielded use it. The caller holds data_dir's lock, so a nats-server still
-    running on this store is an orphan of an `up` that was killed: it is stopped first, never
-    run twice. Ours dies with this process, however it ends."""
+    The server admits one user per role of spiderduck.bus.permissions, each with only its
+    role's permissions and a password made here (cli.up_nats.password_path: data_dir/nats.password
+    for `client`, what programs beside `up` use; data_dir/nats-users/<role> for each role; 0600,
+    given to the server in a 0600 config file, not on its command line, where `ps` would show
+    it). The settings yielded connect as `client`; run_up gives each role its own user. The
+    caller holds data_dir's lock, so a nats-server still running on this store is an orphan of
+    an `up` that was killed: it is stopped first, never run twice. Ours dies with this process,
+    however it ends."""
     if settings.nats_url:
         yield settings
         return
     ignored = nats_auth.configured_credentials(settings) + [
         key for key in ("nats_password_file", "nats_tls_ca", "nats_tls_cert", "nats_tls_key")
         if getattr(settings, key)]
-    token_path = up_nats.up_token_path(settings.data_dir)
     if ignored:
         log.warning("%s: set, but nats_url is not: `up` starts its own NATS, which takes its own "
-                    "token (%s) and no TLS", ", ".join(ignored), token_path)
+                    "users (%s) and no TLS", ", ".join(ignored), up_nats.password_path(settings.data_dir))
     store = os.path.join(settings.data_dir, "nats")
     orphan = reap_orphan(store)
     if orphan is not None:
         log.warning("stopped nats-server pid %d left running on %s by an earlier `up`", orphan, store)
-    token = secrets.token_urlsafe(32)
-    write_private(token_path, token + "\n")
+    passwords = {role: secrets.token_urlsafe(32) for role in permissions.ROLES}
+    written = [up_nats.password_path(settings.data_dir, role) for role in passwords]
+    os.makedirs(os.path.dirname(written[-1]), mode=0o700, exist_ok=True)
+    for path, password in zip(written, passwords.values()):
+        write_private(path, password + "\n")
     server = EmbeddedNats(store, port=4222 if not port_open("127.0.0.1", 4222) else free_port(),
-                          die_with_parent=True, token=token)
+                          die_with_parent=True, users=passwords)
     marker = up_nats.url_path(settings.data_dir)
     try:
         server.start()
         write_private(marker, server.url + "\n")
-        cleared = {key: "" for key in ignored}        # an ignored nats_token_file: up's takes its place
-        yield dataclasses.replace(settings, **{**cleared, "nats_url": server.url, "nats_token_file": token_path})
+        cleared = {key: "" for key in ignored}        # ignored credentials: up's users take their place
+        yield up_nats.as_user(dataclasses.replace(settings, **{**cleared, "nats_url": server.url}),
+                              permissions.CLIENT)
     finally:
-        for path in (marker, token_path):
+        for path in (marker, *written):
             with contextlib.suppress(OSError):
                 os.remove(path)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(written[-1]))
         server.stop()
 
 
@@ -213,7 +222,22 @@ async def run_up(settings: Settings, stop: asyncio.Event | None = None) -> None:
     async def fetcher_role(settings: Settings, stop: asyncio.Event) -> None:
         await run_fetcher(settings, drained, hold_all_shards=True, on_ready=fetcher.set_result)
 
-    await run_roles(settings, [fetcher_role, run_metadata_api_and_web, scheduler], stop)
+    await run_roles(settings, [as_role("fetcher", fetcher_role), as_role("metadata-api", run_metadata_api_and_web),
+                               as_role("scheduler", scheduler)], stop)
+
+
+def as_role(user: str, role):
+    """`role` connecting to `up`'s NATS as its own user (cli.up_nats.as_user), when `up` started
+    that NATS (with nats_url set, every role uses the credentials configured)."""
+    async def run(settings: Settings, stop: asyncio.Event) -> None:
+        if settings.nats_user == permissions.CLIENT and running_own_nats(settings):
+            settings = up_nats.as_user(settings, user)
+        await role(settings, stop)
+    return run
+
+
+def running_own_nats(settings: Settings) -> bool:
+    return settings.nats_password_file == up_nats.password_path(settings.data_dir)
 
 
 def add_commands(sub, common) -> None:
