@@ -105,13 +105,13 @@ fetcher scheduler metadata-api
     (dict "key" "tls.crt" "handle" "tls.cert") (dict "key" "tls.key" "handle" "tls.key") (dict "key" "ca.crt" "handle" "tls.ca"))) }}
 {{- end }}
 {{- if has $role (list "fetcher" "scheduler" "metadata-api") }}
-{{- $auth := $v.nats.auth }}
+{{- $auth := include "spiderduck.natsAuth" . | fromYaml }}
 {{- if or $auth.type $auth.existingSecret }}
 {{- if not (and $auth.type $auth.existingSecret) }}
-{{- fail "nats.auth: set both type (creds, nkey, token or password) and existingSecret, or neither" }}
+{{- fail (printf "%s: set both type (creds, nkey, token or password) and existingSecret, or neither" $auth.what) }}
 {{- end }}
 {{- if ne (eq $auth.type "password") (not (empty $auth.user)) }}
-{{- fail "nats.auth.user: set it with type password (the user whose password the Secret holds), and only then" }}
+{{- fail (printf "%s.user: set it with type password (the user whose password the Secret holds), and only then" $auth.what) }}
 {{- end }}
 {{- $file := get (include "spiderduck.natsAuthFiles" . | fromYaml) $auth.type }}
 {{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "nats-auth" "secret" $auth.existingSecret "items" (list
@@ -180,6 +180,21 @@ fetcher scheduler metadata-api
 {{- end }}
 {{- end }}
 {{- join "&" $out }}
+{{- end }}
+
+{{/* The NATS credentials of one role, (dict "ctx" $ "role" R), as YAML: its own
+     <role>.natsAuth (scheduler, fetcher, metadataApi) when that sets type or existingSecret,
+     else nats.auth, the default of every role; "what" names the values path, for errors. */}}
+{{- define "spiderduck.natsAuth" -}}
+{{- $v := .ctx.Values }}
+{{- $key := get (dict "fetcher" "fetcher" "scheduler" "scheduler" "metadata-api" "metadataApi") .role }}
+{{- $own := dict }}
+{{- if $key }}{{ $own = (get $v $key).natsAuth | default dict }}{{ end }}
+{{- if or $own.type $own.existingSecret }}
+{{- toYaml (merge (dict "what" (printf "%s.natsAuth" $key)) $own) }}
+{{- else }}
+{{- toYaml (merge (dict "what" "nats.auth") $v.nats.auth) }}
+{{- end }}
 {{- end }}
 
 {{/* nats.auth.type -> the file its Secret key is mounted as (and the key read when
@@ -370,8 +385,9 @@ fetcher scheduler metadata-api
 {{- $_ := set $cfg "nats_replicas" (int (default 1 $v.nats.replicas)) }}
 {{- end }}
 {{- with index $paths "nats.auth" }}
-{{- $_ := set $cfg (get (include "spiderduck.natsAuthKeys" $ | fromYaml) $v.nats.auth.type) . }}
-{{- with $v.nats.auth.user }}{{ $_ := set $cfg "nats_user" . }}{{ end }}
+{{- $auth := include "spiderduck.natsAuth" $ | fromYaml }}
+{{- $_ := set $cfg (get (include "spiderduck.natsAuthKeys" $ | fromYaml) $auth.type) . }}
+{{- with $auth.user }}{{ $_ := set $cfg "nats_user" . }}{{ end }}
 {{- end }}
 {{- range $handle, $key := dict "nats.ca" "nats_tls_ca" "nats.cert" "nats_tls_cert" "nats.key" "nats_tls_key" }}
 {{- with index $paths $handle }}{{ $_ := set $cfg $key . }}{{ end }}
