@@ -180,6 +180,13 @@ async def test_the_roles_write_what_they_own(server):
     await (await ajs.key_value(QUEUED_BUCKET)).put("k", b"")
     assert (await (await sjs.key_value(bus.LEASE_BUCKET)).get("shard-0")).value == b"a"   # read
     assert (await (await ajs.key_value(CLAIM_BUCKET)).get("k")).value == b"me"
+    # Watches (ordered consumers on the buckets' streams): the scheduler's router on the leases,
+    # the fetchers on the domain controls, a claim waited on.
+    for js, bucket, key in ((sjs, bus.LEASE_BUCKET, "shard-0"), (fjs, domain_controls.BUCKET, "example.com"),
+                            (sjs, CLAIM_BUCKET, "k")):
+        watcher = await (await js.key_value(bucket)).watchall()
+        assert (await watcher.updates(timeout=10)).key == key
+        await watcher.stop()
     await sjs.publish(bus.PROCESSED_SUBJECT, b"e")
     replies = await users["metadata-api"].nc.subscribe(f"{bus.REPLIES_PREFIX}.r.*")
     await users["metadata-api"].nc.flush()

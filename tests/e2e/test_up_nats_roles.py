@@ -58,6 +58,9 @@ async def test_programs_beside_up_submit_watch_and_get_and_nothing_more(tmp_path
         assert json.loads(out.decode().splitlines()[0])["url"] == page
         code, out, err = await run_cli("get", page, "--config", config)
         assert code == 0 and json.loads(out)["title"] == "By role", (out, err)
+        # An unseen URL: the metadata-api reads the claims and queued buckets, as its user may.
+        code, out, err = await run_cli("get", "http://never.roles.test/", "--config", config)
+        assert code == 1 and json.loads(out) == {"url": "http://never.roles.test/", "found": False}, (out, err)
         # resolve --trace runs the pipeline here, as the scheduler's user.
         code, out, err = await run_cli("resolve", page, "--trace", "--config", config)
         assert code == 0 and json.loads(out.splitlines()[-1])["title"] == "By role", err

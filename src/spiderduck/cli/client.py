@@ -35,7 +35,7 @@ class ServiceClient(sdclient.AsyncClient):
         tls = settings.tls
         grpc_tls.channel_credentials(tls)   # a key not of its certificate: one line naming the file
         if nats:
-            settings = with_up_nats(settings)   # nats_url, else the NATS (and token) of a running `up`
+            settings = with_up_nats(settings)   # nats_url, else the NATS of a running `up`, as client
         super().__init__(settings.metadata_api.listen, settings.nats_url if nats else None,
                          max_urls=settings.metadata_api.max_urls,
                          resolve_timeout=settings.metadata_api.resolve_timeout + 5,
