@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -103,6 +104,7 @@ def token_config(token: str) -> str:
 
 
 CONFIG_FILE = "nats-server.conf"
+MAX_INFO_BYTES = 64 * 1024       # of the INFO line read at start to know the server is ours
 
 
 class EmbeddedNats:
@@ -124,6 +126,9 @@ class EmbeddedNats:
         self.config = (config + (token_config(token) if token else "")
                        + (permissions.authorization(users) if users else ""))
         self.proc: subprocess.Popen | None = None
+        # Told on its command line (not a secret) and checked in the INFO it greets clients with,
+        # so a server another program runs on the same port is never taken for ours.
+        self.name = f"spiderduck-{secrets.token_hex(8)}"
 
     @property
     def url(self) -> str:
@@ -141,21 +146,39 @@ class EmbeddedNats:
             write_private(config_path, self.config)
             args += ["-c", config_path]
         self.proc = subprocess.Popen(
-            [*args, "-a", self.host, "-p", str(self.port), "-js", "-sd", self.store_dir,
+            [*args, "-a", self.host, "-p", str(self.port), "-n", self.name, "-js", "-sd", self.store_dir,
              "-l", self.log_path, "-P", os.path.join(self.store_dir, PID_FILE)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             # Its own session: a terminal's Ctrl-C goes to `up`, which stops this server after
             # draining, rather than to both at once (which would pull NATS from under the drain).
             start_new_session=True, preexec_fn=kill_with_parent if self.die_with_parent else None)
         deadline = time.monotonic() + timeout
-        while not port_open(self.host, self.port):
+        while not self._listening():
             if self.proc.poll() is not None:
-                raise ConfigError(f"nats-server exited with {self.proc.returncode}; see {self.log_path}")
+                raise ConfigError(f"nats-server exited with {self.proc.returncode} (is {self.url} "
+                                  f"another program's?); see {self.log_path}")
             if time.monotonic() > deadline:
                 self.stop()
                 raise ConfigError(f"nats-server did not listen on {self.url} within {timeout:g}s")
             time.sleep(0.05)
         return self
+
+    def _listening(self) -> bool:
+        """Whether this server (its name in the INFO line a NATS server greets with) answers on
+        its port; a server of another program there is not it."""
+        try:
+            with socket.create_connection((self.host, self.port), timeout=0.5) as sock:
+                sock.settimeout(0.5)
+                line = sock.makefile("rb").readline(MAX_INFO_BYTES)
+        except OSError:
+            return False
+        if not line.startswith(b"INFO "):
+            return False
+        try:
+            info = json.loads(line[5:])
+        except ValueError:
+            return False
+        return isinstance(info, dict) and info.get("server_name") == self.name
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the server, and remove its config (it may hold a secret)."""

@@ -20,12 +20,14 @@ from spiderduck.cli.up_lock import UpLock
 from spiderduck.core import metrics
 from spiderduck.core import telemetry
 from spiderduck.core.config import Settings
+from spiderduck.core.errors import ConfigError
 from spiderduck.fetcher.local import LocalTransport
 from spiderduck.fetcher.main import run_fetcher
 from spiderduck.metadata_api.main import run_metadata_api
 from spiderduck.scheduler.fetcher_client import GrpcTransport
 from spiderduck.scheduler.worker import run_scheduler
 
+NATS_PORT = 4222          # NATS's usual port: up's embedded server takes it when it is free
 log = logging.getLogger("spiderduck")
 CANCEL_WAIT = 2.0     # seconds cancelled roles get to unwind after shutdown_grace
 
@@ -172,11 +174,10 @@ def embedded_nats(settings: Settings):
     os.makedirs(os.path.dirname(written[-1]), mode=0o700, exist_ok=True)
     for path, password in zip(written, passwords.values()):
         write_private(path, password + "\n")
-    server = EmbeddedNats(store, port=4222 if not port_open("127.0.0.1", 4222) else free_port(),
-                          die_with_parent=True, users=passwords)
     marker = up_nats.url_path(settings.data_dir)
+    server = None
     try:
-        server.start()
+        server = _started_nats(store, passwords)
         write_private(marker, server.url + "\n")
         cleared = {key: "" for key in ignored}        # ignored credentials: up's users take their place
         yield up_nats.as_user(dataclasses.replace(settings, **{**cleared, "nats_url": server.url}),
@@ -187,7 +188,28 @@ def embedded_nats(settings: Settings):
                 os.remove(path)
         with contextlib.suppress(OSError):
             os.rmdir(os.path.dirname(written[-1]))
+        if server is not None:
+            server.stop()
+
+
+def _started_nats(store: str, users: dict[str, str]) -> EmbeddedNats:
+    """`up`'s nats-server, started: on NATS's usual port when it is free (where a newcomer's
+    tools look), else, or when another program takes that port first, on a free one. Never
+    another program's server: EmbeddedNats.start knows its own by name."""
+    if not port_open("127.0.0.1", NATS_PORT):
+        server = EmbeddedNats(store, port=NATS_PORT, die_with_parent=True, users=users)
+        try:
+            return server.start()
+        except ConfigError as exc:
+            server.stop()
+            log.info("NATS's usual port %d was taken as up started its own (%s): using a free port",
+                     NATS_PORT, exc)
+    server = EmbeddedNats(store, port=free_port(), die_with_parent=True, users=users)
+    try:
+        return server.start()
+    except BaseException:
         server.stop()
+        raise
 
 
 def cmd_up(settings: Settings, args) -> int:
