@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 
 import nats
+import nats.errors
 import pytest
 
 from spiderduck.bus import permissions
@@ -107,7 +108,12 @@ async def test_the_client_submits_reads_events_and_dead_letters_and_its_replies(
     sjs = sched.nc.jetstream()
     await sjs.publish(bus.PROCESSED_SUBJECT, b"event")
     await sjs.publish(bus.DEAD_SUBJECT, b"letter")
-    assert (await events.next_msg(timeout=10)).data == b"event"
+    try:
+        live = await events.next_msg(timeout=10)
+    except nats.errors.TimeoutError:      # say what the server said (once seen in a loaded full run)
+        pytest.fail(f"no live event within 10 s; refused to client: {client.refused}, "
+                    f"to scheduler: {sched.refused}, client connected: {client.nc.is_connected}")
+    assert live.data == b"event"
     for subject, data in ((bus.PROCESSED_SUBJECT, b"event"), (bus.DEAD_SUBJECT, b"letter")):
         sub = await cjs.subscribe(subject, ordered_consumer=True)
         assert (await sub.next_msg(timeout=10)).data == data

@@ -201,3 +201,21 @@ async def test_a_fetcher_not_root_jails_the_browser_too():
     assert (found["euid"], found["required"]) == (65534, "started")
     assert found["renders"] == [["ok", True, True, True]] * 2
     assert found["warnings"] == []
+
+
+@pytest.mark.skipif(not unshare_works(), reason="util-linux unshare -U -r is refused here")
+async def test_a_fetcher_running_grpc_still_gets_the_sandbox():
+    """A fork of a process running gRPC holds gRPC's threads, and the kernel refuses
+    unshare(CLONE_NEWUSER) to a process with more than one: the jail is probed and entered in a
+    fresh process, so the fetcher's own gRPC server (as in `up`) costs the browser nothing."""
+    import grpc.aio
+
+    from spiderduck.fetcher.render import confinement
+    server = grpc.aio.server()
+    server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    try:
+        found = await asyncio.to_thread(confinement._probe, (65534, 65534) if ROOT else None)
+    finally:
+        await server.stop(None)
+    assert found["network"] == "ok" and found["sandbox"] == "ok", found

@@ -3,7 +3,7 @@
 CDP runs over a pair of pipes (`--remote-debugging-pipe`: the browser's fd 3 and 4), never a
 DevTools port: no other local process can reach the browser. WebRTC is off (see `flags`). Where
 the platform allows, the browser has a network namespace of its own, runs as a user other than
-root and with Chromium's sandbox on (`confinement.Jail`, taken in the child before exec).
+root and with Chromium's sandbox on (`confinement.Jail`, entered by jail_exec before Chromium).
 
 The browser runs in a session (and process group) of its own, with PR_SET_PDEATHSIG=SIGKILL so
 it dies with the fetcher, a temporary profile (removed on close) and a proxy that does not exist
@@ -70,15 +70,14 @@ def flags(profile: str, max_memory_mb: int, sandbox: bool) -> list[str]:
     ]
 
 
-def _child_setup(commands: int, answers: int, jail: Jail):
+def _child_setup(commands: int, answers: int):
     """What runs in the child before exec: the pipe's ends put at fd 3 (commands, read by the
-    browser) and fd 4 (answers), the jail entered, and SIGKILL when the fetcher dies (Linux; set
-    last, as a change of user clears it)."""
+    browser) and fd 4 (answers), and SIGKILL when the fetcher dies (Linux; jail_exec sets it again
+    after the jail's change of user, which clears it)."""
     def setup() -> None:
         high = [fcntl.fcntl(fd, fcntl.F_DUPFD, 5) for fd in (commands, answers)]   # off 3 and 4 first
         os.dup2(high[0], 3)
         os.dup2(high[1], 4)
-        jail.enter()
         if sys.platform.startswith("linux"):
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -138,9 +137,9 @@ class Browser:
         try:
             with open(os.path.join(profile, "chromium.log"), "wb") as log:
                 process = subprocess.Popen(
-                    [chromium, *flags(profile, max_memory_mb, jail.sandbox)], stdin=subprocess.DEVNULL,
+                    jail.command([chromium, *flags(profile, max_memory_mb, jail.sandbox)]), stdin=subprocess.DEVNULL,
                     stdout=log, stderr=log, env=env, start_new_session=True,
-                    preexec_fn=_child_setup(commands_in, answers_out, jail), close_fds=True,
+                    preexec_fn=_child_setup(commands_in, answers_out), close_fds=True,
                     pass_fds=(3, 4))
         except (OSError, subprocess.SubprocessError) as exc:     # the latter: the jail refused
             for fd in (commands_out, answers_in):

@@ -2,7 +2,7 @@
 user that is not root, with Chromium's sandbox on: each where the platform allows it.
 
     jail = await confinement.plan(settings.isolation, settings.run_as)   # probed once per process
-    Popen(..., preexec_fn=...jail.enter...)     # in the browser's child, before exec
+    Popen(jail.command([chromium, ...]))        # the jail entered by jail_exec, then exec
     flags(..., sandbox=jail.sandbox)            # --no-sandbox only where the sandbox was refused
 
 `render.isolation`:
@@ -25,17 +25,17 @@ The parts, on Linux:
               setuid helper); the probe does what Chromium will do, as the browser's user:
               unshare(CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET).
 
-The probe runs the three steps in a throwaway child (`true`) and reads back, over a pipe, what
-each one gave; the browser's own child then takes the steps the probe found allowed."""
+The probe runs the three steps in a fresh process (jail_exec.py: not a fork of the fetcher, whose
+gRPC threads a fork carries, which unshare(CLONE_NEWUSER) refuses) and reads back what each one
+gave; the browser is then started through jail_exec, which takes the steps the probe found allowed
+and execs Chromium."""
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import json
 import logging
 import os
 import pwd
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -44,11 +44,11 @@ from spiderduck.core.errors import ConfigError
 
 log = logging.getLogger("spiderduck.fetcher.render")
 
-CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUSER = 0x40000000, 0x20000000, 0x10000000
+JAIL_EXEC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "jail_exec.py")
+PROBE_TIMEOUT = 30.0       # seconds for the probe's process to answer
 PARTS = {"network": "a network namespace of its own",
          "user": "a user other than root",
          "sandbox": "Chromium's sandbox"}
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 _plans: dict[tuple[str, str], "Jail"] = {}
 
 
@@ -59,12 +59,13 @@ class Jail:
     sandbox: bool = False               # Chromium's sandbox on (no --no-sandbox)
     refused: tuple[tuple[str, str], ...] = ()   # (part, why) the platform refused
 
-    def enter(self) -> None:
-        """In the browser's child, before exec: its own network, then its own user."""
-        if self.network:
-            _own_network()
-        if self.user is not None:
-            _become(*self.user)
+    def command(self, argv: list[str]) -> list[str]:
+        """`argv` run inside this jail: through jail_exec (a fresh process) when it has a part to
+        enter, else as it is."""
+        if not (self.network or self.user):
+            return argv
+        user = "-" if self.user is None else f"{self.user[0]}:{self.user[1]}"
+        return [sys.executable, "-I", "-S", JAIL_EXEC, "enter", "1" if self.network else "0", user, "--", *argv]
 
 
 async def plan(isolation: str, run_as: str) -> Jail:
@@ -107,66 +108,17 @@ def _decide(isolation: str, run_as: str) -> Jail:
 
 
 def _probe(user: tuple[int, int] | None) -> dict[str, str]:
-    """Each part tried in a throwaway child, in order (the sandbox as the browser's user):
+    """Each part tried by jail_exec in a fresh process (see there why not in a fork of this one):
     part -> "ok" or why the platform refused it."""
-    if _libc is None:
+    if not sys.platform.startswith("linux"):
         return dict.fromkeys(PARTS, f"not on {sys.platform}")
-    report_r, report_w = os.pipe()
-
-    def steps() -> None:
-        found = {}
-        for part, step in (("network", _own_network),
-                           ("user", lambda: _become(*user) if user else None),
-                           ("sandbox", _sandbox_namespaces)):
-            if part == "sandbox" and os.geteuid() == 0:
-                found[part] = "the browser would run as root"
-                continue
-            try:
-                step()
-                found[part] = "ok"
-            except OSError as exc:
-                found[part] = exc.strerror or str(exc)
-        os.write(report_w, json.dumps(found).encode())
-
     try:
-        subprocess.run([shutil.which("true") or "/bin/true"], preexec_fn=steps, check=False,
-                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError) as exc:
-        os.close(report_w)
-        os.close(report_r)
+        done = subprocess.run([sys.executable, "-I", "-S", JAIL_EXEC, "probe",
+                               "-" if user is None else f"{user[0]}:{user[1]}"],
+                              stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT, check=False)
+        found = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError) as exc:
         return dict.fromkeys(PARTS, f"the probe did not run: {exc}")
-    os.close(report_w)
-    with os.fdopen(report_r, "rb") as report:
-        text = report.read().decode()
-    return json.loads(text) if text else dict.fromkeys(PARTS, "the probe said nothing")
-
-
-def _unshare(flags: int, what: str) -> None:
-    if _libc.unshare(flags) != 0:
-        errno = ctypes.get_errno()
-        raise OSError(errno, f"unshare({what}): {os.strerror(errno)}")
-
-
-def _own_network() -> None:
-    """This process into a new, empty network namespace (a user namespace too when not root)."""
-    if os.geteuid() == 0:
-        _unshare(CLONE_NEWNET, "CLONE_NEWNET")
-        return
-    uid, gid = os.geteuid(), os.getegid()
-    _unshare(CLONE_NEWUSER | CLONE_NEWNET, "CLONE_NEWUSER|CLONE_NEWNET")
-    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as fh:
-            fh.write(text)
-
-
-def _become(uid: int, gid: int) -> None:
-    try:
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
-    except OSError as exc:
-        raise OSError(exc.errno, f"setuid({uid}): {exc.strerror}") from None
-
-
-def _sandbox_namespaces() -> None:
-    _unshare(CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET, "CLONE_NEWUSER|CLONE_NEWPID|CLONE_NEWNET")
+    if not isinstance(found, dict) or set(found) != set(PARTS):
+        return dict.fromkeys(PARTS, "the probe said nothing")
+    return {part: str(found[part]) for part in PARTS}
