@@ -83,7 +83,7 @@ async def resolving_api(tmp_path, nats_url: str, **overrides):
     values = {"nats_url": nats_url, "data_dir": str(tmp_path / "var"), "web.listen": f"127.0.0.1:{free_port()}",
               "metadata_api.listen": f"127.0.0.1:{free_port()}", "metadata_api.explain_workers": 0,
               "metadata_api.resolve_timeout": 60.0, "metadata_api.max_concurrent_resolves": 5,
-              "metadata_api.max_resolves_per_caller": 2}
+              "metadata_api.max_resolves_per_caller": 2, "shutdown_grace": 1.0}   # previews still open at the end
     settings = config.load(env={}, overrides={**values, **overrides})
     stop = asyncio.Event()
     role = asyncio.create_task(run_metadata_api(settings, stop, beside=open_web))   # the web UI beside it
