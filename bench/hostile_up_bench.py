@@ -38,6 +38,7 @@ from spiderduck.v1 import events_pb2  # noqa: E402
 from support.hostile import (bomb_routes, garbage_routes, hostile_pages,  # noqa: E402
                              redirect_routes, slow_routes)
 from support.localweb import LocalWeb  # noqa: E402
+from up_streams import streams_made  # noqa: E402
 
 CLI = [sys.executable, "-m", "spiderduck.cli.main"]
 GRACE = 10.0           # shutdown_grace as shipped
@@ -146,7 +147,7 @@ async def main() -> None:
             events.setdefault(d["url"], []).append(d["status"])
             seen.notify_all()
     await nc.subscribe(bus.PROCESSED_SUBJECT, cb=on_event)
-    await bus.ensure_streams(js)
+    await streams_made(js, time.monotonic() + 60)     # up's client may not create them
 
     started = time.monotonic()
     for url in expected:

@@ -47,6 +47,7 @@ from spiderduck.bus import streams as bus
 from spiderduck.v1 import events_pb2
 from process_tree import RssSampler, cpu_by_role, process_tree, tree_cpu
 from tls_setup import make_tls, tls_settings
+from up_streams import streams_made
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
@@ -241,7 +242,10 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         else:
             nc = await nats.connect(open(url_file).read().strip(), **up_nats.up_credentials(config["data_dir"]))
         js = nc.jetstream()
-        await bus.ensure_streams(js)
+        if own_nats:
+            await bus.ensure_streams(js)
+        else:       # up's `client` user may not create streams: wait for up's own (NATS by role)
+            await streams_made(js, deadline)
         events = Events()
         await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.on_message)
         await nc.flush()
