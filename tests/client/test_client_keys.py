@@ -1,7 +1,6 @@
-"""src/spiderduck/client/keys.py and _keys.py: the key rule the client and the service share, the
-client's own canonicalization (ada-url, as the service's spiderduck.core.urls) held to give the
-service's keys (spiderduck.bus.pending.url_key) over many URLs, and the client's copy of the
-scheduler's reading of a tweet held equal to spiderduck.core.tweets over many tweets."""
+"""src/spiderduck/client/keys.py: the key rule the client and the service share, the client's own
+canonicalization (ada-url, as the service's spiderduck.core.urls) held to give the service's keys
+(spiderduck.bus.pending.url_key) over many URLs."""
 from __future__ import annotations
 
 import json
@@ -10,9 +9,8 @@ import random
 import pytest
 
 from spiderduck.bus.pending import url_key
-from spiderduck.core.tweets import fetchable, urls_in_tweet
 from conftest import shared_path
-from spiderduck.client import _keys, keys
+from spiderduck.client import keys
 
 HANDWRITTEN = [
     "https://example.com/", "http://example.com", "  https://Example.COM/a/../b?q#frag  ",
@@ -54,21 +52,11 @@ def test_url_key_is_the_services_over_many_urls():
             urls.append(case["href"])
     urls += _random_urls(5000)
     assert len(urls) > 5000
-    differ = [u for u in urls if _keys.url_key(u) != url_key(u)]
+    differ = [u for u in urls if keys.url_key(u) != url_key(u)]
     assert not differ, differ[:20]
 
 
-def test_tweet_urls_are_the_schedulers_over_many_tweets():
-    texts = [case["text"] for case in _vectors("tweet_urls.json")]
-    texts += ["see example.com/x and https://t.co/abc.", "no url here", "", "Ünïcode bücher.de/ä!"]
-    assert len(texts) > 100
-    for text in texts:
-        assert _keys.tweet_urls(text) == [fetchable(u) for u in urls_in_tweet(text)], text
-
-
-def test_without_the_optional_parsers_nothing_is_keyed(monkeypatch):
-    """Installed alone (no ada-url, no twitter-text-parser), the client publishes unmarked."""
+def test_without_ada_url_nothing_is_keyed(monkeypatch):
+    """Installed alone (no ada-url), the client computes no key (the service writes the markers)."""
     monkeypatch.setattr(keys, "ada_url", None)
-    monkeypatch.setattr(_keys, "_tweet_extractor", lambda: None)
-    assert _keys.url_key("https://example.com/") is None
-    assert _keys.tweet_urls("see https://example.com/") is None
+    assert keys.url_key("https://example.com/") is None
