@@ -103,7 +103,12 @@ fetcher scheduler metadata-api
 {{- with include "spiderduck.tlsSecret" . }}
 {{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls" "secret" . "items" (list
     (dict "key" "tls.crt" "handle" "tls.cert") (dict "key" "tls.key" "handle" "tls.key") (dict "key" "ca.crt" "handle" "tls.ca"))) }}
+{{- with $v.tls.crl.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "tls-crl" "secret" . "items" (list
+    (dict "key" $v.tls.crl.key "path" "ca.crl" "handle" "tls.crl"))) }}
 {{- end }}
+{{- end }}
+{{- include "spiderduck.checkTlsCrl" .ctx }}
 {{- if has $role (list "fetcher" "scheduler" "metadata-api") }}
 {{- $auth := include "spiderduck.natsAuth" . | fromYaml }}
 {{- if or $auth.type $auth.existingSecret }}
@@ -240,6 +245,21 @@ fetcher scheduler metadata-api
 {{- fail (printf "tls.roleSecrets.%s: TLS is on for the other roles, so set it or tls.existingSecret (the %s would speak plaintext)" $key .role) }}
 {{- end }}
 {{- $name }}
+{{- end }}
+{{- end }}
+
+{{/* Refuses tls.crl.existingSecret where config tls.crl would be refused: a revocation list of
+     client certificates needs TLS on (tls.existingSecret or tls.roleSecrets) and clients asked
+     for a certificate (tls.clientAuth require, the default). */}}
+{{- define "spiderduck.checkTlsCrl" -}}
+{{- $t := .Values.tls }}
+{{- if $t.crl.existingSecret }}
+{{- if not (include "spiderduck.tlsOn" .) }}
+{{- fail "tls.crl.existingSecret is set but TLS is off: set tls.existingSecret (or tls.roleSecrets) too; without client certificates there is nothing to revoke" }}
+{{- end }}
+{{- if eq $t.clientAuth "none" }}
+{{- fail "tls.crl.existingSecret needs tls.clientAuth require (or empty): with none no client certificate is asked for, so there is nothing to revoke" }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -392,12 +412,18 @@ fetcher scheduler metadata-api
 {{- range $handle, $key := dict "nats.ca" "nats_tls_ca" "nats.cert" "nats_tls_cert" "nats.key" "nats_tls_key" }}
 {{- with index $paths $handle }}{{ $_ := set $cfg $key . }}{{ end }}
 {{- end }}
+{{- $tls := dict }}
 {{- if hasKey $paths "tls.cert" }}
-{{- $tls := dict "cert" (index $paths "tls.cert") "key" (index $paths "tls.key") "ca" (index $paths "tls.ca") }}
+{{- $tls = dict "cert" (index $paths "tls.cert") "key" (index $paths "tls.key") "ca" (index $paths "tls.ca") }}
 {{- with $v.tls.clientAuth }}{{ $_ := set $tls "client_auth" . }}{{ end }}
 {{- with $v.tls.serverName }}{{ $_ := set $tls "server_name" . }}{{ end }}
-{{- $_ := set $cfg "tls" $tls }}
+{{- with index $paths "tls.crl" }}{{ $_ := set $tls "crl" . }}{{ end }}
 {{- end }}
+{{- /* How often the gRPC certificates (and the web UI's) are looked at for a rotation. */}}
+{{- if and $v.tls.reloadInterval (or (hasKey $paths "tls.cert") (hasKey $paths "web.cert")) }}
+{{- $_ := set $tls "reload_interval" $v.tls.reloadInterval }}
+{{- end }}
+{{- with $tls }}{{ $_ := set $cfg "tls" . }}{{ end }}
 {{- if has $role (list "scheduler" "metadata-api" "schema") }}
 {{- $_ := set $cfg "metadata_store" (include "spiderduck.metadataStore" .) }}
 {{- end }}
