@@ -239,13 +239,10 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         rss = RssSampler(service.pid)
         if own_nats:
             nc = await nats.connect(own_nats.url)
-        else:
-            nc = await nats.connect(open(url_file).read().strip(), **up_nats.up_credentials(config["data_dir"]))
-        js = nc.jetstream()
-        if own_nats:
-            await bus.ensure_streams(js)
+            await bus.ensure_streams(js := nc.jetstream())
         else:       # up's `client` user may not create streams: wait for up's own (NATS by role)
-            await streams_made(js, deadline)
+            nc = await nats.connect(open(url_file).read().strip(), **up_nats.up_credentials(config["data_dir"]))
+            await streams_made(js := nc.jetstream(), deadline)
         events = Events()
         await nc.subscribe(bus.PROCESSED_SUBJECT, cb=events.on_message)
         await nc.flush()
