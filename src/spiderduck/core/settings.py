@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.settings_api import MAX_EXPLAIN_WORKERS, MetadataApiSettings, WebSettings
 from spiderduck.core.settings_duration import DURATION, Duration
+from spiderduck.core.settings_retention import RetentionSettings
 from spiderduck.core.settings_tls import CLIENT_AUTH, TlsSettings
 from spiderduck.core.version import VERSION
 
 __all__ = [
     "DURATION", "Duration", "MetadataApiSettings", "WebSettings", "FetcherSettings", "CLIENT_AUTH",
     "TlsSettings", "SchedulerSettings", "StreamSettings", "HTML_PARSERS", "DEFAULT_EMBED_HOSTS",
-    "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "RenderSettings", "Settings",
+    "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "RenderSettings", "RetentionSettings", "Settings",
 ]
 
 @dataclass(frozen=True)
@@ -324,6 +325,7 @@ class Settings:
     tls: TlsSettings = field(default_factory=TlsSettings)
     telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
     render: RenderSettings = field(default_factory=RenderSettings)
+    retention: RetentionSettings = field(default_factory=RetentionSettings)
 
     def __post_init__(self) -> None:
         # Absolute, so the CLI finds a running `up` (its nats.url) from any working directory.

@@ -31,7 +31,10 @@ from spiderduck.scheduler.fetcher_client import FetcherClient, GrpcTransport, ho
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.routing import LeaseRouter, StaticRouter
 from spiderduck.scheduler.stages.chain import Pipeline
+from spiderduck.stores.content import ContentStore
+from spiderduck.stores.metadata import MetadataStore
 from spiderduck.stores.open import open_content_store, open_metadata_store
+from spiderduck.stores.retention import RetentionSweeper
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -72,6 +75,8 @@ class SchedulerParts:
     pipeline: Pipeline
     router: Any
     pool: ExtractionPool
+    metadata: MetadataStore
+    content: ContentStore
 
 
 @contextlib.asynccontextmanager
@@ -90,7 +95,8 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         metadata = await stack.enter_async_context(
             await open_metadata_store(settings.metadata_store_url))
         content = await stack.enter_async_context(
-            await open_content_store(settings.content_store_url))
+            await open_content_store(settings.content_store_url,
+                                     max_file_age=settings.retention.roll_content_after))
         router = await open_router(settings, js, static_routing)
         stack.push_async_callback(router.close)
         client = FetcherClient(router, hop_timeout=settings.scheduler.hop_timeout,
@@ -113,7 +119,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
                                   extract=pool.extract, resubmit=submissions.publisher(js),
                                   dead_letter=submissions.dead_letterer(js))
         stack.push_async_callback(pipeline.close)
-        yield SchedulerParts(nc, js, pipeline, router, pool)
+        yield SchedulerParts(nc, js, pipeline, router, pool, metadata, content)
 
 
 async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
@@ -128,5 +134,8 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
             await stack.enter_async_context(GrpcServer(settings.scheduler.listen, tls=settings.tls))
         log.info("scheduler pipeline: %r; routing: %s; %r", parts.pipeline,
                  type(parts.router).__name__, parts.pool)
+        # The retention sweep (off the per-URL path): stopped before the stores close.
+        await stack.enter_async_context(
+            RetentionSweeper(settings.retention, parts.metadata, parts.content).running())
         await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(
             stop, drain_for=settings.drain_seconds)

@@ -231,3 +231,9 @@ class ContentStore(Closing, abc.ABC):
         """The records written after `content_ref`'s in its file (its related fetches, and
         other pages' records between them), within max_bytes and max_records; one cut by the
         window's end, or still being written, is left out."""
+
+    async def expire(self, before: float) -> int:
+        """Delete the content-log files whose newest record was written before `before` (epoch
+        seconds); returns how many went (retention.content). Raises NotImplementedError where
+        the store cannot."""
+        raise NotImplementedError(f"{type(self).__name__} does not expire content-log files")

@@ -84,3 +84,10 @@ class MetadataStore(Closing, abc.ABC):
     @abc.abstractmethod
     async def add_share(self, key: str, count: int = 1) -> int:
         """Count sightings of the record under `key`; returns the new total."""
+
+    async def expire(self, before: float) -> int:
+        """Delete every record last crawled or refreshed (its fetched_at) before `before` (epoch
+        seconds), with its resolution rows (so every alias answers as never seen) and its share
+        count; returns how many records went (retention.metadata). Raises NotImplementedError
+        where the store cannot expire records."""
+        raise NotImplementedError(f"{type(self).__name__} does not expire records")

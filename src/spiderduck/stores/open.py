@@ -24,11 +24,15 @@ async def open_metadata_store(url: str) -> MetadataStore:
                       "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
 
 
-async def open_content_store(url: str) -> ContentStore:
+async def open_content_store(url: str, *, max_file_age: float = 0.0) -> ContentStore:
+    """`max_file_age` (seconds, 0 = the store's default): a file:// writer starts a new file at
+    least this often (retention.content's half; the HDFS store takes roll_seconds= in its URL)."""
     scheme = urlsplit(url).scheme
     if scheme == "file":
         from spiderduck.stores.warc_files import WarcFileStore
-        return WarcFileStore(url[len("file://"):])
+        from spiderduck.stores.warc_rolling import DEFAULT_ROLL_SECONDS
+        return WarcFileStore(url[len("file://"):], roll_seconds=min(
+            DEFAULT_ROLL_SECONDS, max_file_age or DEFAULT_ROLL_SECONDS))
     if scheme in ("hdfs", "hdfs+https"):
         from spiderduck.stores.hdfs_content import HdfsContentStore
         return HdfsContentStore.from_url(url)

@@ -41,6 +41,7 @@ from spiderduck.wire import record_proto
 SCHEMA_VERSION = 3
 _CHUNK = 500                   # URLs per SELECT ... IN (...)
 _MIGRATE_ROWS = 1000           # rows rewritten per transaction by the version-3 conversion
+_EXPIRE_ROWS = 500             # records deleted per transaction by expire (puts wait no longer)
 # Page cache of the event loop's read connection, in KiB (SQLite's default is 2 MiB): records
 # that miss it are read from the file again, a system call per page. bench/api's 600 records
 # (3.5 MB) missed it on every call, ~15 us of each single-URL GetUrlMetadata. Filled only as
@@ -64,6 +65,9 @@ CREATE TABLE IF NOT EXISTS shares (
     key TEXT PRIMARY KEY,
     count INTEGER NOT NULL
 );
+-- The retention sweep's: records by age, and the resolution rows of a record.
+CREATE INDEX IF NOT EXISTS records_fetched_at ON records(fetched_at);
+CREATE INDEX IF NOT EXISTS resolutions_key ON resolutions(key);
 """
 
 _LOOKUP = ("SELECT res.url, r.record, COALESCE(s.count, 0) FROM resolutions res "
@@ -274,6 +278,24 @@ class SqliteMetadataStore(MetadataStore):
             "INSERT INTO shares(key, count) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET count = count + excluded.count", (key, count))
         return conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()[0]
+
+    async def expire(self, before: float) -> int:
+        removed = 0
+        while True:       # in transactions of _EXPIRE_ROWS, so puts queued meanwhile go between
+            n = await self._guard(self._writer.call(self._expire, before, _EXPIRE_ROWS))
+            removed += n
+            if n < _EXPIRE_ROWS:
+                return removed
+
+    @staticmethod
+    def _expire(conn: sqlite3.Connection, before: float, limit: int) -> int:
+        keys = [key for (key,) in conn.execute(
+            "SELECT key FROM records WHERE fetched_at < ? LIMIT ?", (before, limit))]
+        if keys:
+            marks = ",".join("?" * len(keys))
+            for table in ("resolutions", "shares", "records"):
+                conn.execute(f"DELETE FROM {table} WHERE key IN ({marks})", keys)
+        return len(keys)
 
     async def close(self) -> None:
         if self._loop_reads is not None:

@@ -13,7 +13,7 @@ from spiderduck.core.errors import StoreError
 from spiderduck.stores.batch_thread import BatchThread
 from spiderduck.stores.content import ContentStore, FetchedContent, warc_record
 from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name,
-                                        following, split_records)
+                                        following, is_log_file, split_records)
 
 
 class WarcFileStore(ContentStore):
@@ -82,6 +82,30 @@ class WarcFileStore(ContentStore):
                              max_records: int) -> list[tuple[dict[str, str], bytes]]:
         window = following(ContentRef.parse(content_ref), max_bytes)
         return split_records(await self._run(WarcFileStore._read, window), max_records)
+
+    async def expire(self, before: float) -> int:
+        # On the writer thread, so the file being written is closed before it goes (a file's
+        # last write is its newest record: its mtime).
+        return await self._run(WarcFileStore._expire, before)
+
+    def _expire(self, before: float) -> int:
+        try:
+            names = [name for name in os.listdir(self._folder) if is_log_file(name)]
+        except FileNotFoundError:
+            return 0
+        removed = 0
+        for name in names:
+            path = os.path.join(self._folder, name)
+            try:
+                if os.stat(path).st_mtime >= before:
+                    continue
+                if name == self._name:
+                    self._close_file()
+                os.remove(path)
+            except FileNotFoundError:       # another scheduler's sweep took it first
+                continue
+            removed += 1
+        return removed
 
     async def close(self) -> None:
         if self._closed:

@@ -133,6 +133,11 @@ def file_name(now: float, serial: int, *, host: str | None = None, pid: int | No
             f"-{serial:05d}.warc.gz")
 
 
+def is_log_file(name: str) -> bool:
+    """A name file_name gives (a file of the content log, not one an operator put beside it)."""
+    return name.startswith("spiderduck-") and name.endswith(".warc.gz")
+
+
 def dated_path(now: float, name: str) -> str:
     """`YYYY/MM/DD/NAME` (UTC): keeps each folder of a long-lived store small."""
     return time.strftime("%Y/%m/%d/", time.gmtime(now)) + name
