@@ -430,6 +430,11 @@ fetcher scheduler metadata-api
 {{- if or (eq $role "scheduler") (and (eq $role "metadata-api") (include "spiderduck.apiReadsContent" .ctx)) }}
 {{- $_ := set $cfg "content_store" (include "spiderduck.contentStore" .) }}
 {{- end }}
+{{- if eq $role "scheduler" }}
+{{- /* The schedulers sweep what retention lets go (src/spiderduck/stores/retention.py). */}}
+{{- $keep := $v.retention }}
+{{- $_ := set $cfg "retention" (dict "metadata" (toString $keep.metadata) "content" (toString $keep.content) "sweep_interval" (toString $keep.sweepInterval)) }}
+{{- end }}
 {{- if eq $role "fetcher" }}
 {{- $_ := set $cfg "robots_cache" (include "spiderduck.robotsCache" .) }}
 {{- $_ := set $cfg "fetcher" (dict "listen" (printf "0.0.0.0:%v" $v.fetcher.port)) }}
