@@ -19,30 +19,7 @@ import pytest
 from spiderduck.core.record import Image, Redirect, UrlRecord
 from spiderduck.core.status import Status
 from spiderduck.stores.open import open_metadata_store
-
-
-def cassandra_test_url(target: str, keyspace: str) -> str:
-    """cassandra://HOSTS/KEYSPACE[?OPTIONS] from a `host1,host2[:port][?options]` target."""
-    hosts, sep, query = target.removeprefix("cassandra://").partition("?")
-    return f"cassandra://{hosts.rstrip('/')}/{keyspace}" + (f"?{query}" if sep else "")
-
-
-@contextlib.asynccontextmanager
-async def throwaway_keyspace(target: str):
-    """A fresh keyspace with the schema applied, dropped afterwards; yields its store URL."""
-    from spiderduck.stores.cassandra_cluster import CassandraOptions, apply_schema, connect
-    url = cassandra_test_url(target, f"spiderduck_test_{uuid.uuid4().hex[:16]}")
-    await apply_schema(url)
-    try:
-        yield url
-    finally:
-        options = CassandraOptions.from_url(url)
-        cluster, session = await connect(options)
-        try:
-            await asyncio.to_thread(session.execute,
-                                    f"DROP KEYSPACE IF EXISTS {options.keyspace}")
-        finally:
-            await asyncio.to_thread(cluster.shutdown)
+from support.cassandra_keyspace import cassandra_test_url, throwaway_keyspace
 
 
 @pytest.fixture
