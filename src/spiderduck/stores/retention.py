@@ -57,7 +57,10 @@ class RetentionSweeper:
     async def run(self) -> None:
         """Sweep now and then every sweep_interval, until cancelled."""
         while self.active:
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:             # a bug must not end the sweeps unseen
+                log.exception("retention sweep failed (tried again in %gs)", self._settings.sweep_interval)
             await asyncio.sleep(self._settings.sweep_interval)
 
     @contextlib.asynccontextmanager
