@@ -47,6 +47,23 @@ async def localweb():
     await web.stop()
 
 
+@pytest.fixture
+def spans():
+    """Traces on for the test, into an in-memory exporter (its finished spans: `.get_finished_spans()`);
+    off again after it."""
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from spiderduck.core import telemetry
+    from spiderduck.core.settings import TelemetrySettings
+    exporter = InMemorySpanExporter()
+    shutdown = telemetry.setup(TelemetrySettings(service_name="spiderduck-test"), "test", exporter=exporter)
+    try:
+        yield exporter
+    finally:
+        shutdown()
+    assert not telemetry.enabled()
+
+
 @pytest.fixture(name="shared_path")
 def _shared_path_fixture():
     """`shared_path` as a fixture, for tests that look a file up at run time."""

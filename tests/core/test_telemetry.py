@@ -3,7 +3,6 @@ headers or a call's gRPC metadata carry (W3C traceparent), and carry it on."""
 from __future__ import annotations
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from spiderduck.core import telemetry
 from spiderduck.core.settings import Settings, TelemetrySettings
@@ -12,16 +11,6 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
 
 
-@pytest.fixture
-def spans():
-    exporter = InMemorySpanExporter()
-    shutdown = telemetry.setup(TelemetrySettings(service_name="spiderduck-test"), "test",
-                               exporter=exporter)
-    try:
-        yield exporter
-    finally:
-        shutdown()
-    assert not telemetry.enabled()
 
 
 def test_off_by_default_makes_no_spans_and_adds_no_headers():

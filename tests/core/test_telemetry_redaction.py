@@ -13,14 +13,6 @@ from spiderduck.core.settings import TelemetrySettings
 DEFAULTS = TelemetrySettings().redact_query_params
 
 
-@pytest.fixture
-def spans():
-    exporter = InMemorySpanExporter()
-    shutdown = telemetry.setup(TelemetrySettings(), "test", exporter=exporter)
-    try:
-        yield exporter
-    finally:
-        shutdown()
 
 
 def _everything(exporter) -> str:

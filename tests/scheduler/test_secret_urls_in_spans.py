@@ -4,11 +4,9 @@ store or span sees it, and the spans of the crawl carry its secret query values 
 from __future__ import annotations
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from spiderduck.core import config, metrics, telemetry
+from spiderduck.core import config, metrics
 from spiderduck.core.fetch import FetchResult
-from spiderduck.core.settings import TelemetrySettings
 from spiderduck.core.status import Status
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.task import Resolution, Submission
@@ -19,14 +17,6 @@ STRIPPED = "http://a.test/login?session_token=SECRET1&X-Amz-Signature=SIG2&q=kep
 TRACED = "http://a.test/login?session_token=REDACTED&X-Amz-Signature=REDACTED&q=kept"
 
 
-@pytest.fixture
-def spans():
-    exporter = InMemorySpanExporter()
-    shutdown = telemetry.setup(TelemetrySettings(), "test", exporter=exporter)
-    try:
-        yield exporter
-    finally:
-        shutdown()
 
 
 @pytest.fixture

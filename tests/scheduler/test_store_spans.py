@@ -5,17 +5,14 @@ wired (build_pipeline), not in the stages."""
 from __future__ import annotations
 
 import pytest
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from spiderduck.core import config
 
 from spiderduck.core import metrics
-from spiderduck.core import telemetry
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
-from spiderduck.core.settings import TelemetrySettings
 from spiderduck.core.status import Status
 from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.pipeline import build_pipeline
@@ -30,14 +27,6 @@ PAGE = FetchResult(URL, Status.OK, 200, (("Content-Type", "text/html"),), b"<tit
                    fetched_at=1_000_000.0)
 
 
-@pytest.fixture
-def spans():
-    exporter = InMemorySpanExporter()
-    shutdown = telemetry.setup(TelemetrySettings(service_name="spiderduck-test"), "test", exporter=exporter)
-    try:
-        yield exporter
-    finally:
-        shutdown()
 
 
 @pytest.fixture
