@@ -107,9 +107,8 @@ def _is_open(fd: int) -> bool:
 class Browser:
     """Started by `launch`; `cdp` is its browser-level connection."""
 
-    def __init__(self, process: subprocess.Popen, profile: str, cdp: CdpConnection, jail: Jail):
+    def __init__(self, process: subprocess.Popen, profile: str, cdp: CdpConnection):
         self.process = process
-        self.jail = jail
         self.profile = profile
         self.cdp = cdp
         self.pages = 0          # renders started on it
@@ -162,7 +161,7 @@ class Browser:
             await kill(process, profile)
             await cdp.close()
             raise
-        return cls(process, profile, cdp, jail)
+        return cls(process, profile, cdp)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
