@@ -19,6 +19,7 @@ class Status(enum.IntEnum):
     HTTP_ERROR = 10
     UNSUPPORTED_CONTENT = 11
     INTERSTITIAL = 12
+    FORGOTTEN = 13          # on the denylist (MetadataService.Forget): never fetched, never stored
 
 
 # No answer from the origin (no name, no connection, no answer in time): about the network

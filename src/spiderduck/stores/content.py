@@ -25,6 +25,7 @@ import base64
 import hashlib
 import re
 import uuid
+from typing import Collection
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from http import HTTPStatus
@@ -237,3 +238,13 @@ class ContentStore(Closing, abc.ABC):
         seconds); returns how many went (retention.content). Raises NotImplementedError where
         the store cannot."""
         raise NotImplementedError(f"{type(self).__name__} does not expire content-log files")
+
+    async def forget(self, urls: Collection[str], domain: str = "") -> int:
+        """Erase every record whose WARC-Target-URI is one of `urls` (compared as
+        spiderduck.stores.keys.lookup_key forms) or, with `domain`, whose URL's host is of that
+        registrable domain, with the records bound to them (their requests, the conversion
+        records of their rendered DOMs, their related fetches): the files holding them are
+        rewritten without their bytes, every other record keeping its content_ref. Returns how many
+        records were erased; idempotent. Raises StoreError naming what failed (a file still being
+        written by another process, HDFS down): the call can be repeated until it succeeds."""
+        raise NotImplementedError(f"{type(self).__name__} does not forget content records")

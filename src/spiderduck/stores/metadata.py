@@ -8,6 +8,7 @@ page's record. Share counts are counters per key.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from typing import Iterable, Sequence
 
 from spiderduck.core.errors import SpiderDuckError
@@ -40,6 +41,16 @@ class Budget:
         if self.limit and self.used > self.limit:
             raise AnswerTooLarge(self.used, self.limit)
         return data
+
+
+@dataclasses.dataclass(frozen=True)
+class Forgotten:
+    """What MetadataStore.forget removed: `records` deleted, and `urls`, every URL the forget
+    reached (those asked for, every alias of their records, each URL of their chains, and with a
+    domain every URL of it the store knew), which the content log, the events and the denylist
+    are then cleared of."""
+    records: int
+    urls: frozenset[str]
 
 
 class MetadataStore(Closing, abc.ABC):
@@ -91,3 +102,13 @@ class MetadataStore(Closing, abc.ABC):
         count; returns how many records went (retention.metadata). Raises NotImplementedError
         where the store cannot expire records."""
         raise NotImplementedError(f"{type(self).__name__} does not expire records")
+
+    async def forget(self, urls: Sequence[str], domain: str = "") -> Forgotten:
+        """Delete, for each URL (as given; looked up as spiderduck.stores.keys.lookup_key would), the
+        record it resolves to, that record's resolution rows (the URLs that redirected to it, its
+        hops) and share count, and the records of the URLs of its chain; with `domain` (a
+        registrable domain, spiderduck.core.urls.registrable_domain), every record and resolution row
+        whose URL's host is of that domain. Idempotent: a second call removes nothing and says
+        so. The deleted bytes do not stay readable in the store's files (SQLite: secure_delete and
+        a truncating checkpoint). Raises NotImplementedError where the store cannot forget."""
+        raise NotImplementedError(f"{type(self).__name__} does not forget records")

@@ -27,6 +27,7 @@ class Status(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     HTTP_ERROR: _ClassVar[Status]
     UNSUPPORTED_CONTENT: _ClassVar[Status]
     INTERSTITIAL: _ClassVar[Status]
+    FORGOTTEN: _ClassVar[Status]
 STATUS_UNSPECIFIED: Status
 OK: Status
 ROBOTS_DISALLOWED: Status
@@ -40,6 +41,7 @@ TOO_LARGE: Status
 HTTP_ERROR: Status
 UNSUPPORTED_CONTENT: Status
 INTERSTITIAL: Status
+FORGOTTEN: Status
 
 class Redirect(_message.Message):
     __slots__ = ("url", "http_status")
@@ -238,3 +240,61 @@ class ResolveUrlRequest(_message.Message):
     max_age: _duration_pb2.Duration
     refresh: bool
     def __init__(self, url: _Optional[str] = ..., max_age: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., refresh: _Optional[bool] = ...) -> None: ...
+
+class ForgetRequest(_message.Message):
+    __slots__ = ("urls", "domain", "reason")
+    URLS_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    urls: _containers.RepeatedScalarFieldContainer[str]
+    domain: str
+    reason: str
+    def __init__(self, urls: _Optional[_Iterable[str]] = ..., domain: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ForgetResponse(_message.Message):
+    __slots__ = ("records", "content_records", "events")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_RECORDS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    records: int
+    content_records: int
+    events: int
+    def __init__(self, records: _Optional[int] = ..., content_records: _Optional[int] = ..., events: _Optional[int] = ...) -> None: ...
+
+class ListForgottenRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ForgottenEntry(_message.Message):
+    __slots__ = ("url", "domain", "reason", "by", "forgotten_at")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    BY_FIELD_NUMBER: _ClassVar[int]
+    FORGOTTEN_AT_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    domain: str
+    reason: str
+    by: str
+    forgotten_at: _timestamp_pb2.Timestamp
+    def __init__(self, url: _Optional[str] = ..., domain: _Optional[str] = ..., reason: _Optional[str] = ..., by: _Optional[str] = ..., forgotten_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListForgottenResponse(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[ForgottenEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[ForgottenEntry, _Mapping]]] = ...) -> None: ...
+
+class UnforgetRequest(_message.Message):
+    __slots__ = ("urls", "domain")
+    URLS_FIELD_NUMBER: _ClassVar[int]
+    DOMAIN_FIELD_NUMBER: _ClassVar[int]
+    urls: _containers.RepeatedScalarFieldContainer[str]
+    domain: str
+    def __init__(self, urls: _Optional[_Iterable[str]] = ..., domain: _Optional[str] = ...) -> None: ...
+
+class UnforgetResponse(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: int
+    def __init__(self, entries: _Optional[int] = ...) -> None: ...

@@ -49,6 +49,21 @@ class MetadataServiceStub:
                 request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.SerializeToString,
                 response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.Explanation.FromString,
                 _registered_method=True)
+        self.Forget = channel.unary_unary(
+                '/spiderduck.v1.MetadataService/Forget',
+                request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ForgetRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ForgetResponse.FromString,
+                _registered_method=True)
+        self.ListForgotten = channel.unary_unary(
+                '/spiderduck.v1.MetadataService/ListForgotten',
+                request_serializer=spiderduck_dot_v1_dot_metadata__pb2.ListForgottenRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ListForgottenResponse.FromString,
+                _registered_method=True)
+        self.Unforget = channel.unary_unary(
+                '/spiderduck.v1.MetadataService/Unforget',
+                request_serializer=spiderduck_dot_v1_dot_metadata__pb2.UnforgetRequest.SerializeToString,
+                response_deserializer=spiderduck_dot_v1_dot_metadata__pb2.UnforgetResponse.FromString,
+                _registered_method=True)
 
 
 class MetadataServiceServicer:
@@ -81,6 +96,32 @@ class MetadataServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Forget(self, request, context):
+        """Admin. Removes the URLs (each with the URLs of its redirect chain) or every URL of a domain:
+        records, aliases and share counts, content-log records, events; and puts them on the denylist,
+        so that a later submission ends FORGOTTEN without a request to the origin. PERMISSION_DENIED
+        for a caller that is not an admin (metadata_api.admin_tokens_file, metadata_api.admin_callers;
+        with neither set, callers on loopback). UNAVAILABLE naming the part that failed (e.g. the
+        content log): the forget can be repeated until it succeeds.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListForgotten(self, request, context):
+        """Admin. The denylist, oldest first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Unforget(self, request, context):
+        """Admin. Takes URLs or a domain off the denylist; nothing removed comes back.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MetadataServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -98,6 +139,21 @@ def add_MetadataServiceServicer_to_server(servicer, server):
                     servicer.ExplainUrl,
                     request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.FromString,
                     response_serializer=spiderduck_dot_v1_dot_metadata__pb2.Explanation.SerializeToString,
+            ),
+            'Forget': grpc.unary_unary_rpc_method_handler(
+                    servicer.Forget,
+                    request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ForgetRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_metadata__pb2.ForgetResponse.SerializeToString,
+            ),
+            'ListForgotten': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListForgotten,
+                    request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.ListForgottenRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_metadata__pb2.ListForgottenResponse.SerializeToString,
+            ),
+            'Unforget': grpc.unary_unary_rpc_method_handler(
+                    servicer.Unforget,
+                    request_deserializer=spiderduck_dot_v1_dot_metadata__pb2.UnforgetRequest.FromString,
+                    response_serializer=spiderduck_dot_v1_dot_metadata__pb2.UnforgetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -181,6 +237,87 @@ class MetadataService:
             '/spiderduck.v1.MetadataService/ExplainUrl',
             spiderduck_dot_v1_dot_metadata__pb2.ExplainUrlRequest.SerializeToString,
             spiderduck_dot_v1_dot_metadata__pb2.Explanation.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Forget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.MetadataService/Forget',
+            spiderduck_dot_v1_dot_metadata__pb2.ForgetRequest.SerializeToString,
+            spiderduck_dot_v1_dot_metadata__pb2.ForgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListForgotten(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.MetadataService/ListForgotten',
+            spiderduck_dot_v1_dot_metadata__pb2.ListForgottenRequest.SerializeToString,
+            spiderduck_dot_v1_dot_metadata__pb2.ListForgottenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Unforget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/spiderduck.v1.MetadataService/Unforget',
+            spiderduck_dot_v1_dot_metadata__pb2.UnforgetRequest.SerializeToString,
+            spiderduck_dot_v1_dot_metadata__pb2.UnforgetResponse.FromString,
             options,
             channel_credentials,
             insecure,
