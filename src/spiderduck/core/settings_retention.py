@@ -8,6 +8,12 @@ from dataclasses import dataclass
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.settings_duration import Duration
 
+# How long a forget on HDFS waits for the content-log files still being written that hold records
+# it erases to be sealed (their writers roll on request when the denylist changes, or at their
+# roll age) before it gives up with a StoreError naming them, to be repeated (seconds).
+FORGET_SEAL_WAIT = 30.0
+FORGET_SEAL_POLL = 0.25            # how often it looks meanwhile (seconds)
+
 
 @dataclass(frozen=True)
 class RetentionSettings:
@@ -15,9 +21,10 @@ class RetentionSettings:
                                       # not crawled or refreshed within this is deleted, at the
                                       # latest one sweep_interval after; 0 = kept forever. SQLite
                                       # only for now (the Cassandra store keeps every record)
-    content: Duration = 0.0           # content-log files (file:// WARC) whose newest record is
-                                      # older than this are deleted; the writer then starts a new
-                                      # file at least every half of it; 0 = kept forever
+    content: Duration = 0.0           # content-log files (file:// WARC and HDFS) whose newest
+                                      # record is older than this are deleted; the writer then
+                                      # starts a new file at least every half of it; 0 = kept
+                                      # forever
     sweep_interval: Duration = 3600.0  # how often the scheduler sweeps for what has expired
 
     @property

@@ -79,6 +79,9 @@ class FetchedContent:
     conversion_of: str = ""             # a WARC-Record-ID: log a `conversion` record of `body` (the
                                         # page's DOM after rendering), derived from that record
     record_id: str = ""                 # this record's WARC-Record-ID ("<urn:uuid:...>"); "" = a new one
+    concurrent_to: str = ""             # a WARC-Record-ID this fetch belongs with (a related fetch:
+                                        # its page's record), as WARC-Concurrent-To; what a forget
+                                        # of the page follows (spiderduck.stores.warc_erase)
 
 
 def _digest(sha1) -> str:
@@ -132,6 +135,8 @@ def warc_record(item: FetchedContent) -> bytes:
         fields.append(f"WARC-IP-Address: {item.remote_address}")
     if item.truncated:
         fields.append("WARC-Truncated: length")
+    if item.concurrent_to:
+        fields.append(f"WARC-Concurrent-To: {_one_line(item.concurrent_to)}")
     payload = hashlib.sha1(item.body)                    # the body as stored (decoded)
     block = hashlib.sha1(http_head)
     block.update(item.body)
@@ -238,6 +243,11 @@ class ContentStore(Closing, abc.ABC):
         seconds); returns how many went (retention.content). Raises NotImplementedError where
         the store cannot."""
         raise NotImplementedError(f"{type(self).__name__} does not expire content-log files")
+
+    async def roll(self) -> None:
+        """Seal the file being written now, so a forget can rewrite it (HDFS; the denylist's
+        watcher calls it when a URL is forgotten). A store that erases in place needs no roll:
+        nothing, here."""
 
     async def forget(self, urls: Collection[str], domain: str = "") -> int:
         """Erase every record whose WARC-Target-URI is one of `urls` (compared as

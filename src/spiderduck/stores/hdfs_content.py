@@ -33,10 +33,12 @@ file or a ref that does not locate a record.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import posixpath
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Collection
 from urllib.parse import parse_qsl, urlsplit
 
 import requests
@@ -44,12 +46,15 @@ from requests.adapters import HTTPAdapter
 
 from spiderduck.core.errors import ConfigError, StoreError
 from spiderduck.core.secrets import redact_url
+from spiderduck.core.settings_retention import FORGET_SEAL_POLL, FORGET_SEAL_WAIT
 from spiderduck.stores import tls
 from spiderduck.stores.batch_thread import BatchThread
 from spiderduck.stores.content import ContentStore, FetchedContent, warc_record
+from spiderduck.stores import hdfs_forget
 from spiderduck.stores.hdfs_writer import FAILURES, HdfsWriter, WebHdfsClient, store_error, sweep_orphans
 from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS, ContentRef,
                                         RollPolicy, decode_record, following, in_progress, split_records)
+from spiderduck.stores.warc_erase import Selection
 
 DEFAULT_PORT = 9870                   # the namenode's WebHDFS (HTTP) port since Hadoop 3
 DEFAULT_HTTPS_PORT = 9871             # ... and its HTTPS port (hdfs+https://)
@@ -144,8 +149,10 @@ def _namenode(shown: str, hostport: str, default_port: int) -> tuple[str, int]:
 
 class HdfsContentStore(ContentStore):
     def __init__(self, location: HdfsLocation, *, clock=time.time, readers: int = 4,
-                 sweep: bool = True):
+                 sweep: bool = True, seal_wait: float = FORGET_SEAL_WAIT):
         self._loc = location
+        self._seal_wait = seal_wait
+        self._forgetting = asyncio.Lock()       # one forget at a time rewrites this store's files
         self._clock = clock
         # Writes and reads use separate clients (so separate HTTP sessions per thread).
         writer = HdfsWriter(self._client(), location.roll, clock)
@@ -162,8 +169,14 @@ class HdfsContentStore(ContentStore):
                              timeout=self._loc.timeout, session=self._loc.session())
 
     @classmethod
-    def from_url(cls, url: str, **kwargs) -> "HdfsContentStore":
-        return cls(HdfsLocation.parse(url), **kwargs)
+    def from_url(cls, url: str, *, max_file_age: float = 0.0, **kwargs) -> "HdfsContentStore":
+        """`max_file_age` (seconds, 0 = none): roll at least this often, whatever roll_seconds=
+        says (retention.content's half, so no file outlives the retention by more)."""
+        location = HdfsLocation.parse(url)
+        if 0 < max_file_age < location.roll.roll_seconds:
+            location = dataclasses.replace(
+                location, roll=RollPolicy(location.roll.roll_bytes, max_file_age))
+        return cls(location, **kwargs)
 
     def __repr__(self) -> str:
         return f"HdfsContentStore({self._loc.webhdfs_url}{self._loc.root})"
@@ -227,12 +240,61 @@ class HdfsContentStore(ContentStore):
             return []             # the ref's record ends its file (WebHDFS refuses an offset at the end)
         return split_records(data, max_records)
 
+    # -- retention and forgetting (spiderduck.stores.hdfs_forget) ------------------------------
+
     async def expire(self, before: float) -> int:
-        # TODO(issue 39): retention.content on HDFS (delete the sealed files under the dated
-        # folders whose modificationTime is before `before`); until then nothing is deleted
-        # here, and the retention sweep says so once at WARNING.
-        raise NotImplementedError("the HDFS content store does not expire files yet: "
-                                  "retention.content keeps them all")
+        """Delete the sealed files whose last write (WebHDFS modificationTime) is before
+        `before`; a file in progress is left to its writer, which seals it at its roll age."""
+        try:
+            gone = await asyncio.to_thread(hdfs_forget.expire, self._client(), self._loc.root, before)
+        except FAILURES as exc:
+            raise store_error("expire", exc) from exc
+        return len(gone)
+
+    async def roll(self) -> None:
+        """Seal the file being written now (the next record starts a new one), so a forget can
+        rewrite it."""
+        await self._thread.call(HdfsWriter.seal)
+
+    async def forget(self, urls: Collection[str], domain: str = "") -> int:
+        async with self._forgetting:
+            try:
+                return await self._forget(Selection(urls, domain))
+            except (*FAILURES, OSError) as exc:     # retryable: repeating it finishes the work
+                raise StoreError(f"hdfs content store forget: HDFS unreachable or failing ({exc}); "
+                                 "repeat the forget") from exc
+
+    async def _forget(self, selection: Selection) -> int:
+        client = self._client()
+        root, when = self._loc.root, self._clock()
+        log = await asyncio.to_thread(hdfs_forget.files, client, root)
+        found = await asyncio.to_thread(hdfs_forget.find, client, log, selection)
+        if any(f.in_progress for f, _ in found):
+            await self.roll()                   # ours, if one of them is: the others' writers
+            await self._sealed([f for f, _ in found if f.in_progress], client)   # roll on request
+            log = await asyncio.to_thread(hdfs_forget.files, client, root)
+            found = await asyncio.to_thread(hdfs_forget.find, client, log, selection)
+            if any(f.in_progress for f, _ in found):
+                await self._sealed([f for f, _ in found if f.in_progress], client)
+        for log_file, hits in reversed(found):  # the last first: see spiderduck.stores.warc_erase
+            await asyncio.to_thread(hdfs_forget.rewrite, client, log_file, hits, when)
+        return sum(len(hits) for _, hits in found)
+
+    async def _sealed(self, pending: list, client) -> None:
+        """Wait (FORGET_SEAL_WAIT) until the in-progress files `pending` are sealed; else raise
+        StoreError naming those still written (nothing has been erased: repeat the forget)."""
+        deadline = time.monotonic() + self._seal_wait
+        while True:
+            pending = [f for f in pending if not await asyncio.to_thread(
+                client.status, f.path, strict=False)]
+            if not pending:
+                return
+            if time.monotonic() >= deadline:
+                raise StoreError("hdfs content store forget: still being written after "
+                                 f"{self._seal_wait:g}s, not rewritten: "
+                                 f"{', '.join(f.name for f in pending)} (their writers roll them on "
+                                 "request or at their roll age; repeat the forget)")
+            await asyncio.sleep(FORGET_SEAL_POLL)
 
     async def close(self) -> None:
         """Write and seal the current file, then let the threads go."""

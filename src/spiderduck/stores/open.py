@@ -25,8 +25,8 @@ async def open_metadata_store(url: str) -> MetadataStore:
 
 
 async def open_content_store(url: str, *, max_file_age: float = 0.0) -> ContentStore:
-    """`max_file_age` (seconds, 0 = the store's default): a file:// writer starts a new file at
-    least this often (retention.content's half; the HDFS store takes roll_seconds= in its URL)."""
+    """`max_file_age` (seconds, 0 = the store's default): the writer starts a new file at least
+    this often (retention.content's half; on HDFS, sooner if the URL's roll_seconds= says so)."""
     scheme = urlsplit(url).scheme
     if scheme == "file":
         from spiderduck.stores.warc_files import WarcFileStore
@@ -35,6 +35,6 @@ async def open_content_store(url: str, *, max_file_age: float = 0.0) -> ContentS
             DEFAULT_ROLL_SECONDS, max_file_age or DEFAULT_ROLL_SECONDS))
     if scheme in ("hdfs", "hdfs+https"):
         from spiderduck.stores.hdfs_content import HdfsContentStore
-        return HdfsContentStore.from_url(url)
+        return HdfsContentStore.from_url(url, max_file_age=max_file_age)
     raise ConfigError(f"content_store: unsupported {redact_url(url)!r} (use file://PATH, "
                       "hdfs://NAMENODE:9870/PATH?user=U or hdfs+https://NAMENODE:9871/PATH?user=U)")

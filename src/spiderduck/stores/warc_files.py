@@ -6,12 +6,19 @@ decisions and refs are shared with the HDFS store (spiderduck.stores.warc_rollin
 """
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
+import io
 import os
 import time
+from typing import Collection
 
 from spiderduck.core.errors import StoreError
 from spiderduck.stores.batch_thread import BatchThread
 from spiderduck.stores.content import ContentStore, FetchedContent, warc_record
+from spiderduck.stores.warc_erase import Member, Selection, members, plan
+from spiderduck.stores.warc_filler import filler
 from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_SECONDS, ContentRef, RollPolicy, decode_record, file_name,
                                         following, is_log_file, split_records)
 
@@ -107,6 +114,14 @@ class WarcFileStore(ContentStore):
             removed += 1
         return removed
 
+    async def forget(self, urls: Collection[str], domain: str = "") -> int:
+        # Off the writer thread (a scan of every file takes a while; appends go on meanwhile).
+        try:
+            return await asyncio.to_thread(forget_in_folder, self._folder, Selection(urls, domain),
+                                           self._clock())
+        except OSError as exc:
+            raise StoreError(f"content store {self._folder}: forget: {exc}") from exc
+
     async def close(self) -> None:
         if self._closed:
             return
@@ -118,3 +133,84 @@ class WarcFileStore(ContentStore):
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+# -- forgetting: erasure in place ------------------------------------------------------------
+
+def forget_in_folder(folder: str, selection: Selection, when: float) -> int:
+    """Erase the records `selection` takes from every log file of `folder`, each overwritten in
+    place by a filler of its length (spiderduck.stores.warc_erase); how many went."""
+    try:
+        names = sorted(name for name in os.listdir(folder) if is_log_file(name))
+    except FileNotFoundError:
+        return 0
+    found = plan(((name, _opener(os.path.join(folder, name))) for name in names), selection)
+    return sum(erase_in_place(os.path.join(folder, name), hits, when)
+               for name, hits in reversed(found))
+
+
+def _opener(path: str):
+    @contextlib.contextmanager
+    def open_file():
+        try:
+            fh = open(path, "rb")
+        except FileNotFoundError:           # expired since the listing: nothing to erase there
+            yield io.BytesIO()
+            return
+        with fh:
+            yield fh
+    return open_file
+
+
+def erase_in_place(path: str, hits: list[Member], when: float) -> int:
+    """Overwrite each member of `hits` with a filler of the same length (pwrite, then fsync),
+    the last first; a member that is no longer the record found (another forget erased it
+    meanwhile) is left. The file's writer may append meanwhile: every byte written here lies
+    before the end it had when scanned, and only whole members were found. An exclusive flock
+    keeps two forgets from writing one member at once (writers take none)."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return 0
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        erased = 0
+        for member in sorted(hits, key=lambda m: m.offset, reverse=True):
+            if _unchanged(fd, member):
+                pos = member.offset
+                for piece in filler(member.length, when):
+                    pos += _pwrite_all(fd, piece, pos)
+                erased += 1
+        os.fsync(fd)
+        return erased
+    finally:
+        os.close(fd)
+
+
+def _pwrite_all(fd: int, data: bytes, pos: int) -> int:
+    view = memoryview(data)
+    while view:
+        n = os.pwrite(fd, view, pos)
+        view, pos = view[n:], pos + n
+    return len(data)
+
+
+class _Window(io.RawIOBase):
+    """`length` bytes of a file from `offset`, read with pread."""
+
+    def __init__(self, fd: int, offset: int, length: int):
+        self._fd, self._pos, self._end = fd, offset, offset + length
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        n = self._end - self._pos if n < 0 else min(n, self._end - self._pos)
+        data = os.pread(self._fd, n, self._pos) if n > 0 else b""
+        self._pos += len(data)
+        return data
+
+
+def _unchanged(fd: int, member: Member) -> bool:
+    again = next(members(_Window(fd, member.offset, member.length)), None)
+    return again is not None and again.length == member.length and again.headers == member.headers

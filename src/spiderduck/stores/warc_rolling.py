@@ -28,6 +28,7 @@ from isal import igzip_lib, isal_zlib
 
 from spiderduck.core.errors import StoreError
 from spiderduck.stores.content import parse_warc_record, read_warc_record
+from spiderduck.stores.warc_filler import is_erased
 
 DEFAULT_ROLL_BYTES = 256 << 20        # 256 MiB: a few HDFS blocks, a file a reader can copy
 DEFAULT_ROLL_SECONDS = 3600.0         # at least one file an hour, so old content gets sealed
@@ -57,14 +58,18 @@ class ContentRef:
 
 
 def decode_record(ref: ContentRef, member: bytes) -> tuple[dict[str, str], bytes]:
-    """read_warc_record, with a wrong ref (short or not a gzip member) as StoreError."""
+    """read_warc_record, with a wrong ref (short or not a gzip member) or an erased record (a
+    forget's filler: spiderduck.stores.warc_filler) as StoreError."""
     if len(member) != ref.length:
         raise StoreError(f"content_ref {ref} reaches past the end of its file", retryable=False)
     try:
-        return read_warc_record(member)
+        headers, block = read_warc_record(member)
     except (OSError, EOFError, zlib.error, isal_zlib.error, igzip_lib.IsalError, ValueError) as exc:
         raise StoreError(f"content_ref {ref} does not locate a WARC record: {exc}",
                          retryable=False) from exc
+    if is_erased(headers):
+        raise StoreError(f"content_ref {ref}: the record was erased (forgotten)", retryable=False)
+    return headers, block
 
 
 @dataclass(frozen=True)
@@ -193,7 +198,7 @@ def following(ref: ContentRef, max_bytes: int) -> ContentRef:
 
 def split_records(data: bytes, max_records: int) -> list[tuple[dict[str, str], bytes]]:
     """The whole WARC records (one gzip member each) at the start of `data`, at most max_records;
-    a member cut short or not gzip ends the list."""
+    a member cut short or not gzip ends the list; erased records (fillers) are left out."""
     out: list[tuple[dict[str, str], bytes]] = []
     while data and len(out) < max_records:
         member = isal_zlib.decompressobj(31)
@@ -204,5 +209,7 @@ def split_records(data: bytes, max_records: int) -> list[tuple[dict[str, str], b
         if not member.eof:
             break
         data = member.unused_data
-        out.append(parse_warc_record(raw))
+        record = parse_warc_record(raw)
+        if not is_erased(record[0]):
+            out.append(record)
     return out
