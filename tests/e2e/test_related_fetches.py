@@ -117,6 +117,8 @@ async def test_image_and_oembed_complete_the_record(tmp_path, nats_server, local
     headers, block = logged[big]
     assert headers.get("WARC-Truncated") == "length" and len(block) < 66_000
     assert web.url("video.test", "/oembed") in logged and "WARC-Truncated" not in logged[logo][0]
+    # ... tied to their page's record, so forgetting the page finds them (issue 39).
+    assert headers["WARC-Concurrent-To"] == logged[pages["big"]][0]["WARC-Record-ID"]
 
     assert got["image"]["status"] == "OK" and got["image"]["image"] == image
     assert got["image"]["content_length"] == len(png(1200, 630))        # a number in JSON

@@ -52,20 +52,20 @@ class CrawlRecorder:
         for f in hops:
             if f.http_status:
                 await self._log(f)
-        ref = ""
+        ref = page_id = ""
         if final is not None and final.http_status and outcome.archivable:
             revisit = await self._revisit(task.previous, outcome, final)
             if revisit is not None:
                 outcome = dataclasses.replace(outcome, resolution=Resolution.REVALIDATED)
-            record_id = new_record_id() if final.rendered else ""
-            ref = await self._log(final, revisit, record_id)
+            page_id = new_record_id()
+            ref = await self._log(final, revisit, page_id)
             if final.rendered:        # the DOM the record was made from, derived from the response
-                await self._log(dataclasses.replace(final, body=final.rendered), conversion_of=record_id)
+                await self._log(dataclasses.replace(final, body=final.rendered), conversion_of=page_id)
             if revisit is not None:   # the record keeps naming the full response it renewed
                 ref = task.previous.content_ref
         for f in outcome.related:       # after the chain: content_ref names the page's record
-            if f.http_status:
-                await self._log(f)
+            if f.http_status:         # WARC-Concurrent-To the page's: a forget of the page finds it
+                await self._log(f, concurrent_to=page_id)
         stored = await store_outcome(self._metadata, outcome, ref)
         return dataclasses.replace(stored, changed_fields=changed_fields(task.previous, stored.record))
 
@@ -99,8 +99,9 @@ class CrawlRecorder:
         return earlier
 
     async def _log(self, f: FetchResult, revisit: Revisit | None = None, record_id: str = "",
-                   conversion_of: str = "") -> str:
+                   conversion_of: str = "", concurrent_to: str = "") -> str:
         return await self._content.append(FetchedContent(
             url=f.url, http_status=f.http_status, headers=f.headers, body=f.body,
             fetched_at=f.fetched_at, remote_address=f.remote_address, truncated=f.truncated,
-            revisit=revisit, record_id=record_id, conversion_of=conversion_of))
+            revisit=revisit, record_id=record_id, conversion_of=conversion_of,
+            concurrent_to=concurrent_to))
