@@ -202,3 +202,18 @@ async def test_forget_while_this_store_appends(tmp_path):
     await store.close()
     (data,) = [p.read_bytes() for p in tmp_path.iterdir()]
     assert len(warcio_records(data)) == 1050 + 4          # the four fillers are `metadata` records
+
+
+@pytest.mark.parametrize("chunk", [64, 4096, 1 << 20])
+def test_members_walks_every_whole_member_and_stops_before_a_cut_one(chunk):
+    """Whatever the pieces read: a last record that inflates to far more than a piece (zeros)
+    is found whole; a member cut short is not."""
+    from spiderduck.stores.content import warc_record
+    from spiderduck.stores.warc_erase import members
+    records = [warc_record(fetched(1)), warc_record(dataclasses.replace(fetched(2), body=b"\0" * (5 << 20)))]
+    data = b"".join(records)
+    found = list(members(io.BytesIO(data), chunk=chunk))
+    assert [(m.offset, m.length) for m in found] == [(0, len(records[0])), (len(records[0]), len(records[1]))]
+    assert [m.headers["WARC-Target-URI"] for m in found] == ["http://a.test/1", "http://a.test/2"]
+    cut = list(members(io.BytesIO(data[:-3]), chunk=chunk))
+    assert [(m.offset, m.length) for m in cut] == [(0, len(records[0]))]

@@ -260,7 +260,7 @@ class HdfsContentStore(ContentStore):
         async with self._forgetting:
             try:
                 return await self._forget(Selection(urls, domain))
-            except (*FAILURES, OSError) as exc:     # retryable: repeating it finishes the work
+            except (*FAILURES, OSError, EOFError) as exc:    # retryable: repeating it finishes
                 raise StoreError(f"hdfs content store forget: HDFS unreachable or failing ({exc}); "
                                  "repeat the forget") from exc
 

@@ -71,7 +71,8 @@ def members(reader: BinaryIO, *, chunk: int = CHUNK) -> Iterator[Member]:
                 while True:
                     if len(head) < HEAD_BYTES:
                         head += out[:HEAD_BYTES - len(head)]
-                    if d.eof or not d.unconsumed_tail:
+                    # Output held back by the cap may be all that is left (the member's end).
+                    if d.eof or not d.unconsumed_tail and len(out) < chunk:
                         break
                     out = d.decompress(d.unconsumed_tail, chunk)
                 if d.eof:
