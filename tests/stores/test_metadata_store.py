@@ -16,39 +16,17 @@ import uuid
 
 import pytest
 
-from spiderduck.core.record import Image, Redirect, UrlRecord
+from spiderduck.core.record import UrlRecord
 from spiderduck.core.status import Status
 from spiderduck.stores.open import open_metadata_store
 from support.cassandra_keyspace import cassandra_test_url, throwaway_keyspace
+from support.metadata_backends import record, store  # noqa: F401 -- store is a fixture
 
 
 @pytest.fixture
 async def cassandra_url(cassandra_target):
     async with throwaway_keyspace(cassandra_target) as url:
         yield url
-
-
-@pytest.fixture(params=["sqlite", "cassandra"])
-async def store(request, tmp_path):
-    async with contextlib.AsyncExitStack() as stack:
-        if request.param == "sqlite":
-            url = f"sqlite:///{tmp_path}/m.db"
-        else:
-            target = request.getfixturevalue("cassandra_target")   # started only when used
-            url = await stack.enter_async_context(throwaway_keyspace(target))
-        s = await open_metadata_store(url)
-        stack.push_async_callback(s.close)
-        yield s
-
-
-def record(**kw) -> UrlRecord:
-    base = dict(url="http://s.test/a", status=Status.OK, final_url="http://news.test/story",
-                canonical_url="http://news.test/story", title="Story", fetched_at=1000.0,
-                redirects=(Redirect("http://s.test/a", 301),),
-                image=Image("http://news.test/i.png", 10, 20, "image/png"),
-                structured_data={"json-ld": [{"@type": "NewsArticle"}]}, content_length=2_000_000_000)
-    base.update(kw)
-    return UrlRecord(**base)
 
 
 async def test_every_alias_resolves_to_the_record(store):

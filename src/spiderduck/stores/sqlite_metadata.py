@@ -14,6 +14,10 @@ this way, against 0.57-0.60 through a pool of reader threads. The loop's connect
 wait for locks (busy_timeout 0); in the rare case SQLite reports busy (WAL recovery), the read
 goes to a reader thread that may wait.
 
+Forgetting (`forget`, a takedown) is in spiderduck.stores.sqlite_forget: deletes through the writer
+in bounded transactions, `secure_delete` on the writer (deleted and replaced bytes are zeroed,
+the retention sweep's and a recrawl's too) and a truncating checkpoint after each forget.
+
 Schema versions (PRAGMA user_version): 0 or 1, records as protobuf JSON text (SpiderDuck 0.1);
 2, records as protobuf bytes; 3, records whose `modified_time` is UrlMetadata's field 38 (it was
 36, now `fetch_mode`'s: src/spiderduck/wire/record_migrations.py). Opening an older database converts it once:
@@ -35,7 +39,9 @@ from spiderduck.wire import record_migrations
 from spiderduck.core.errors import StoreError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores.batch_thread import BatchThread
-from spiderduck.stores.metadata import Budget, MetadataStore
+from spiderduck.stores.forget_scope import asked, domain_form
+from spiderduck.stores.metadata import Budget, Forgotten, MetadataStore
+from spiderduck.stores.sqlite_forget import Forgetting
 from spiderduck.wire import record_proto
 
 SCHEMA_VERSION = 3
@@ -185,6 +191,10 @@ class SqliteMetadataStore(MetadataStore):
 
         def open_writer() -> sqlite3.Connection:
             conn = _connect(self._path)
+            # Deleted rows, and the bytes a recrawl's record replaced, overwritten with zeros
+            # (and freed pages zeroed): what a forget or the retention sweep removes is not left
+            # readable in the file (spiderduck.stores.sqlite_forget).
+            conn.execute("PRAGMA secure_delete=ON")
             conn.executescript(SCHEMA)
             _upgrade(conn)
             return conn
@@ -296,6 +306,17 @@ class SqliteMetadataStore(MetadataStore):
             for table in ("resolutions", "shares", "records"):
                 conn.execute(f"DELETE FROM {table} WHERE key IN ({marks})", keys)
         return len(keys)
+
+    async def forget(self, urls: Sequence[str], domain: str = "") -> Forgotten:
+        """MetadataStore.forget; what goes and how: spiderduck.stores.sqlite_forget."""
+        forgetting = Forgetting(lambda fn, *args: self._guard(self._writer.call(fn, *args)),
+                                lambda fn, *args: self._guard(self._reader.call(fn, *args)),
+                                files=self._path != ":memory:", where=self._path)
+        await forgetting.urls(asked(urls))
+        if domain := domain_form(domain):
+            await forgetting.domain(domain)
+        await forgetting.checkpoint()
+        return Forgotten(forgetting.records, frozenset(forgetting.reached))
 
     async def close(self) -> None:
         if self._loop_reads is not None:
