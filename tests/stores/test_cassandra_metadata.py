@@ -139,6 +139,11 @@ def test_version_three_adds_first_seen_and_share_count_cells():
         "ALTER TABLE ks.records ADD IF NOT EXISTS shares_seen bigint"]
 
 
+def test_version_four_adds_the_aliases_a_forget_reads():
+    assert cassandra_schema.statements(4, "ks") == [
+        "CREATE TABLE IF NOT EXISTS ks.aliases ( key text, url text, PRIMARY KEY (key, url))"]
+
+
 def test_keyspace_replication():
     simple = cassandra_schema.keyspace_statement("ks")
     assert simple == ("CREATE KEYSPACE IF NOT EXISTS ks WITH replication = "

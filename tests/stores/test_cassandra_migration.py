@@ -25,6 +25,8 @@ from spiderduck.v1 import metadata_pb2
 from spiderduck.wire import record_proto
 from test_metadata_store import cassandra_test_url, record
 
+ALL = [number for number, _ in cassandra_schema.MIGRATIONS]     # every version, in order
+
 
 @pytest.fixture
 async def bare_keyspace(cassandra_target):
@@ -111,7 +113,7 @@ async def test_a_version_one_keyspace_is_upgraded_and_its_rows_read_as_before(ba
 
     with pytest.raises(ConfigError, match=r"schema version 2, .* `spiderduck schema apply`"):
         await open_metadata_store(url)
-    assert await apply_schema(url) == (3, [3])
+    assert await apply_schema(url) == (cassandra_schema.LATEST, ALL[2:])
     assert {"earliest", "shares_seen"} <= await columns(session, ks, "records")
 
     store = await open_metadata_store(url)
@@ -153,7 +155,7 @@ async def test_a_version_one_keyspace_is_upgraded_and_its_rows_read_as_before(ba
         assert (await store.get("http://s.test/v2")).share_count == 6
     finally:
         await store.close()
-    assert await apply_schema(url) == (3, [])
+    assert await apply_schema(url) == (cassandra_schema.LATEST, [])
 
 
 async def test_a_record_a_version_one_process_rewrites_after_an_upgrade_reads_newest(bare_keyspace):
@@ -206,7 +208,7 @@ async def test_two_applies_racing_on_a_fresh_keyspace_both_succeed(bare_keyspace
         asyncio.to_thread(cassandra_schema.apply, PausedAfterVersionRead(session, both_read.wait), ks)
         for _ in range(2)))
     assert first[0] == second[0] == cassandra_schema.LATEST
-    assert sorted(first[1] + second[1]) == [1, 2, 3]   # each version recorded by one of them
+    assert sorted(first[1] + second[1]) == ALL     # each version recorded by one of them
     assert "record_pb" in await columns(session, ks, "records")
     store = await open_metadata_store(url)
     try:
@@ -218,7 +220,7 @@ async def test_two_applies_racing_on_a_fresh_keyspace_both_succeed(bare_keyspace
 
 async def test_an_apply_that_read_an_older_version_never_lowers_it(bare_keyspace):
     """An older build's apply (up to version 1) that read version 0, then waited while this
-    build's apply reached 3, leaves the keyspace at 3."""
+    build's apply reached the latest, leaves the keyspace at the latest."""
     url, ks, session = bare_keyspace
     read, resume = threading.Event(), threading.Event()
 
@@ -229,8 +231,8 @@ async def test_an_apply_that_read_an_older_version_never_lowers_it(bare_keyspace
     older = asyncio.create_task(asyncio.to_thread(
         cassandra_schema.apply, PausedAfterVersionRead(session, hold), ks, upto=1))
     assert await asyncio.to_thread(read.wait, 60)
-    assert await apply_schema(url) == (3, [1, 2, 3])
+    assert await apply_schema(url) == (cassandra_schema.LATEST, ALL)
     resume.set()
-    assert await older == (3, [])
-    assert cassandra_schema.current_version(session, ks) == 3
+    assert await older == (cassandra_schema.LATEST, [])
+    assert cassandra_schema.current_version(session, ks) == cassandra_schema.LATEST
     await (await open_metadata_store(url)).close()

@@ -93,7 +93,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         js = nc.jetstream()
         await bus.ensure_streams(js, settings.streams, replicas=settings.nats_replicas)
         metadata = await stack.enter_async_context(
-            await open_metadata_store(settings.metadata_store_url))
+            await open_metadata_store(settings.metadata_store_url, retention=settings.retention.metadata))
         content = await stack.enter_async_context(
             await open_content_store(settings.content_store_url,
                                      max_file_age=settings.retention.roll_content_after))

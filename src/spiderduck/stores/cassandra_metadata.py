@@ -6,7 +6,7 @@ and no write reads first.
 
 Writes: `put` is one request, an unlogged batch of plain writes: the record row (record_pb,
 fetched_at, and `record = null`, which replaces a version-1 JSON row without reading it), its
-`earliest` cell (first_seen, below) and one resolution row per alias (the `crawl_status` table
+`earliest` cell (first_seen, below), one `aliases` row and one resolution row per alias (the `crawl_status` table
 that versions 1 and 2 also wrote is read by nothing, so it is no longer written). It reads
 nothing first, so it is idempotent and the driver may retry it. A put whose rows pass
 _ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches instead, the
@@ -55,7 +55,7 @@ reach the counter but not shares_seen: a row a version-3 add_share already gave 
 reads short by them until its next share counted at version 3.
 
 Records stored before `modified_time` moved from field 36 to 38 (issue 31 gave 36 to
-`fetch_mode`): `_wire` rewrites such bytes as it reads them (src/spiderduck/wire/record_migrations.py), so
+`fetch_mode`): `to_wire` rewrites such bytes as it reads them (src/spiderduck/wire/record_migrations.py), so
 `get_many` and `get_many_wire` answer the current layout; puts write it (to_proto), so a record
 is fixed for good at its next crawl. Not a schema version that rewrites the table: that is a
 scan of every partition (token range by token range) from whichever process runs `schema apply`,
@@ -63,6 +63,22 @@ for a change most rows do not need, and during a rolling upgrade a process still
 release would go on writing the old layout after it. The read-side check costs one search for
 the tag's two bytes (0xA2 0x02) in a record, which most records do not hold; only those that do
 are walked field by field.
+
+Aliases (schema version 4): put also writes (key, url) into `aliases` for each URL it points at
+the key, in the record's mutation (same partition key): what a forget reads to find the
+resolution rows pointing at a record (spiderduck.stores.cassandra_forget, which also holds the
+forget and its domain scan).
+
+Retention (retention.metadata, `open(retention=)`): every plain write of a put (the record row's
+cells, `earliest`, the resolution rows, the aliases) and add_share's `shares_seen` carry it as
+their TTL, so a record not crawled or refreshed within it expires with its resolution rows, and
+each put renews it; `expire` has nothing to sweep. `earliest` is renewed by a put that carries
+the same first_seen (the scheduler's renewals do; of two cells with one timestamp and one value
+Cassandra keeps the later expiry); a put with a later first_seen loses to the stored cell, which
+then expires first, and the record reads first_seen 0 from then on. The `shares` counters take
+no TTL (Cassandra allows none on counters): an expired record's counter stays, invisible (a
+count is read only for a key with a record), and a record stored again under that key later
+starts from it. A forget deletes it.
 
 Errors: cassandra-driver's exceptions become `StoreError` here (retryable, except invalid
 requests); a keyspace without the current schema is a `ConfigError` that names
@@ -73,21 +89,18 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
-import datetime
+import math
 import time
-from typing import Any, Iterable, Sequence
-
-from spiderduck.wire import record_migrations
+from typing import Iterable, Sequence
 
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.record import UrlRecord
-from spiderduck.stores import cassandra_schema
+from spiderduck.stores import cassandra_forget, cassandra_schema
 from spiderduck.stores.cassandra_cluster import CassandraOptions, connect, translate
-from spiderduck.stores.metadata import WIRE_CHUNK, Budget, MetadataStore
-from spiderduck.v1 import metadata_pb2
+from spiderduck.stores.cassandra_handoff import Handoff
+from spiderduck.stores.cassandra_rows import millis, stored_cell, to_record, to_wire
+from spiderduck.stores.metadata import WIRE_CHUNK, Budget, Forgotten, MetadataStore
 from spiderduck.wire import record_proto
-
-_EPOCH = datetime.datetime(1970, 1, 1)
 
 # The write timestamp of `earliest` is _EARLIEST_CLOCK minus first_seen in milliseconds (see the
 # module doc): 4e15 microseconds is October 2096, ahead of every real write timestamp. first_seen
@@ -101,63 +114,7 @@ _LATEST_FIRST_SEEN_MS = _EARLIEST_CLOCK // 1000
 # count (its timestamps and lengths), generously.
 _ONE_BATCH_BYTES = 4 * 1024
 _ROW_BYTES = 64
-
-
-def _millis(seconds: float) -> int:
-    return round(seconds * 1000)
-
-
-def _epoch_millis(value: datetime.datetime) -> int:
-    if value.tzinfo is not None:
-        value = value.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return round((value - _EPOCH).total_seconds() * 1000)
-
-
-def _seconds(value: datetime.datetime | None) -> float:
-    return 0.0 if value is None else _epoch_millis(value) / 1000
-
-
-def _stored(row: dict) -> bytes | str | None:
-    """The record cell to read: record_pb, or the version-1 JSON when only it is there or it
-    was written later (by a version-1 process, during a rolling upgrade); None: no record yet."""
-    data, text = row.get("record_pb"), row.get("record")
-    if text and (data is None or (row.get("json_at") or 0) > (row.get("pb_at") or 0)):
-        return text
-    return data
-
-
-def _first_seen(row: dict) -> datetime.datetime | None:
-    """The earlier of `earliest` (version 3's puts) and `first_seen` (version 1 and 2's)."""
-    earliest, legacy = row.get("earliest"), row.get("first_seen")
-    if earliest is None or (legacy is not None and legacy < earliest):
-        return legacy
-    return earliest
-
-
-def _record(row: dict, shares: int) -> UrlRecord:
-    stored = _stored(row)
-    if isinstance(stored, bytes):                     # parsed once, with what _wire appends
-        return record_proto.from_bytes(_wire(row, shares))
-    rec = record_proto.from_json(stored)
-    first_seen = _seconds(_first_seen(row)) or rec.first_seen
-    return dataclasses.replace(rec, first_seen=first_seen, share_count=shares)
-
-
-def _wire(row: dict, shares: int) -> bytes:
-    """The record as a GetUrlMetadata answer: record_pb as stored plus first_seen and the share
-    count, unparsed (in the current layout: record_migrations); a version-1 row's JSON parsed
-    and encoded."""
-    stored = _stored(row)
-    if not isinstance(stored, bytes):
-        return record_proto.to_proto(_record(row, shares)).SerializeToString()
-    stored = record_migrations.moved_modified_time(stored)
-    tail = b""
-    first_seen = _first_seen(row)
-    if first_seen is not None:
-        msg = metadata_pb2.UrlMetadata()
-        msg.first_seen.FromMilliseconds(_epoch_millis(first_seen))
-        tail = msg.SerializeToString()
-    return stored + record_proto.with_share_count(tail, shares)
+_LONGEST_TTL = 20 * 365 * 24 * 3600   # Cassandra's (MAX_TTL): retention.metadata may not pass it
 
 
 _QUERIES = {
@@ -166,81 +123,60 @@ _QUERIES = {
                     "writetime(record_pb) AS pb_at, writetime(record) AS json_at "
                     "FROM {ks}.records WHERE key = ?"),
     "read_shares": 'SELECT "count" FROM {ks}.shares WHERE key = ?',
-    "write_record": ("UPDATE {ks}.records SET record_pb = ?, record = null, fetched_at = ? "
-                     "WHERE key = ?"),
-    "write_earliest": "UPDATE {ks}.records USING TIMESTAMP ? SET earliest = ? WHERE key = ?",
-    "write_resolution": "INSERT INTO {ks}.resolutions (url, key) VALUES (?, ?)",
+    # Every plain write carries the retention's TTL (0: none; see the module doc).
+    "write_record": ("UPDATE {ks}.records USING TTL ? SET record_pb = ?, record = null, "
+                     "fetched_at = ? WHERE key = ?"),
+    "write_earliest": ("UPDATE {ks}.records USING TIMESTAMP ? AND TTL ? SET earliest = ? "
+                       "WHERE key = ?"),
+    "write_alias": "INSERT INTO {ks}.aliases (key, url) VALUES (?, ?) USING TTL ?",
+    "write_resolution": "INSERT INTO {ks}.resolutions (url, key) VALUES (?, ?) USING TTL ?",
     "add_shares": 'UPDATE {ks}.shares SET "count" = "count" + ? WHERE key = ?',
-    "write_shares_seen": "UPDATE {ks}.records USING TIMESTAMP ? SET shares_seen = ? WHERE key = ?",
+    "write_shares_seen": ("UPDATE {ks}.records USING TIMESTAMP ? AND TTL ? SET shares_seen = ? "
+                          "WHERE key = ?"),
+    **cassandra_forget.QUERIES,
 }
 _NOT_IDEMPOTENT = {"add_shares"}
 
 
-class _Handoff:
-    """Driver answers to the event loop: the driver's thread queues each (future, rows, error)
-    and wakes the loop once per burst (`call_soon_threadsafe` writes to the loop's wake-up pipe;
-    once per answer it was a system call and a loop iteration each)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop):
-        self.loop = loop
-        self._ready: collections.deque = collections.deque()
-        self._woken = False
-
-    def ok(self, rows, future) -> None:               # on a driver thread
-        self._ready.append((future, rows, None))
-        self._wake()
-
-    def error(self, exc, future) -> None:             # on a driver thread
-        self._ready.append((future, None, exc))
-        self._wake()
-
-    def _wake(self) -> None:
-        if not self._woken:
-            self._woken = True
-            try:
-                self.loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:                      # the loop is gone
-                pass
-
-    def _drain(self) -> None:
-        # Cleared before popping: an answer queued after the last pop sees it clear and wakes
-        # the loop again; one queued before is popped here.
-        self._woken = False
-        ready = self._ready
-        while ready:
-            future, rows, exc = ready.popleft()
-            if future.done():                         # cancelled meanwhile
-                continue
-            if exc is not None:
-                future.set_exception(exc)
-            else:
-                future.set_result(rows)
+def ttl_of(retention: float) -> int:
+    """retention.metadata as a TTL in whole seconds (rounded up; 0: none)."""
+    ttl = math.ceil(retention)
+    if not 0 <= ttl <= _LONGEST_TTL:
+        raise ConfigError(f"retention.metadata: {retention:g}s is more than Cassandra keeps a row "
+                          f"({_LONGEST_TTL}s, 20 years); 0 keeps records forever")
+    return ttl
 
 
 class CassandraMetadataStore(MetadataStore):
     """The MetadataStore over cassandra-driver; open with `await CassandraMetadataStore.open(url)`."""
 
     def __init__(self, options: CassandraOptions, cluster, session, prepared: dict, *,
-                 clock=time.time):
+                 clock=time.time, retention: float = 0):
         from cassandra.query import BatchStatement, BatchType
         self.options = options
+        self.ttl = ttl_of(retention)                  # seconds; 0: rows are kept forever
         self._cluster = cluster
         self._session = session
         self._q = prepared
         self._clock = clock
         self._limit = asyncio.Semaphore(options.concurrency)
-        self._handoff: _Handoff | None = None
+        self._handoff: Handoff | None = None
         self._batch = lambda: BatchStatement(batch_type=BatchType.UNLOGGED)
 
     async def expire(self, before: float) -> int:
-        # TODO(issue 39): retention.metadata on Cassandra is to be a TTL on the rows (records,
-        # resolutions; shares are counters, which take none), not a sweep; until then nothing
-        # is deleted here, and the retention sweep says so once at WARNING.
-        raise NotImplementedError("the Cassandra metadata store does not expire records yet "
-                                  "(a TTL is to come): retention.metadata keeps them all")
+        """Nothing to sweep: the rows expire by their TTL (retention.metadata, given to open);
+        shares are counters, which take no TTL (the module doc says what becomes of them)."""
+        return 0
+
+    async def forget(self, urls: Sequence[str], domain: str = "") -> Forgotten:
+        """MetadataStore.forget; what is found and how: spiderduck.stores.cassandra_forget."""
+        return await cassandra_forget.forget(self, urls, domain)
 
     @classmethod
-    async def open(cls, url: str, *, clock=time.time) -> "CassandraMetadataStore":
+    async def open(cls, url: str, *, clock=time.time, retention: float = 0) -> "CassandraMetadataStore":
+        """`retention` (retention.metadata, seconds; 0 = forever): the TTL of every row a put
+        writes, renewed by each put."""
+        ttl_of(retention)                             # refused before connecting
         options = CassandraOptions.from_url(url)
         cluster, session = await connect(options)
         try:
@@ -248,7 +184,7 @@ class CassandraMetadataStore(MetadataStore):
         except BaseException:
             await asyncio.to_thread(cluster.shutdown)
             raise
-        return cls(options, cluster, session, prepared, clock=clock)
+        return cls(options, cluster, session, prepared, clock=clock, retention=retention)
 
     @staticmethod
     def _prepare(session, keyspace: str) -> dict:
@@ -278,12 +214,12 @@ class CassandraMetadataStore(MetadataStore):
         """The rows of one request (a prepared statement and its parameters, or a batch).
 
         `Session.execute_async` answers on the driver's thread, which hands the rows to the
-        event loop (_Handoff). At most `concurrency` requests are in flight.
+        event loop (Handoff). At most `concurrency` requests are in flight.
         """
         loop = asyncio.get_running_loop()
         handoff = self._handoff
         if handoff is None or handoff.loop is not loop:
-            handoff = self._handoff = _Handoff(loop)
+            handoff = self._handoff = Handoff(loop)
         async with self._limit:
             future = loop.create_future()
             try:
@@ -312,21 +248,22 @@ class CassandraMetadataStore(MetadataStore):
 
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
         urls = [url for url in dict.fromkeys([key, *aliases]) if url]
-        millis = min(max(_millis(record.first_seen or self._clock()), 0), _LATEST_FIRST_SEEN_MS)
-        written = (record if record.first_seen == millis / 1000
-                   else dataclasses.replace(record, first_seen=millis / 1000))
+        first_ms = min(max(millis(record.first_seen or self._clock()), 0), _LATEST_FIRST_SEEN_MS)
+        written = (record if record.first_seen == first_ms / 1000
+                   else dataclasses.replace(record, first_seen=first_ms / 1000))
         msg = record_proto.to_proto(record)           # as to_bytes, first_seen left out too
         msg.ClearField("first_seen")
         msg.ClearField("share_count")
         data = msg.SerializeToString()
-        fetched = _millis(record.fetched_at)
-        q = self._q
-        record_part = self._batched([                 # one partition: the records row
-            (q["write_record"], (data, fetched, key)),
-            (q["write_earliest"], (_EARLIEST_CLOCK - millis, millis, key))])
-        rest = [(q["write_resolution"], (url, key)) for url in urls]
+        fetched = millis(record.fetched_at)
+        q, ttl = self._q, self.ttl
+        record_part = self._batched([                 # one partition key: the records row and
+            (q["write_record"], (ttl, data, fetched, key)),               # the aliases
+            (q["write_earliest"], (_EARLIEST_CLOCK - first_ms, ttl, first_ms, key)),
+            *((q["write_alias"], (key, url, ttl)) for url in urls)])
+        rest = [(q["write_resolution"], (url, key, ttl)) for url in urls]
         rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in urls)
-        if len(data) + len(key) + _ROW_BYTES + rest_bytes <= _ONE_BATCH_BYTES:
+        if len(data) + len(key) + _ROW_BYTES + 2 * rest_bytes <= _ONE_BATCH_BYTES:
             requests = [self._batched(rest, record_part)]     # the common case: one request
         elif rest_bytes <= _ONE_BATCH_BYTES:
             requests = [record_part, self._batched(rest)]
@@ -341,7 +278,7 @@ class CassandraMetadataStore(MetadataStore):
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
         key_of = await self._resolve(urls)
         found = await self._read(list(dict.fromkeys(key_of.values())))
-        by_key = {key: _record(row, shares) for key, (row, shares) in found.items()}
+        by_key = {key: to_record(row, shares) for key, (row, shares) in found.items()}
         return [by_key.get(key_of.get(url, "")) for url in urls]
 
     async def get_many_wire(self, urls: Sequence[str], max_bytes: int = 0) -> list[bytes | None]:
@@ -355,7 +292,7 @@ class CassandraMetadataStore(MetadataStore):
         by_key: dict[str, bytes] = {}
         for start in range(0, len(keys), step):
             for key, (row, shares) in (await self._read(keys[start:start + step])).items():
-                by_key[key] = _wire(row, shares)
+                by_key[key] = to_wire(row, shares)
                 for _ in range(asked[key]):
                     budget.take(by_key[key])
         return [by_key.get(key_of.get(url, "")) for url in urls]
@@ -378,7 +315,7 @@ class CassandraMetadataStore(MetadataStore):
         else:
             records = await asyncio.gather(*(self._rows("read_record", (k,)) for k in keys))
         found = {key: rows[0] for key, rows in zip(keys, records)
-                 if rows and _stored(rows[0]) is not None}
+                 if rows and stored_cell(rows[0]) is not None}
         uncounted = [key for key, row in found.items() if row.get("shares_seen") is None]
         counters = await asyncio.gather(*(self._rows("read_shares", (k,)) for k in uncounted))
         counted = {key: int(rows[0]["count"] or 0) if rows else 0
@@ -390,7 +327,7 @@ class CassandraMetadataStore(MetadataStore):
         await self._rows("add_shares", (count, key))
         rows = await self._rows("read_shares", (key,))
         total = int(rows[0]["count"] or 0) if rows else count
-        await self._rows("write_shares_seen", (max(total, 0) + 1, total, key))
+        await self._rows("write_shares_seen", (max(total, 0) + 1, self.ttl, total, key))
         return total
 
     async def close(self) -> None:

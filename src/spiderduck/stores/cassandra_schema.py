@@ -6,7 +6,7 @@
     MIGRATIONS    [(version, [CQL statement, ...]), ...], ascending; `{keyspace}` in a
                   statement is replaced by the (validated) keyspace name
 
-Tables (version 3):
+Tables (version 4):
 
     records        key text PK -> record_pb (protobuf bytes, v2), record (protobuf JSON, v1),
                                   first_seen (v1, v2), earliest and shares_seen (v3), fetched_at
@@ -14,6 +14,8 @@ Tables (version 3):
     crawl_status   key text PK -> status, fetched_at               written by versions 1-2, read by
                                                                    nothing; no longer written
     shares         key text PK -> "count" counter                  sightings per record
+    aliases        (key, url) PK                 the URLs a put pointed at a record: what a forget
+                                                 of the record reads (cassandra_forget)
     schema_version id int PK (always 1) -> version, applied_at
 
 Versions:
@@ -27,6 +29,10 @@ Versions:
         count win (no lightweight transaction, no read before a write; cassandra_metadata).
         `first_seen` (set by version 2's lightweight transactions) and the `shares` counter
         are still read, for rows from before and processes still at version 2
+    4   `aliases`: each put also writes (key, url) for every URL it points at the key, in the
+        record's partition of the same mutation, so a forget finds the resolution rows pointing at
+        a record without scanning `resolutions`; puts from before version 4 left none there
+        (cassandra_forget says what a forget finds of those)
 
 No version rewrites records: those kept with `modified_time` as field 36 (before issue 31 gave
 that number to `fetch_mode`) are rewritten as they are read (cassandra_metadata says why).
@@ -68,6 +74,10 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (3, [
         "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS earliest timestamp",
         "ALTER TABLE {keyspace}.records ADD IF NOT EXISTS shares_seen bigint",
+    ]),
+    (4, [
+        "CREATE TABLE IF NOT EXISTS {keyspace}.aliases ("
+        " key text, url text, PRIMARY KEY (key, url))",
     ]),
 ]
 

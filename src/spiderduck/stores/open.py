@@ -9,7 +9,10 @@ from spiderduck.stores.content import ContentStore
 from spiderduck.stores.metadata import MetadataStore
 
 
-async def open_metadata_store(url: str) -> MetadataStore:
+async def open_metadata_store(url: str, *, retention: float = 0) -> MetadataStore:
+    """`retention` (retention.metadata, seconds; 0 = forever): Cassandra writes it as the TTL of
+    every row a put writes; SQLite keeps records until the retention sweep deletes them
+    (spiderduck.stores.retention), so it takes none."""
     scheme = urlsplit(url).scheme
     if scheme == "sqlite":
         from spiderduck.stores.sqlite_metadata import SqliteMetadataStore
@@ -19,7 +22,7 @@ async def open_metadata_store(url: str) -> MetadataStore:
     if scheme == "cassandra":
         from spiderduck.stores.cassandra_metadata import CassandraMetadataStore
         # cassandra://[user[:password]@]h1,h2[:9042]/keyspace[?consistency=LOCAL_QUORUM&ssl=true]
-        return await CassandraMetadataStore.open(url)
+        return await CassandraMetadataStore.open(url, retention=retention)
     raise ConfigError(f"metadata_store: unsupported {redact_url(url)!r} "
                       "(use sqlite:///PATH or cassandra://h1,h2:9042/keyspace)")
 
