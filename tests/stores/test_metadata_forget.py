@@ -7,6 +7,8 @@ import asyncio
 import pathlib
 import secrets
 
+import pytest
+
 from spiderduck.core.record import Redirect
 from spiderduck.stores.open import open_metadata_store
 from support.metadata_backends import record, store  # noqa: F401 -- store is a fixture
@@ -116,3 +118,32 @@ async def test_a_forget_leaves_records_put_meanwhile(store):
     assert gone.records == 250 and set(urls) <= gone.urls
     assert (await store.get("http://new.test/")) is not None
     assert await store.get_many(urls[::50]) == [None] * 5
+
+
+async def test_a_forget_a_reader_keeps_from_emptying_the_log_says_to_repeat_it(tmp_path, monkeypatch):
+    """A reader in the middle of a read holds the old pages in the write-ahead log: the forget
+    deletes the rows but cannot empty the log, and says so; repeated once the reader is done,
+    it succeeds and no byte is left."""
+    import sqlite3
+
+    from spiderduck.core.errors import StoreError
+    from spiderduck.stores import sqlite_forget
+    monkeypatch.setattr(sqlite_forget, "_CHECKPOINT_TRIES", 2)       # fail fast
+    monkeypatch.setattr(sqlite_forget, "_CHECKPOINT_WAIT_MS", 10)
+    marker = secrets.token_hex(20)
+    store = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
+    reader = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    try:
+        await store.put(STORY, record(title=marker, **chain(STORY)), [STORY])
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM records").fetchone() == (1,)   # a snapshot
+        with pytest.raises(StoreError, match="must be repeated"):
+            await store.forget([STORY])
+        assert await store.get(STORY) is None                        # the rows went all the same
+        assert files_holding(tmp_path, marker.encode()) == ["m.db-wal"]
+        reader.execute("COMMIT")
+        assert (await store.forget([STORY])).records == 0
+        assert files_holding(tmp_path, marker.encode()) == []
+    finally:
+        reader.close()
+        await store.close()

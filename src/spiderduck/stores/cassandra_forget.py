@@ -29,8 +29,9 @@ delete now leaves it: it is deleted at its own write timestamp. A first_seen lat
 forgotten one then reads as none until compaction purges that tombstone (gc_grace_seconds); a
 record crawled again after an unforget reads first_seen 0 meanwhile. A counter deleted and
 counted again may read short until compaction (Cassandra's counters). Cassandra deletes by
-writing tombstones: the data leaves the SSTables at the compaction after gc_grace_seconds, as
-for any delete (docs/operations.md).
+writing tombstones: no read answers the data from then on, but its bytes leave the SSTables only
+at a compaction after gc_grace_seconds (10 days by default), as for any delete; the partition
+keys (the URLs) stay in the tombstones until then.
 """
 from __future__ import annotations
 
