@@ -66,6 +66,25 @@ async def _aged(ttls) -> bool:
     return max((await ttls()).values()) <= 1
 
 
+async def test_the_retention_sweep_leaves_cassandra_to_its_ttl_quietly(cassandra_target, caplog):
+    """No sweep to run and no warning: the sweeper counts nothing removed and goes on (the TTL
+    deletes), where it once said at WARNING that Cassandra kept every record."""
+    import logging
+
+    from spiderduck.core.settings_retention import RetentionSettings
+    from spiderduck.stores.retention import RetentionSweeper
+    caplog.set_level(logging.DEBUG, "spiderduck.retention")
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(url, retention=60)
+        try:
+            sweeper = RetentionSweeper(RetentionSettings(metadata=60), store, None)
+            assert await sweeper.sweep() == {"metadata": 0} and sweeper.active
+            said = [r for r in caplog.records if r.name == "spiderduck.retention"]
+            assert [r.getMessage() for r in said if r.levelno >= logging.WARNING] == []
+        finally:
+            await store.close()
+
+
 async def test_a_retention_longer_than_cassandra_keeps_a_row_is_refused():
     with pytest.raises(ConfigError, match="retention.metadata"):
         await open_metadata_store("cassandra://127.0.0.1:1/ks", retention=30 * 365 * 86400.0)

@@ -1,5 +1,6 @@
 """The retention sweep on the embedded stores: real SQLite, real WARC files, real time (the sweep
-runs every 0.2 s against a retention of about a second), waited on with timeouts."""
+runs every 0.2 s against a retention of about a second), waited on with timeouts. Cassandra
+expires records by a TTL instead: tests/stores/test_cassandra_ttl.py."""
 from __future__ import annotations
 
 import contextlib
@@ -17,7 +18,6 @@ from spiderduck.core.status import Status
 from spiderduck.stores.retention import RetentionSweeper
 from spiderduck.stores.sqlite_metadata import SqliteMetadataStore
 from spiderduck.stores.warc_files import WarcFileStore
-from support.cassandra_keyspace import throwaway_keyspace
 from support.content_backends import fetched
 from support.service import wait_until
 
@@ -162,25 +162,3 @@ async def test_the_file_being_written_goes_when_idle_and_the_next_record_starts_
         assert (await content.read(later))[0]["WARC-Target-URI"] == "http://a.test/2"
     finally:
         await content.close()
-
-
-async def test_the_cassandra_store_says_once_that_it_keeps_every_record(cassandra_target, caplog):
-    """Not expired yet on Cassandra (a TTL is to come): no pretence, a WARNING, the record kept."""
-    from spiderduck.stores.open import open_metadata_store
-    caplog.set_level(logging.INFO, "spiderduck.retention")
-    async with throwaway_keyspace(cassandra_target) as url:
-        store = await open_metadata_store(url)
-        try:
-            rec = record("ancient", time.time() - ANCIENT)
-            await store.put(rec.final_url, rec, [rec.url])
-            sweeper = RetentionSweeper(RetentionSettings(metadata=KEEP, sweep_interval=EVERY), store, None)
-            assert await sweeper.sweep() == {} and await sweeper.sweep() == {}
-            assert not sweeper.active                  # nothing left to sweep: run() ends
-            warnings = [r.getMessage() for r in caplog.records
-                        if r.levelno == logging.WARNING and r.name == "spiderduck.retention"]
-            assert warnings == ["retention.metadata is set, but nothing is deleted: the Cassandra "
-                                "metadata store does not expire records yet (a TTL is to come): "
-                                "retention.metadata keeps them all"]
-            assert (await store.get(rec.url)).title == "ancient"
-        finally:
-            await store.close()

@@ -6,13 +6,14 @@ and no write reads first.
 
 Writes: `put` is one request, an unlogged batch of plain writes: the record row (record_pb,
 fetched_at, and `record = null`, which replaces a version-1 JSON row without reading it), its
-`earliest` cell (first_seen, below), one `aliases` row and one resolution row per alias (the `crawl_status` table
-that versions 1 and 2 also wrote is read by nothing, so it is no longer written). It reads
-nothing first, so it is idempotent and the driver may retry it. A put whose rows pass
-_ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches instead, the
-record's partition alone and the other rows (or those one by one, when long URLs make even
-them pass it): Cassandra warns about (over 5 KiB) and refuses (over 50 KiB) a batch of several
-partitions by its size, never a single-partition one. The rows of a batch may be applied in
+`earliest` cell (first_seen, below), one `aliases` row and one resolution row per alias (the
+`crawl_status` table that versions 1 and 2 also wrote is read by nothing, so it is no longer
+written). It reads nothing first, so it is idempotent and the driver may retry it. A put whose
+rows pass _ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches
+instead, the record's partition (its row and its aliases, one partition key) alone and the
+resolution rows (or those one by one, when long URLs make even them pass it): Cassandra warns
+about (over 5 KiB) and refuses (over 50 KiB) a batch of several partitions by its size, never
+one of a single partition key (test_a_large_record_with_long_urls_is_stored puts 124 KB so). The rows of a batch may be applied in
 any order; reads take a resolution whose record is not there yet as no record.
 
 first_seen without Paxos: of all the puts of a key, the earliest first_seen must win, whatever
