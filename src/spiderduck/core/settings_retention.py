@@ -19,8 +19,9 @@ FORGET_SEAL_POLL = 0.25            # how often it looks meanwhile (seconds)
 class RetentionSettings:
     metadata: Duration = 0.0          # a record (with its aliases, resolution rows and share count)
                                       # not crawled or refreshed within this is deleted, at the
-                                      # latest one sweep_interval after; 0 = kept forever. SQLite
-                                      # only for now (the Cassandra store keeps every record)
+                                      # latest one sweep_interval after (SQLite: the sweep;
+                                      # Cassandra: a TTL on the rows, renewed by each put);
+                                      # 0 = kept forever
     content: Duration = 0.0           # content-log files (file:// WARC and HDFS) whose newest
                                       # record is older than this are deleted; the writer then
                                       # starts a new file at least every half of it; 0 = kept
