@@ -16,14 +16,20 @@ import pytest
 from spiderduck.bus import permissions
 from spiderduck.bus import streams as bus
 from spiderduck.bus.claims import CLAIM_BUCKET
+from spiderduck.bus.denylist import BUCKET as DENYLIST_BUCKET
+from spiderduck.bus.denylist import DENYLIST_LAG, Denylist
+from spiderduck.bus.events_erase import erase_events
 from spiderduck.bus.pending import queued_bucket, url_key
 from spiderduck.cli.nats_server import EmbeddedNats
 from spiderduck.client.names import QUEUED_BUCKET, QUEUE_SUBJECT
 from spiderduck.fetcher import domain_controls
 from spiderduck.metadata_api.queueing import QueueRequests
+from spiderduck.v1 import events_pb2
+from support.service import wait_until
 
 PASSWORDS = {role: f"pw-{role}-0123456789" for role in permissions.ROLES}
-BUCKETS = (bus.LEASE_BUCKET, CLAIM_BUCKET, domain_controls.BUCKET, QUEUED_BUCKET)
+BUCKETS = (bus.LEASE_BUCKET, CLAIM_BUCKET, domain_controls.BUCKET, QUEUED_BUCKET, DENYLIST_BUCKET)
+ERASE = f"$JS.API.STREAM.MSG.DELETE.{bus.EVENTS_STREAM}"
 
 
 class User:
@@ -133,6 +139,9 @@ FORBIDDEN_PUBLISH = [
     ("a consumer delete", f"$JS.API.CONSUMER.DELETE.{bus.URLS_STREAM}.scheduler"),
     ("a stream created", "$JS.API.STREAM.CREATE.MINE"),
     ("a KV bucket deleted", f"$JS.API.STREAM.DELETE.KV_{domain_controls.BUCKET}"),
+    ("an event erased", ERASE),
+    ("the denylist watched", f"$JS.API.CONSUMER.CREATE.KV_{DENYLIST_BUCKET}"),
+    ("the denylist read", f"$JS.API.DIRECT.GET.KV_{DENYLIST_BUCKET}.$KV.{DENYLIST_BUCKET}.u.x"),
 ]
 
 
@@ -166,6 +175,9 @@ ROLE_FORBIDDEN = [
     ("metadata-api", f"$KV.{domain_controls.BUCKET}.k"), ("metadata-api", f"$KV.{bus.LEASE_BUCKET}.k"),
     ("metadata-api", f"$KV.{CLAIM_BUCKET}.k"), ("metadata-api", bus.PROCESSED_SUBJECT),
     ("metadata-api", f"{bus.REPLIES_PREFIX}.x.y"), ("metadata-api", f"$JS.API.STREAM.PURGE.{bus.DEAD_STREAM}"),
+    ("metadata-api", f"$JS.API.STREAM.MSG.DELETE.{bus.URLS_STREAM}"),
+    ("scheduler", f"$KV.{DENYLIST_BUCKET}.u.x"), ("scheduler", ERASE),
+    ("fetcher", f"$KV.{DENYLIST_BUCKET}.u.x"), ("fetcher", f"$JS.API.CONSUMER.CREATE.KV_{DENYLIST_BUCKET}"),
 ]
 
 
@@ -200,6 +212,35 @@ async def test_the_roles_write_what_they_own(server):
     assert (await replies.next_msg(timeout=10)).data == b"outcome"
     for user in users.values():
         await user.allowed()
+
+
+async def test_the_metadata_api_forgets_and_the_scheduler_watches_the_denylist(server):
+    _, users = server
+    api, sched = users["metadata-api"], users["scheduler"]
+    ajs, sjs = api.nc.jetstream(), sched.nc.jetstream()
+    watching = await Denylist.open(sjs)                    # the scheduler's mirror (it makes the bucket)
+    keeping = await Denylist.open(ajs)
+    try:
+        await keeping.add(["https://forgotten.test/a"], reason="takedown", by="admin")
+        await wait_until(lambda: _now(watching.forgotten("https://forgotten.test/a")), DENYLIST_LAG,
+                         "the scheduler to see the entry")
+        # The forgotten URL's event erased by the metadata-api; another URL's kept.
+        for url in ("https://forgotten.test/a", "https://kept.test/"):
+            await sjs.publish(bus.PROCESSED_SUBJECT, events_pb2.UrlProcessed(url=url).SerializeToString())
+        assert await erase_events(ajs, ["https://forgotten.test/a"]) == 1
+        assert (await ajs.stream_info(bus.EVENTS_STREAM)).state.messages == 1
+        assert await keeping.remove(["https://forgotten.test/a"]) == 1
+        await wait_until(lambda: _now(not watching.forgotten("https://forgotten.test/a")), DENYLIST_LAG,
+                         "the scheduler to see the removal")
+    finally:
+        await watching.close()
+        await keeping.close()
+    for user in (api, sched):
+        await user.allowed()
+
+
+async def _now(value):
+    return value
 
 
 def test_the_bucket_names_are_the_roles():

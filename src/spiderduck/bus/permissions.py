@@ -10,8 +10,10 @@ proves each permission against a real nats-server).
                                       its own, so no other role's user can read its replies
     authorization(passwords)       -> nats-server `authorization { users = [...] }` for user/password
 
-An allow list denies everything else: no role may delete or purge a stream, and the client may
-write no key-value bucket and publish no event, dead letter or reply. Writing a KV key is a
+An allow list denies everything else: no role may delete or purge a stream, only the metadata-api
+may erase a message (of the events stream, for a forgotten URL) and write the denylist (the
+scheduler watches it), and the client may write no key-value bucket and publish no event, dead
+letter or reply. Writing a KV key is a
 publish to $KV.<bucket>.<key>; reading one is a JetStream API request ($JS.API.DIRECT.GET or
 $JS.API.STREAM.MSG.GET); watching a bucket (or reading a stream) is an ordered consumer
 ($JS.API.CONSUMER.CREATE, deliveries to an inbox, flow control on $JS.FC).
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 
 from spiderduck.bus.claims import CLAIM_BUCKET
+from spiderduck.bus.denylist import BUCKET as DENYLIST_BUCKET
 from spiderduck.bus.streams import (DEAD_STREAM, DEAD_SUBJECT, EVENTS_STREAM, EVENTS_SUBJECTS, LEASE_BUCKET,
                                     QUEUE_SUBJECT, REPLIES_PREFIX, URLS_STREAM)
 from spiderduck.client.names import QUEUED_BUCKET, SUBMIT_SUBJECT
@@ -69,11 +72,14 @@ _PUBLISH: dict[str, list[str]] = {
              *_stream_api(EVENTS_STREAM, consume=True), *_stream_api(DEAD_STREAM, consume=True)],
     "scheduler": [*_LOOKUPS, *_STREAMS, *_stream_api(URLS_STREAM, consume=True),
                   SUBMIT_SUBJECT, EVENTS_SUBJECTS, DEAD_SUBJECT, f"{REPLIES_PREFIX}.>",
-                  *_kv(CLAIM_BUCKET, write=True, watch=True), *_kv(LEASE_BUCKET, watch=True)],
+                  *_kv(CLAIM_BUCKET, write=True, watch=True), *_kv(LEASE_BUCKET, watch=True),
+                  *_kv(DENYLIST_BUCKET, watch=True)],
     "fetcher": [*_LOOKUPS, *_kv(LEASE_BUCKET, write=True, watch=True),
                 *_kv(CONTROLS_BUCKET, write=True, watch=True)],
     "metadata-api": [*_LOOKUPS, *_STREAMS, *_stream_api(EVENTS_STREAM, consume=True), SUBMIT_SUBJECT,
-                     *_kv(QUEUED_BUCKET, write=True), *_kv(CLAIM_BUCKET)],
+                     *_kv(QUEUED_BUCKET, write=True), *_kv(CLAIM_BUCKET),
+                     # Forget: the denylist kept, and a forgotten URL's events erased.
+                     *_kv(DENYLIST_BUCKET, write=True, watch=True), f"$JS.API.STREAM.MSG.DELETE.{EVENTS_STREAM}"],
 }
 
 _SUBSCRIBE: dict[str, list[str]] = {
