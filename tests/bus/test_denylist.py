@@ -15,6 +15,7 @@ from nats.js.errors import KeyDeletedError, KeyNotFoundError
 
 from spiderduck.bus import denylist as dl
 from spiderduck.bus.denylist import DENYLIST_LAG, Denylist, Entry
+from spiderduck.core.errors import BusError
 from spiderduck.core.urls import InvalidDomain
 from support.service import wait_until
 
@@ -134,6 +135,25 @@ async def test_a_broken_watch_is_made_again_and_the_mirror_reloaded(holders, cap
     await seen(lambda: b.forgotten("https://while.broken.test/") and not b.forgotten(URL),
                "the mirror reloaded after the watch broke")
     assert any("broke" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_watch_lost_with_its_server_is_made_again(holders, nats_server):
+    (a, b), conns = holders
+    await a.add([URL])
+    await seen(lambda: b.forgotten(URL), "the entry on the other holder")
+    nats_server.stop()                           # the watches' consumers go with it (the bucket stays)
+    nats_server.start()
+
+    async def added():
+        if not all(nc.is_connected for nc in conns):
+            return False
+        try:
+            return await a.add(["https://after.restart.test/"])
+        except BusError:                         # JetStream still starting
+            return False
+    await wait_until(added, 30, "a write once the server is back")
+    await seen(lambda: b.forgotten("https://after.restart.test/"), "the write seen through a new watch")
+    assert b.forgotten(URL)
 
 
 def test_an_offline_list_and_an_empty_one():

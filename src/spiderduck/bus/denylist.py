@@ -12,8 +12,8 @@ than MAX_ENTRY_BYTES, a wrong type, a key that is not its URL's or domain's) is 
 out of the mirror: whoever writes the bucket cannot crash a holder.
 
 The watch is an ordered consumer of the bucket's last values (nats-py's KeyValue.watch). One that
-breaks (its consumer lost and not recreated: no update arrives while the bucket has moved on, for
-two checks WATCH_CHECK apart, or a NATS error) is logged, made again, and the mirror reloaded
+breaks (stopped; its consumer lost: no update arrives while the bucket has moved past the mirror,
+at two checks WATCH_CHECK apart; or a NATS error) is logged, made again, and the mirror reloaded
 from it."""
 from __future__ import annotations
 
@@ -41,7 +41,12 @@ KeyWatcher = KeyValue.KeyWatcher
 BUCKET = "spiderduck_forgotten"
 DENYLIST_LAG = 2.0          # seconds: a change is seen by every holder within this
 MAX_ENTRY_BYTES = 16_384    # an entry's JSON value: larger is refused by the bucket, skipped if found
-WATCH_CHECK = 10 * DENYLIST_LAG   # seconds without an update after which the watch is checked
+# Seconds without an update after which the watch is checked against the bucket (one stream-info
+# request): found behind twice running, it is broken, so a change is seen within DENYLIST_LAG even
+# when the watch's consumer is lost (a NATS server restarted), not after nats-py's own reset (~20 s).
+WATCH_CHECK = DENYLIST_LAG / 4
+LOAD_TIMEOUT = 5 * DENYLIST_LAG   # seconds the first reading of a watch may wait for an update
+RETRY_MAX = 5 * DENYLIST_LAG      # seconds between attempts to watch again, at most (doubling)
 _SCHEMES = ("https://", "http://")
 
 
@@ -253,7 +258,7 @@ class Denylist:
             watcher = await self._kv.watchall()
             current = Denylist()
             current._floor = self._floor
-            while (update := await watcher.updates(timeout=WATCH_CHECK)) is not None:
+            while (update := await watcher.updates(timeout=LOAD_TIMEOUT)) is not None:
                 current._apply(update)
         except (NatsError, asyncio.TimeoutError) as exc:
             if watcher is not None:
@@ -284,7 +289,7 @@ class Denylist:
                 except BusError as exc:
                     log.warning("denylist: %s; trying again in %gs", exc, retry)
                     await asyncio.sleep(retry)
-                    retry = min(retry * 2, WATCH_CHECK)
+                    retry = min(retry * 2, RETRY_MAX)
             retry = DENYLIST_LAG / 4
 
     async def _updates(self, watcher) -> None:
