@@ -38,6 +38,15 @@ class MetadataApiSettings:
                                       # extraction on a stored page (process.parser, within
                                       # process.extract_timeout), started at the first call; 0 = it
                                       # explains from the stored record alone
+    admin_tokens_file: str = ""       # a file of `name:token` lines (as tokens_file, read again when
+                                      # it changes) of the admins: their token may Forget,
+                                      # ListForgotten and Unforget, and passes wherever a tokens_file
+                                      # token does; empty = no admin token
+    admin_callers: list[str] = field(default_factory=list)  # client-certificate identities (first DNS
+                                      # subjectAltName, else CN; tls.client_auth require) that are
+                                      # admins too; with neither this nor admin_tokens_file, only a
+                                      # caller on loopback (or a unix socket) is an admin
+    max_forget_reason_chars: int = 1000  # a Forget's reason longer than this is INVALID_ARGUMENT
 
     def __post_init__(self):
         if self.max_resolves_per_caller < 1:

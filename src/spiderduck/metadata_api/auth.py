@@ -42,7 +42,7 @@ MAX_FILE_BYTES = 1 << 20  # a larger tokens file is refused (about 20,000 tokens
 BEARER = "bearer "
 
 
-def parse_tokens(text: str, path: str) -> dict[str, str]:
+def parse_tokens(text: str, path: str, setting: str = "metadata_api.tokens_file") -> dict[str, str]:
     """name -> token from the file's text; ConfigError (with the line number, never a token)."""
     tokens: dict[str, str] = {}
     for number, line in enumerate(text.splitlines(), 1):
@@ -52,23 +52,25 @@ def parse_tokens(text: str, path: str) -> dict[str, str]:
         name, sep, token = line.partition(":")
         name, token = name.strip(), token.strip()
         if not sep or not name or not token:
-            raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: expected name:token")
+            raise ConfigError(f"{setting}: {path} line {number}: expected name:token")
         if name in tokens:
-            raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: name {name!r} again")
+            raise ConfigError(f"{setting}: {path} line {number}: name {name!r} again")
         if not all(" " <= c <= "~" for c in token):     # what a gRPC metadata value can carry
-            raise ConfigError(f"metadata_api.tokens_file: {path} line {number}: the token of {name!r} "
+            raise ConfigError(f"{setting}: {path} line {number}: the token of {name!r} "
                               "has characters a gRPC header cannot carry (printable ASCII only)")
         tokens[name] = token
     if not tokens:
-        raise ConfigError(f"metadata_api.tokens_file: {path} holds no name:token line")
+        raise ConfigError(f"{setting}: {path} holds no name:token line")
     return tokens
 
 
 class TokenFile:
     """The tokens of a file, re-read when its modification time changes."""
 
-    def __init__(self, path: str, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, path: str, clock: Callable[[], float] = time.monotonic,
+                 setting: str = "metadata_api.tokens_file"):
         self.path = path
+        self.setting = setting          # what the errors name: tokens_file or admin_tokens_file
         self._clock = clock
         self._stamp = self._stat()
         self._tokens = self._read()
@@ -86,7 +88,7 @@ class TokenFile:
         MAX_FILE_BYTES: a FIFO would wait for a writer (opened without blocking, and refused)
         and a device could be endless."""
         def refused(reason: str) -> ConfigError:
-            return ConfigError(f"metadata_api.tokens_file: cannot read {self.path}: {reason}")
+            return ConfigError(f"{self.setting}: cannot read {self.path}: {reason}")
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError as exc:
@@ -104,7 +106,7 @@ class TokenFile:
             text = data.decode("utf-8-sig")          # a BOM is not part of the first name
         except UnicodeDecodeError:
             raise refused("not UTF-8 text") from None
-        return parse_tokens(text, self.path)
+        return parse_tokens(text, self.path, self.setting)
 
     def _refresh(self) -> None:
         now = self._clock()
@@ -124,7 +126,7 @@ class TokenFile:
             self._failure = str(exc)
             return
         self._tokens, self._failure = tokens, ""
-        log.info("metadata_api.tokens_file %s read again: %d tokens", self.path, len(tokens))
+        log.info("%s %s read again: %d tokens", self.setting, self.path, len(tokens))
 
     def name_of(self, token: str) -> str | None:
         """The name whose token this is, else None; every token is compared, in constant time."""
@@ -174,15 +176,25 @@ def _bearer(value: str) -> str:
     return value[len(BEARER):].strip() if value[:len(BEARER)].lower() == BEARER else ""
 
 
+def bearer_token(context: grpc.aio.ServicerContext) -> str:
+    """The call's one bearer token, else "" (none, several, or not `Bearer <token>`)."""
+    given = _authorization(context)
+    return _bearer(given[0]) if len(given) == 1 else ""
+
+
 def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings, tokens: TokenFile | None = None,
-                   limit: RateLimit | None = None) -> Guard | None:
+                   limit: RateLimit | None = None, admin_tokens: TokenFile | None = None) -> Guard | None:
     """The guard of MetadataService for these settings; None when there is nothing to check
     (no tokens file, and no ResolveUrl rate or no verified client certificates to tell callers
     apart by), so the server installs no interceptor and a call costs what it did before.
     `tokens` and `limit`: the file's TokenFile and the ResolveUrl buckets when the caller shares
-    them (the web UI's /api/v1/preview counts in the same buckets), else made here."""
+    them (the web UI's /api/v1/preview counts in the same buckets), else made here. With a
+    tokens file, a token of `admin_tokens` (metadata_api.admin_tokens_file) passes too; who may
+    Forget is metadata_api.admins' question, asked by those methods themselves."""
     if tokens is None and settings.tokens_file:
         tokens = TokenFile(settings.tokens_file)
+    if admin_tokens is None and settings.admin_tokens_file and tokens is not None:
+        admin_tokens = TokenFile(settings.admin_tokens_file, setting="metadata_api.admin_tokens_file")
     by_certificate = tls.require_client_cert
     if limit is None and settings.resolve_rate > 0:
         limit = RateLimit(settings.resolve_rate)
@@ -202,6 +214,8 @@ def metadata_guard(settings: MetadataApiSettings, tls: TlsSettings, tokens: Toke
                                     "several authorization metadata: send one, authorization: Bearer <token>")
             token = _bearer(given[0])
             who = tokens.name_of(token) if token else None
+            if who is None and token and admin_tokens is not None:
+                who = admin_tokens.name_of(token)
             if who is None:
                 await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the bearer token is not known")
         CALLER.set(who)

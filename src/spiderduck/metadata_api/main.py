@@ -15,7 +15,11 @@ from spiderduck.core.config import Settings
 from spiderduck.core.freshness import Freshness
 from spiderduck.extract.signals import robots_token
 from spiderduck.metadata_api import server
+from spiderduck.bus.denylist import Denylist
+from spiderduck.metadata_api.admins import Admins, admin_token_file
 from spiderduck.metadata_api.auth import RateLimit, TokenFile
+from spiderduck.metadata_api.forget import ForgetService
+from spiderduck.metadata_api.forgetting import Forgetter
 from spiderduck.metadata_api.places import Places
 from spiderduck.metadata_api.queueing import QueueRequests
 from spiderduck.query.explainer import Explainer
@@ -29,8 +33,10 @@ log = logging.getLogger("spiderduck.metadata_api")
 # None without NATS, ExplainUrl's `explainer=`, and the guard's TokenFile `tokens=` (None without
 # metadata_api.tokens_file: one object, so the file is read once) and ResolveUrl's RateLimit
 # `resolve_limit=` (None with resolve_rate 0: one bucket per token across gRPC and HTTP) and its
-# Places `resolve_places=` (max_concurrent_resolves and max_resolves_per_caller across both), it
-# returns an async context manager, entered until the role stops.
+# Places `resolve_places=` (max_concurrent_resolves and max_resolves_per_caller across both), and
+# the Forgetter `forgetter=` (metadata_api.forgetting, None without NATS: the web UI's Forget; its
+# `denylist` is the one GetUrlMetadata and the resolver check), it returns an async context
+# manager, entered until the role stops.
 Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 
@@ -42,7 +48,9 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
     serves and left after it has stopped."""
     async with contextlib.AsyncExitStack() as stack:
         store = await stack.enter_async_context(await open_metadata_store(settings.metadata_store_url))
-        pending = resolver = js = queued = None
+        # Opened always (making one opens no file): ExplainUrl reads it, Forget erases from it.
+        content = await stack.enter_async_context(await open_content_store(settings.content_store_url))
+        pending = resolver = js = queued = denylist = forgetter = None
         if settings.nats_url:
             nc = await nats_auth.connect_role(settings, "metadata-api", "spiderduck-metadata-api")
             stack.push_async_callback(nc.close)
@@ -52,18 +60,20 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
             pending = PendingLookup(
                 await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
                 queued)
+            denylist = await Denylist.open(js, replicas=settings.nats_replicas)
+            stack.push_async_callback(denylist.close)
+            forgetter = Forgetter(store, content, js, denylist)
             resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
-                                      serve_stale_for=settings.serve_stale_for).start()
+                                      serve_stale_for=settings.serve_stale_for, denylist=denylist).start()
             stack.push_async_callback(resolver.close)
             queueing = await QueueRequests(nc, js, queued,
                                            concurrency=settings.metadata_api.max_concurrent_queueing).start()
             stack.push_async_callback(queueing.close)
         else:
-            log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, and `pending` is never told")
+            log.info("metadata-api without NATS (nats_url not set): no ResolveUrl, no Forget, and "
+                     "`pending` is never told")
         api = settings.metadata_api
-        content = (await stack.enter_async_context(await open_content_store(settings.content_store_url))
-                   if api.explain_workers else None)
-        explainer = Explainer(store, content, workers=api.explain_workers,
+        explainer = Explainer(store, content if api.explain_workers else None, workers=api.explain_workers,
                                       budget=settings.process.extract_timeout, parser=settings.process.parser,
                                       robots_token=robots_token(settings.fetcher.user_agent),
                                       min_image_size=settings.process.min_image_size)
@@ -71,12 +81,15 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
         tokens = TokenFile(api.tokens_file) if api.tokens_file else None
         limit = RateLimit(api.resolve_rate) if api.resolve_rate > 0 else None
         places = Places(api.max_concurrent_resolves, api.max_resolves_per_caller)
-        grpc_server = server.grpc_server(settings, tokens=tokens, limit=limit)
-        server.register(grpc_server, store, api, pending, resolver, explainer, places)
+        admin_tokens = admin_token_file(api)
+        grpc_server = server.grpc_server(settings, tokens=tokens, limit=limit, admin_tokens=admin_tokens)
+        server.register(grpc_server, store, api, pending, resolver, explainer, places,
+                        ForgetService(forgetter, Admins(api, admin_tokens), api), denylist)
         async with grpc_server:
             log.info("metadata-api serving on %s", grpc_server.address)
             if beside is not None:
                 await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver,
                                                              explainer=explainer, tokens=tokens,
-                                                             resolve_limit=limit, resolve_places=places))
+                                                             resolve_limit=limit, resolve_places=places,
+                                                             forgetter=forgetter))
             await stop.wait()

@@ -19,6 +19,13 @@ bytes each in UTF-8 at worst: 32 KiB):
                   whose URLs alone pass it cannot be answered): 4 MiB + 64 KiB by default
   ResolveUrl      one URL, a max_age and a flag: ONE_URL_CAP (96 KiB)
   ExplainUrl      one URL: ONE_URL_CAP
+  Forget          metadata_api.max_urls URLs, a domain and a reason (max_forget_reason_chars)
+  Unforget        metadata_api.max_urls URLs and a domain
+  ListForgotten   nothing: REQUEST_HEADROOM
+
+Forget, ListForgotten and Unforget (metadata_api.forget) are admin actions; a URL or domain they
+forgot is answered by GetUrlMetadata and ResolveUrl as never seen (spiderduck.bus.denylist:
+a set lookup per URL), even if a record of it were still stored.
 """
 from __future__ import annotations
 
@@ -37,10 +44,13 @@ from spiderduck.core import urls
 from spiderduck.core.config import MetadataApiSettings, Settings
 from spiderduck.core.errors import BusError, StoreError
 from spiderduck.metadata_api import explain, responses
+from spiderduck.bus.denylist import Denylist
+from spiderduck.metadata_api.admins import Admins
 from spiderduck.metadata_api.auth import RateLimit, TokenFile, metadata_guard
+from spiderduck.metadata_api.forget import ForgetService
 from spiderduck.metadata_api.places import Places, caller_of
 from spiderduck.query.explainer import Explainer
-from spiderduck.query.resolver import Resolver, StillResolving
+from spiderduck.query.resolver import Forgotten, Resolver, StillResolving
 from spiderduck.rpc.server import REQUEST_HEADROOM, GrpcServer
 from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.metadata import AnswerTooLarge, MetadataStore
@@ -62,26 +72,32 @@ ONE_URL_CAP = URL_BYTES + 64 + REQUEST_HEADROOM
 def request_caps(settings: MetadataApiSettings) -> dict[str, int]:
     """The largest request each method receives (see the module's words)."""
     urls = min(settings.max_urls * (URL_BYTES + 8), settings.max_response_bytes)   # each URL is answered
+    listed = settings.max_urls * (URL_BYTES + 8) + 1024 + REQUEST_HEADROOM      # URLs and a domain
     return {f"/{SERVICE_NAME}/GetUrlMetadata": urls + REQUEST_HEADROOM,
-            f"/{SERVICE_NAME}/ResolveUrl": ONE_URL_CAP, f"/{SERVICE_NAME}/ExplainUrl": ONE_URL_CAP}
+            f"/{SERVICE_NAME}/ResolveUrl": ONE_URL_CAP, f"/{SERVICE_NAME}/ExplainUrl": ONE_URL_CAP,
+            f"/{SERVICE_NAME}/Forget": listed + 4 * settings.max_forget_reason_chars + 8,
+            f"/{SERVICE_NAME}/Unforget": listed, f"/{SERVICE_NAME}/ListForgotten": REQUEST_HEADROOM}
 
 
 def grpc_server(settings: Settings, *, tokens: TokenFile | None = None,
-                limit: RateLimit | None = None) -> GrpcServer:
+                limit: RateLimit | None = None, admin_tokens: TokenFile | None = None) -> GrpcServer:
     """The metadata API's gRPC server, not serving yet: its guard (metadata_api.auth; `tokens` and
     the ResolveUrl rate `limit` shared with the web UI when given, else its own), the places of its calls
     (max_concurrent_calls, and max_concurrent_resolves for ResolveUrl) and its caps."""
     api = settings.metadata_api
     return GrpcServer(api.listen, max_concurrent_rpcs=api.max_concurrent_calls + api.max_concurrent_resolves,
                       stop_grace=settings.drain_seconds, tls=settings.tls, request_caps=request_caps(api),
-                      guards={SERVICE_NAME: metadata_guard(api, settings.tls, tokens, limit)})
+                      guards={SERVICE_NAME: metadata_guard(api, settings.tls, tokens, limit, admin_tokens)})
 
 
 class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
     def __init__(self, store: MetadataStore, settings: MetadataApiSettings,
                  pending: PendingLookup | None = None, resolver: Resolver | None = None,
-                 explainer: Explainer | None = None, places: Places | None = None):
+                 explainer: Explainer | None = None, places: Places | None = None,
+                 forgetting: ForgetService | None = None, denylist: Denylist | None = None):
         self._store = store
+        self._forgetting = forgetting or ForgetService(None, Admins(settings), settings)
+        self._denylist = denylist
         self._explainer = explainer or Explainer(store, None, workers=0, budget=1.0, parser="",
                                                          robots_token="")
         self._max_urls = settings.max_urls
@@ -129,6 +145,8 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
                                                                   refresh=request.refresh, wait=wait)
         except urls.InvalidUrl as exc:
             refusal = (grpc.StatusCode.INVALID_ARGUMENT, f"not a fetchable URL: {exc}")
+        except Forgotten as exc:
+            refusal = (grpc.StatusCode.NOT_FOUND, str(exc))
         except StillResolving as exc:
             refusal = (grpc.StatusCode.DEADLINE_EXCEEDED, str(exc))
         except (StoreError, BusError) as exc:
@@ -140,6 +158,15 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))
         metadata = record_proto.to_proto(dataclasses.replace(record, url=url))
         return metadata_pb2.UrlMetadataResult(url=url, found=True, metadata=metadata).SerializeToString()
+
+    async def Forget(self, request: metadata_pb2.ForgetRequest, context: grpc.aio.ServicerContext):
+        return await self._forgetting.forget(request, context)
+
+    async def ListForgotten(self, request: metadata_pb2.ListForgottenRequest, context: grpc.aio.ServicerContext):
+        return await self._forgetting.list_forgotten(request, context)
+
+    async def Unforget(self, request: metadata_pb2.UnforgetRequest, context: grpc.aio.ServicerContext):
+        return await self._forgetting.unforget(request, context)
 
     async def ExplainUrl(self, request: metadata_pb2.ExplainUrlRequest, context: grpc.aio.ServicerContext):
         await self._take_slot("ExplainUrl", context)
@@ -165,8 +192,8 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         try:
             # Reading stops once the records pass what is left of the budget: a call never
             # holds much more than max_response_bytes, however many big records it names.
-            records = await self._store.get_many_wire([lookup_key(u) for u in asked],
-                                                      max_bytes=max(1, self._max_response_bytes - framing))
+            keys = [lookup_key(u) for u in asked]
+            records = await self._store.get_many_wire(keys, max_bytes=max(1, self._max_response_bytes - framing))
         except StoreError as exc:
             refusal = (grpc.StatusCode.UNAVAILABLE, str(exc))
         except AnswerTooLarge as exc:
@@ -178,6 +205,10 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
             # Out of the except block: the abort must not carry the store's frames (and the
             # records they read) in its exception's context, which grpc keeps after the call.
             await context.abort(*refusal)
+        if self._denylist is not None:
+            forgotten = self._denylist.forgotten
+            records = [None if record is not None and forgotten(key, canonical=True) else record
+                       for key, record in zip(keys, records)]
         waiting = None
         if self._pending is not None and None in records:
             waiting = await self._waiting(asked, records)
@@ -209,16 +240,24 @@ def _add_servicer(servicer: MetadataServicer, grpc_server) -> None:
         getattr(servicer, name), request_deserializer=request.FromString, response_serializer=_as_is)
         for name, request in (("GetUrlMetadata", metadata_pb2.GetUrlMetadataRequest),
                               ("ResolveUrl", metadata_pb2.ResolveUrlRequest))}
-    handlers["ExplainUrl"] = grpc.unary_unary_rpc_method_handler(
-        servicer.ExplainUrl, request_deserializer=metadata_pb2.ExplainUrlRequest.FromString,
-        response_serializer=metadata_pb2.Explanation.SerializeToString)
+    for name, request, response in (("ExplainUrl", metadata_pb2.ExplainUrlRequest, metadata_pb2.Explanation),
+                                    ("Forget", metadata_pb2.ForgetRequest, metadata_pb2.ForgetResponse),
+                                    ("ListForgotten", metadata_pb2.ListForgottenRequest,
+                                     metadata_pb2.ListForgottenResponse),
+                                    ("Unforget", metadata_pb2.UnforgetRequest, metadata_pb2.UnforgetResponse)):
+        handlers[name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, name), request_deserializer=request.FromString,
+            response_serializer=response.SerializeToString)
     grpc_server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, handlers),))
 
 
 def register(server, store: MetadataStore, settings: MetadataApiSettings,
              pending: PendingLookup | None = None, resolver: Resolver | None = None,
-             explainer: Explainer | None = None, places: Places | None = None) -> None:
+             explainer: Explainer | None = None, places: Places | None = None,
+             forgetting: ForgetService | None = None, denylist: Denylist | None = None) -> None:
     """`explainer`: ExplainUrl's (None: it explains from the records alone); `places`: ResolveUrl's,
-    when shared with the web UI's /api/v1/preview (None: its own)."""
-    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver, explainer, places),
-               SERVICE_NAME)
+    when shared with the web UI's /api/v1/preview (None: its own); `forgetting`: Forget,
+    ListForgotten and Unforget (None: FAILED_PRECONDITION, no NATS); `denylist`: what
+    GetUrlMetadata answers as never seen (None: nothing)."""
+    server.add(_add_servicer, MetadataServicer(store, settings, pending, resolver, explainer, places,
+                                               forgetting, denylist), SERVICE_NAME)

@@ -16,6 +16,10 @@ StillResolving: the submission stays in the stream, so the crawl goes on and its
 Used by the metadata API's ResolveUrl and the web UI's /api/v1/preview alike. Without NATS
 (`nc`, `js` and `queued_kv` None) it answers what the store holds fresh enough, and raises
 NeedsNats for the rest.
+
+A URL on the denylist (`denylist`, spiderduck.bus.denylist: forgotten, or of a forgotten domain)
+is answered as never seen, Forgotten (a NeverSeen), even if a record of it is still stored, and
+is never submitted: forgetting it must not start its crawl.
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from spiderduck.core import urls
 from spiderduck.core.errors import BusError, SpiderDuckError
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
+from spiderduck.query.explainer import NeverSeen
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.v1 import events_pb2
 from spiderduck.wire.record_limits import MAX_URL_CHARS
@@ -47,14 +52,19 @@ class StillResolving(SpiderDuckError):
     retryable = True
 
 
+class Forgotten(NeverSeen):
+    """The URL, or its domain, is on the denylist: answered as never seen, never crawled."""
+
+
 class NeedsNats(BusError):
     """The record is not fresh enough, and this resolver has no NATS to crawl or refresh it."""
 
 
 class Resolver:
     def __init__(self, store: MetadataStore, nc, js, queued_kv, *, freshness: Freshness,
-                 serve_stale_for: float, clock=time.time):
+                 serve_stale_for: float, clock=time.time, denylist=None):
         self._store = store
+        self._denylist = denylist
         self._nc = nc
         self._js = js
         self._queued = queued_kv
@@ -80,13 +90,15 @@ class Resolver:
 
     async def resolve(self, url: str, *, max_age: float | None, refresh: bool,
                       wait: float) -> tuple[str, UrlRecord]:
-        """(resolution name, record). Raises urls.InvalidUrl, StillResolving, StoreError, BusError.
+        """(resolution name, record). Raises urls.InvalidUrl, Forgotten, StillResolving, StoreError, BusError.
         The URL's userinfo (`user:password@`) is dropped first: it is never submitted."""
         url = urls.without_userinfo(url)
         deadline = asyncio.get_running_loop().time() + wait     # what the store and NATS take counts
         if len(url) > MAX_URL_CHARS:
             raise urls.InvalidUrl(url[:100] + "...", f"{len(url)} characters; at most {MAX_URL_CHARS}")
         key = urls.canonicalize(url)
+        if self._denylist is not None and self._denylist.forgotten(key, canonical=True):
+            raise Forgotten(f"{url} was never seen")
         stored = await self._store.get(key)
         if stored is not None and stored.fetched_at and not refresh:
             now = self._clock()

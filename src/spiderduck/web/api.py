@@ -135,6 +135,8 @@ async def resolve(ctx, url: str, *, max_age: float | None, refresh: bool) -> tup
                                       wait=ctx.settings.metadata_api.resolve_timeout)
     except urls.InvalidUrl as exc:
         raise ApiError(400, f"not a fetchable URL: {exc}") from None
+    except NeverSeen as exc:           # forgotten (spiderduck.bus.denylist): as never seen
+        raise ApiError(404, str(exc)) from None
     except StillResolving as exc:
         raise ApiError(504, str(exc)) from None
     except StoreError as exc:

@@ -17,7 +17,7 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 
 async def open_web(settings: Settings, store, pending, js, queued, resolver=None, explainer=None,
-                   tokens=None, resolve_limit=None, resolve_places=None) -> WebServer:
+                   tokens=None, resolve_limit=None, resolve_places=None, forgetter=None) -> WebServer:
     """The web UI on web.listen, from the same store, NATS and resolver (spiderduck.query.resolver, which
     /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
     `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
@@ -25,7 +25,8 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     metadata_api.tokens_file: web.signin) and ResolveUrl's per-token RateLimit (`resolve_limit`, which
     /api/v1/preview counts in too) and its places (`resolve_places`: max_concurrent_resolves and
     max_resolves_per_caller, which /api/v1/preview takes too; None: unbounded here): an async
-    context manager that serves while entered.
+    context manager that serves while entered. `forgetter`: the metadata API's Forgetter
+    (spiderduck.metadata_api.forgetting, None without NATS), for the admin's Forget (issue 39).
     An unusable web.admin_token_file is a ConfigError here, before anything is opened."""
     admin_token = security.admin_token(settings.web)
     feed = None
