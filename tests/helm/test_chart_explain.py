@@ -1,7 +1,8 @@
-"""The metadata API reads the schedulers' content store (ExplainUrl, the web UI's explain page):
-with HDFS its config names the same content_store URL, its pods mount the HDFS CA and its
-NetworkPolicy lets it reach the namenode and datanodes; with a file:// store (each pod's own
-emptyDir) or metadataApi.explainWorkers 0 it gets none of them and explains from records alone.
+"""The metadata API reads the schedulers' content store (ExplainUrl, the web UI's explain page;
+Forget erases from it, issue 39): with HDFS its config names the same content_store URL, its pods
+mount the HDFS CA and its NetworkPolicy lets it reach the namenode and datanodes, whatever
+metadataApi.explainWorkers says; with a file:// store (each pod's own emptyDir) it gets none of
+them and explains from records alone.
 Helm runs in-process through the `helm-python-sdk` wheel, as in test_chart.py."""
 from __future__ import annotations
 
@@ -105,11 +106,9 @@ def test_explain_workers_value_renders(workers, tmp_path):
     api = role_config(docs, "metadata-api")
     assert api["metadata_api"]["explain_workers"] == workers
     assert load(api, tmp_path).metadata_api.explain_workers == workers
-    # 0: it never opens the store, so it gets neither the URL, the CA nor the way to HDFS.
-    reads = workers > 0
-    assert ("content_store" in api) == reads
-    assert bool(hdfs_volumes(docs, "metadata-api")) == reads
-    assert bool(hdfs_rules(docs, "metadata-api")) == reads
+    # 0 too: Forget erases from the store, so it gets the URL, the CA and the way to HDFS.
+    assert "content_store" in api
+    assert hdfs_volumes(docs, "metadata-api") and hdfs_rules(docs, "metadata-api")
     assert role_config(docs, "scheduler")["content_store"].startswith("hdfs+https://")
 
 
@@ -120,8 +119,9 @@ def test_config_metadata_api_explain_workers_merges_over_the_value():
     assert api["metadata_api"]["explain_workers"] == 2 and api["content_store"].startswith("hdfs://")
     assert hdfs_rules(docs, "metadata-api")
     off = render({"config": {"metadata_api": {"explain_workers": 0}}})
-    assert "content_store" not in role_config(off, "metadata-api")
-    assert not hdfs_rules(off, "metadata-api")
+    assert role_config(off, "metadata-api")["metadata_api"]["explain_workers"] == 0
+    assert "content_store" in role_config(off, "metadata-api")     # Forget erases from it
+    assert hdfs_rules(off, "metadata-api")
 
 
 def test_a_content_store_change_rolls_the_metadata_api_only_while_it_reads_it():
@@ -129,8 +129,11 @@ def test_a_content_store_change_rolls_the_metadata_api_only_while_it_reads_it():
         return one(docs, "Deployment", "metadata-api")["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
     other = {"hdfs": {"user": "other"}}
     assert checksum(render()) != checksum(render(other))
-    off = {"metadataApi": {"explainWorkers": 0}}
-    assert checksum(render(off)) == checksum(render({**off, **other}))
+    assert checksum(render({"metadataApi": {"explainWorkers": 0}})) != checksum(
+        render({"metadataApi": {"explainWorkers": 0}, **other}))        # it reads it to forget
+    files = {"config": {"content_store": "file:///var/lib/spiderduck/warc"}}
+    moved = {"config": {"content_store": "file:///var/lib/spiderduck/other"}}
+    assert checksum(render(files)) == checksum(render(moved))
 
 
 @pytest.mark.parametrize("workers", [-1, 17, "2"])

@@ -133,6 +133,10 @@ fetcher scheduler metadata-api
 {{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "api-tokens" "secret" . "items" (list
     (dict "key" $v.metadataApi.tokens.key "path" "tokens" "handle" "api.tokens"))) }}
 {{- end }}
+{{- with $v.metadataApi.adminTokens.existingSecret }}
+{{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "api-admin-tokens" "secret" . "items" (list
+    (dict "key" $v.metadataApi.adminTokens.key "path" "admin-tokens" "handle" "api.adminTokens"))) }}
+{{- end }}
 {{- if and $v.web.enabled $v.web.tls.existingSecret }}
 {{- $_ := include "spiderduck.addMount" (dict "f" $f "name" "web-tls" "secret" $v.web.tls.existingSecret "items" (list
     (dict "key" "tls.crt" "handle" "web.cert") (dict "key" "tls.key" "handle" "web.key"))) }}
@@ -334,17 +338,12 @@ fetcher scheduler metadata-api
 {{- ternary (int .Values.metadataApi.explainWorkers) 0 (not (empty (include "spiderduck.contentShared" .))) }}
 {{- end }}
 
-{{/* Whether the metadata API opens the content store (ExplainUrl re-reads stored pages):
-     "true" or "". A shared store and explain workers, config.metadata_api.explain_workers
-     (merged over the chart's) counting over metadataApi.explainWorkers. Then its pods get the
-     scheduler's content_store, the HDFS CA and the NetworkPolicy egress to HDFS. */}}
+{{/* Whether the metadata API opens the content store: "true" or "". Whenever it is shared
+     (HDFS), whatever the explain workers: Forget erases from it (issue 39), and ExplainUrl
+     re-reads stored pages from it. Then its pods get the scheduler's content_store, the HDFS CA
+     and the NetworkPolicy egress to HDFS. */}}
 {{- define "spiderduck.apiReadsContent" -}}
-{{- $workers := include "spiderduck.explainWorkers" . }}
-{{- $api := index .Values.config "metadata_api" }}
-{{- if and (kindIs "map" $api) (hasKey $api "explain_workers") }}
-{{- $workers = index $api "explain_workers" }}
-{{- end }}
-{{- if and (include "spiderduck.contentShared" .) (gt (int $workers) 0) }}true{{ end }}
+{{- if include "spiderduck.contentShared" . }}true{{ end }}
 {{- end }}
 
 {{/* The content store URL, for the schedulers and, when it reads it (spiderduck.apiReadsContent),
@@ -454,6 +453,8 @@ fetcher scheduler metadata-api
 {{- if eq $role "metadata-api" }}
 {{- $api := dict "listen" (printf "0.0.0.0:%v" $v.metadataApi.port) "explain_workers" (int (include "spiderduck.explainWorkers" .ctx)) }}
 {{- with index $paths "api.tokens" }}{{ $_ := set $api "tokens_file" . }}{{ end }}
+{{- with index $paths "api.adminTokens" }}{{ $_ := set $api "admin_tokens_file" . }}{{ end }}
+{{- with $v.metadataApi.adminCallers }}{{ $_ := set $api "admin_callers" . }}{{ end }}
 {{- $_ := set $cfg "metadata_api" $api }}
 {{- $web := dict "listen" (ternary (printf "0.0.0.0:%v" $v.web.port) "" $v.web.enabled) }}
 {{- with index $paths "web.cert" }}{{ $_ := set $web "tls_cert" . }}{{ end }}
