@@ -74,7 +74,7 @@ class ForgetService:
             try:
                 domain = forgettable_domain(request.domain)
             except urls.InvalidDomain as exc:
-                refusal = f"domain: {exc.reason}"
+                refusal = str(exc)
         if refusal is None and not asked and not domain:
             refusal = "name URLs, a domain, or both"
         if refusal is not None:

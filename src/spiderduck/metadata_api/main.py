@@ -35,8 +35,9 @@ log = logging.getLogger("spiderduck.metadata_api")
 # `resolve_limit=` (None with resolve_rate 0: one bucket per token across gRPC and HTTP) and its
 # Places `resolve_places=` (max_concurrent_resolves and max_resolves_per_caller across both), and
 # the Forgetter `forgetter=` (metadata_api.forgetting, None without NATS: the web UI's Forget; its
-# `denylist` is the one GetUrlMetadata and the resolver check), it returns an async context
-# manager, entered until the role stops.
+# `denylist` is the one GetUrlMetadata and the resolver check) and the TokenFile of
+# metadata_api.admin_tokens_file `admin_tokens=` (None without: who may Forget in the web UI), it
+# returns an async context manager, entered until the role stops.
 Beside = Callable[..., Awaitable[AsyncContextManager]]
 
 
@@ -91,5 +92,5 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
                 await stack.enter_async_context(await beside(settings, store, pending, js, queued, resolver,
                                                              explainer=explainer, tokens=tokens,
                                                              resolve_limit=limit, resolve_places=places,
-                                                             forgetter=forgetter))
+                                                             forgetter=forgetter, admin_tokens=admin_tokens))
             await stop.wait()

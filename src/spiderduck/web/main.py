@@ -17,7 +17,8 @@ log = logging.getLogger("spiderduck.metadata_api")
 
 
 async def open_web(settings: Settings, store, pending, js, queued, resolver=None, explainer=None,
-                   tokens=None, resolve_limit=None, resolve_places=None, forgetter=None) -> WebServer:
+                   tokens=None, resolve_limit=None, resolve_places=None, forgetter=None,
+                   admin_tokens=None) -> WebServer:
     """The web UI on web.listen, from the same store, NATS and resolver (spiderduck.query.resolver, which
     /api/v1/preview resolves with as ResolveUrl does) as the metadata API (`js`, `queued` and
     `resolver` None without NATS), and ExplainUrl's explainer (metadata_api.explain: /api/v1/explain
@@ -26,7 +27,8 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     /api/v1/preview counts in too) and its places (`resolve_places`: max_concurrent_resolves and
     max_resolves_per_caller, which /api/v1/preview takes too; None: unbounded here): an async
     context manager that serves while entered. `forgetter`: the metadata API's Forgetter
-    (spiderduck.metadata_api.forgetting, None without NATS), for the admin's Forget (issue 39).
+    (spiderduck.metadata_api.forgetting, None without NATS), for the admin's Forget (issue 39,
+    web.forgetting), and `admin_tokens` its TokenFile of metadata_api.admin_tokens_file (None without).
     An unusable web.admin_token_file is a ConfigError here, before anything is opened."""
     admin_token = security.admin_token(settings.web)
     feed = None

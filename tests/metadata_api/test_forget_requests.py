@@ -1,0 +1,51 @@
+"""What a Forget may name (metadata_api.forget) and what a repeated forget reaches
+(metadata_api.forgetting.widened), alone; the calls themselves over real gRPC, NATS, SQLite and
+WARC files are in test_forget.py."""
+from __future__ import annotations
+
+import pytest
+
+from spiderduck.bus.denylist import Entry
+from spiderduck.core.urls import InvalidDomain
+from spiderduck.metadata_api.forget import forgettable_domain
+from spiderduck.metadata_api.forgetting import one_line, widened
+
+
+@pytest.mark.parametrize("text, domain", [
+    ("example.com", "example.com"), ("Example.COM.", "example.com"), ("bbc.co.uk", "bbc.co.uk"),
+    ("bücher.de", "xn--bcher-kva.de"), ("", ""),
+])
+def test_a_registrable_domain_is_forgettable(text, domain):
+    assert forgettable_domain(text) == domain
+
+
+@pytest.mark.parametrize("text, said", [
+    ("com", "public suffix"), ("co.uk", "public suffix"), ("127.0.0.1", "IP address"),
+    ("[::1]", "IP address"), ("https://example.com/a", "a URL in place of a domain"),
+    ("example.com/a", "a URL in place of a domain"), ("news.bbc.co.uk", "under the registrable domain bbc.co.uk"),
+    ("*.example.com", "wildcard"), ("exa mple.com", "not a host name"),
+])
+def test_anything_else_is_refused_saying_why(text, said):
+    with pytest.raises(InvalidDomain, match=said):
+        forgettable_domain(text)
+
+
+def test_a_repeat_reaches_the_urls_forgotten_with_the_ones_asked():
+    asked = "https://short.test/s"
+    entries = [
+        Entry(url="https://other.test/old", reason="ticket 7", by="oncall", at=5.0),    # before: another forget
+        Entry(url=asked, reason="ticket 7", by="oncall", at=10.0),
+        Entry(url="https://site.test/page", reason="ticket 7", by="oncall", at=10.5),   # found by the store
+        Entry(url="https://site.test/other", reason="ticket 8", by="oncall", at=11.0),  # another reason
+        Entry(url="https://site.test/third", reason="ticket 7", by="web", at=11.0),     # another caller
+        Entry(domain="gone.test", reason="ticket 9", by="oncall", at=12.0),
+        Entry(url="https://elsewhere.test/a", reason="ticket 9", by="oncall", at=12.1),
+    ]
+    assert widened({asked}, entries) == {asked, "https://site.test/page"}
+    assert widened(set(), entries, "gone.test") == {"https://elsewhere.test/a"}
+    assert widened({"https://never.test/"}, entries) == {"https://never.test/"}
+
+
+def test_a_reason_is_one_line_in_the_audit_log():
+    line = one_line("GDPR request 12\nforget by=admin records=0")
+    assert "\n" not in line and line.startswith("'GDPR request 12\\n")
