@@ -134,8 +134,9 @@ async def test_a_forget_removes_the_record_aliases_content_and_events_and_says_h
     assert {(e.reason, e.by) for e in listed.entries} == {(REASON, "ipv4:127.0.0.1")}
 
 
-async def test_a_forgotten_url_is_never_seen_and_resolving_it_crawls_nothing(crawled):
+async def test_a_forgotten_url_is_never_seen_and_resolving_it_crawls_nothing(crawled, caplog):
     settings, client, localweb, short, page, keep = crawled
+    caplog.set_level(logging.INFO, logger="spiderduck.audit")
     stub = stub_of(client)
     # On the denylist only, its record still stored: answered as never seen all the same.
     denylist = await Denylist.open(client.js)
@@ -157,6 +158,7 @@ async def test_a_forgotten_url_is_never_seen_and_resolving_it_crawls_nothing(cra
     assert len(localweb.hits_for("keep.test")) == hits
     answer = await stub.Unforget(metadata_pb2.UnforgetRequest(urls=[keep]), timeout=10)
     assert answer.entries == 1
+    assert "unforget by='ipv4:127.0.0.1' urls=1 domain='' entries=1" in caplog.text
     await wait_until(lambda: _found(client, keep), 2 * DENYLIST_LAG + 5, "the URL found again once unforgotten")
 
 

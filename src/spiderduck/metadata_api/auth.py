@@ -7,7 +7,9 @@ UTF-8 with or without a BOM) is read again when it changes (a rotated Kubernetes
 at most every RELOAD_EVERY seconds. Revocation fails closed: a file that turns missing, empty,
 unreadable or malformed refuses every token from the next look on (an ERROR in the log names the
 file and why, never a token), until a good file is back. At start such a file is a ConfigError. Tokens are compared in constant time, and never logged or echoed:
-a refusal names only the caller's token *name* once known.
+a refusal names only the caller's token *name* once known. A token of
+`metadata_api.admin_tokens_file` (read by the same rules) passes too: an admin needs one token;
+what only an admin may call is metadata_api.admins' to say.
 
 ResolveUrl starts crawls, so each caller (the token's name; without tokens, the identity of a
 verified client certificate) may call it at most `metadata_api.resolve_rate` times a second,
