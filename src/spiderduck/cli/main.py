@@ -21,11 +21,12 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 # The module defining each command, in the order `--help` lists them. A command's module is the
 # only one imported to run it: `spiderduck health`, a probe run every few seconds, does not pay
 # for the pipeline's imports (0.2 s of CPU against 1.1 s).
-MODULES = ("roles", "client", "fetch", "resolve", "explain", "domains", "offline", "schema", "health")
+MODULES = ("roles", "client", "fetch", "resolve", "explain", "domains", "forget", "offline", "schema",
+           "health")
 COMMANDS = {"up": "roles", "fetcher": "roles", "scheduler": "roles", "metadata-api": "roles",
             "submit": "client", "get": "client", "watch": "client", "fetch": "fetch",
             "resolve": "resolve", "explain": "explain", "domains": "domains", "extract": "offline", "schema": "schema",
-            "health": "health"}
+            "forget": "forget", "health": "health"}
 
 
 def _command_named(argv: list[str]) -> str | None:
