@@ -11,6 +11,8 @@
     POST /admin/submit, /admin/refresh            form u=URL
     POST /admin/pause, /admin/resume, /admin/set-rate   form domain=D [for=30m | rate=2]
          (Authorization: Bearer <web.admin_token or web.admin_token_file's>; answered as JSON {ok, message})
+    GET  /forget, POST /admin/forget   forget URLs or a domain (web.forgetting: an admin of the
+                           metadata API besides the above)
 """
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ from spiderduck.rpc import fetcher_admin
 from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.v1 import fetcher_pb2
-from spiderduck.web import api, security, signin, views
+from spiderduck.web import api, forgetting, security, signin, views
 from spiderduck.web.actions import Actions, ActionFailed
 from spiderduck.web.feed import LAGGED, FeedClosed, RecentFeed, TooManyListeners
 
@@ -62,9 +64,13 @@ class WebContext:
     resolve_limit: signin.Limit | None = None   # ResolveUrl's buckets per token, /api/v1/preview's too
     resolve_places: signin.Places | None = None  # ResolveUrl's places, /api/v1/preview's too
     admin_token: str = ""                # what admin actions need (security.admin_token); "" = off
+    forgetter: forgetting.Forgets | None = None   # the metadata API's Forgetter; None: no NATS, no forget
+    admin_tokens: signin.Tokens | None = None     # its TokenFile of metadata_api.admin_tokens_file
+    forget_loopback_only: bool = True    # neither admin_tokens_file nor admin_callers: loopback is admin
 
 
 CONTEXT = web.AppKey("context", WebContext)
+SESSIONS = web.AppKey("sessions", object)         # signin.Sessions, or None without a tokens file
 PAGES = web.AppKey("pages", asyncio.Semaphore)   # places of web.max_concurrent_pages
 TEMPLATES = web.AppKey("templates", jinja2.Environment)
 
@@ -189,14 +195,22 @@ async def _send(response: web.StreamResponse, data: bytes) -> None:
     await asyncio.wait_for(response.write(data), WRITE_TIMEOUT)
 
 
-async def admin(request: web.Request) -> web.Response:
-    ctx = request.app[CONTEXT]
-    action = request.match_info["action"]
+def _admin_refused(request: web.Request) -> web.Response | None:
+    """The JSON refusal of an admin action without web.admin_token's bearer header, else None."""
     try:
-        security.check_admin(request, ctx.admin_token)
+        security.check_admin(request, request.app[CONTEXT].admin_token)
     except security.AdminRefused as exc:
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else {}
         return web.json_response({"ok": False, "message": str(exc)}, status=exc.status, headers=headers)
+    return None
+
+
+async def admin(request: web.Request) -> web.Response:
+    ctx = request.app[CONTEXT]
+    action = request.match_info["action"]
+    refused = _admin_refused(request)
+    if refused is not None:
+        return refused
     form = await request.post()
     try:
         if action in ("submit", "refresh"):
@@ -208,6 +222,29 @@ async def admin(request: web.Request) -> web.Response:
         return web.json_response({"ok": False, "message": str(exc)}, status=exc.status)
     log.info("web: admin %s: %s", action, message)
     return web.json_response({"ok": True, "message": message})
+
+
+async def forget_page(request: web.Request) -> web.Response:
+    return _render(request, "forget.html", can_forget=request.app[CONTEXT].forgetter is not None)
+
+
+async def forget(request: web.Request) -> web.Response:
+    """POST /admin/forget: an admin action, by an admin of the metadata API (web.forgetting)."""
+    ctx = request.app[CONTEXT]
+    refused = _admin_refused(request)
+    if refused is not None:
+        return refused
+    sessions = request.app[SESSIONS]
+    who = forgetting.admin_of(request, sessions, ctx.admin_tokens, ctx.forget_loopback_only)
+    if who is None:
+        return web.json_response({"ok": False, "message": forgetting.refusal(sessions, ctx.forget_loopback_only)},
+                                 status=403)
+    try:
+        answer = await forgetting.forget(ctx.forgetter, await request.post(), by=who,
+                                         max_urls=ctx.settings.metadata_api.max_urls)
+    except ActionFailed as exc:
+        return web.json_response({"ok": False, "message": str(exc)}, status=exc.status)
+    return web.json_response(answer)
 
 
 def _api(answer):
@@ -241,12 +278,14 @@ def make_app(ctx: WebContext) -> web.Application:
     web_settings = ctx.settings.web
     listen_host = web_settings.listen.rpartition(":")[0]
     hosts = security.host_check(listen_host, web_settings.allowed_hosts)
-    sessions = signin.Sessions(ctx.tokens) if ctx.tokens is not None else None
+    known = signin.AnyOf(ctx.tokens, ctx.admin_tokens)      # an admin token signs in too
+    sessions = signin.Sessions(known) if ctx.tokens is not None else None
     app = web.Application(middlewares=[
         security.security_headers, *([hosts] if hosts else []),
         signin.cross_site_check(listen_host, web_settings.allowed_hosts),
-        *([signin.token_check(ctx.tokens, sessions)] if sessions else [])], client_max_size=MAX_FORM_BYTES)
+        *([signin.token_check(known, sessions)] if sessions else [])], client_max_size=MAX_FORM_BYTES)
     app[CONTEXT] = ctx
+    app[SESSIONS] = sessions
     app[TEMPLATES] = _environment()
     app[PAGES] = asyncio.Semaphore(ctx.settings.web.max_concurrent_pages)
     app.router.add_get("/", index)
@@ -262,5 +301,7 @@ def make_app(ctx: WebContext) -> web.Application:
     app.router.add_get("/oembed", _api(api.oembed_response))
     app.router.add_get("/events", events, allow_head=False)   # a HEAD would hold a live list
     app.router.add_post("/admin/{action:submit|refresh|pause|resume|set-rate}", admin)
+    app.router.add_get("/forget", forget_page)
+    app.router.add_post("/admin/forget", forget)
     app.router.add_static("/static/", os.path.join(HERE, "static"), append_version=False)
     return app

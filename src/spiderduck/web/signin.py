@@ -65,6 +65,17 @@ class Places(Protocol):
     def give(self, who: str) -> None: ...
 
 
+class AnyOf:
+    """The tokens of several files as one (the metadata API's tokens_file and admin_tokens_file:
+    an admin token is accepted wherever an ordinary one is)."""
+
+    def __init__(self, *files: Tokens | None):
+        self._files = [f for f in files if f is not None]
+
+    def name_of(self, token: str) -> str | None:
+        return next((name for f in self._files if (name := f.name_of(token)) is not None), None)
+
+
 CALLER = web.RequestKey("caller", str)     # the name of the bearer token a request was let in by
 
 
@@ -99,6 +110,10 @@ class Sessions:
             self._by_id.pop(sid, None)
             return None
         return name
+
+    def token_of(self, sid: str) -> str | None:
+        """The token a live session was signed in with (as name_of checks it), else None."""
+        return self._by_id[sid][0] if self.name_of(sid) is not None else None
 
     def end(self, sid: str) -> None:
         self._by_id.pop(sid, None)
