@@ -63,7 +63,7 @@ def _domain(text: str) -> str:
     try:
         domain = urls.domain_named(text)
     except urls.InvalidDomain as exc:
-        raise ActionFailed(400, f"domain: {exc.reason}") from None
+        raise ActionFailed(400, f"domain: {exc}") from None
     if "/" in text or urls.is_ip_literal(domain) or domain != urls.host_of(f"http://{text}/").rstrip("."):
         raise ActionFailed(400, f"domain: name a registrable domain itself ({domain}), not a URL, "
                                 "a host under it or an address; or forget URLs")
@@ -76,9 +76,6 @@ def _plural(n: int, what: str) -> str:
 
 async def forget(forgetter: Forgets | None, form, *, by: str, max_urls: int) -> dict:
     """The forget a form asks for, checked, done: the JSON answer, or ActionFailed."""
-    if forgetter is None:
-        raise ActionFailed(503, "forgetting needs NATS (the denylist is kept there), and this "
-                                "metadata-api has none (set nats_url)")
     asked = [urls.without_userinfo(line.strip()) for line in str(form.get("urls", "")).splitlines()
              if line.strip()]
     domain = _domain(str(form.get("domain", "")).strip())
@@ -91,6 +88,9 @@ async def forget(forgetter: Forgets | None, form, *, by: str, max_urls: int) -> 
         raise ActionFailed(400, "a reason is required (a ticket, a request's number): the audit log keeps it")
     if str(form.get("confirm", "")) != "yes":
         raise ActionFailed(400, "confirm first: a forget removes for good what SpiderDuck holds of them")
+    if forgetter is None:
+        raise ActionFailed(503, "forgetting needs NATS (the denylist is kept there), and this "
+                                "metadata-api has none (set nats_url)")
     try:
         removed = await forgetter.forget(asked, domain, reason=reason, by=by)
     except SpiderDuckError as exc:

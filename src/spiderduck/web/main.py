@@ -41,5 +41,8 @@ async def open_web(settings: Settings, store, pending, js, queued, resolver=None
     ctx = WebContext(settings=settings, store=store, pending=pending, feed=feed, resolver=resolver,
                      explainer=explainer or Explainer(store, None, workers=0, budget=1.0, parser="", robots_token=""),
                      actions=Actions(js, queued, settings.fetcher_addresses, settings.tls), tokens=tokens,
-                     resolve_limit=resolve_limit, resolve_places=resolve_places, admin_token=admin_token)
+                     resolve_limit=resolve_limit, resolve_places=resolve_places, admin_token=admin_token,
+                     forgetter=forgetter, admin_tokens=admin_tokens,
+                     forget_loopback_only=not (settings.metadata_api.admin_tokens_file
+                                               or settings.metadata_api.admin_callers))
     return WebServer(settings.web.listen, ctx, stop_grace=settings.drain_seconds)
