@@ -156,8 +156,9 @@ def refusal(settings: Settings, exc: sdclient.Error) -> str:
     if exc.code == "UNAUTHENTICATED":
         return f"{where}: {details}; give an admin token with --token-file F or ${ADMIN_TOKEN_ENV}"
     if exc.code == "UNAVAILABLE":
-        return (f"{where}: UNAVAILABLE: {details}; not done, or done in part: run the same command "
-                f"again (a forget can be repeated until it succeeds)")
+        again = "" if "repeat" in details else ("; not done, or done in part: run the same command again "
+                                                "(a forget can be repeated until it succeeds)")
+        return f"{where}: UNAVAILABLE: {details}{again}"
     return f"{where}: {exc.code}: {details}"
 
 
