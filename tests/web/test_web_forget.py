@@ -10,7 +10,7 @@ import pytest
 
 from spiderduck.cli.nats_server import free_port
 from spiderduck.cli.roles import run_metadata_api_and_web
-from support.service import RunningService, service_settings, wait_port
+from support.service import Client, RunningService, service_settings, wait_port
 
 ORDINARY, ADMIN_TOKEN, WEB_ADMIN = "tok-frontend-s3cret", "tok-oncall-s3cret", "web-admin-s3cret"
 BEARER = {"Authorization": f"Bearer {WEB_ADMIN}"}
@@ -87,3 +87,21 @@ async def test_a_reason_a_confirmation_and_a_domain_itself_are_required(signed):
             assert status == 400 and words in answer["message"], (change, answer)
     finally:
         await admin.close()
+
+
+async def test_an_admin_on_loopback_forgets_through_the_form_and_sees_what_went(tmp_path, nats_server, localweb):
+    page = localweb.page("gone.test", "/post", "<title>A person's address</title>")
+    listen, settings = await serve(tmp_path, nats_server.url)      # no admin configured: loopback
+    async with RunningService(settings), Client(settings) as client, aiohttp.ClientSession() as http:
+        await client.submit_url(page)
+        await client.events.wait_for(1, timeout=60)
+        await wait_port(listen)
+        async with http.get(f"http://{listen}/forget") as form_page:
+            assert 'name="reason"' in await form_page.text() and 'name="confirm"' in await form_page.text()
+        status, answer = await post(http, f"http://{listen}", {**FORM, "urls": page}, BEARER)
+        assert status == 200 and answer["ok"], answer
+        assert (answer["records"], answer["events"]) == (1, 1) and answer["content_records"] >= 1
+        assert answer["message"].startswith("forgot 1 URL: removed 1 record, ")
+        assert await client.get([page]) == [None]
+        async with http.get(f"http://{listen}/url", params={"u": page}) as card:
+            assert card.status == 404                                 # never seen
