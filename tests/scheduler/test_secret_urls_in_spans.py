@@ -3,29 +3,15 @@ decode_submission, src/spiderduck/core/telemetry.py): its userinfo is dropped at
 store or span sees it, and the spans of the crawl carry its secret query values as REDACTED."""
 from __future__ import annotations
 
-import pytest
-
 from spiderduck.core import config, metrics
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.task import Resolution, Submission
-from spiderduck.stores.open import open_content_store, open_metadata_store
 
 SUBMITTED = "http://alice:PASSW0RD@a.test/login?session_token=SECRET1&X-Amz-Signature=SIG2&q=kept"
 STRIPPED = "http://a.test/login?session_token=SECRET1&X-Amz-Signature=SIG2&q=kept"
 TRACED = "http://a.test/login?session_token=REDACTED&X-Amz-Signature=REDACTED&q=kept"
-
-
-
-
-@pytest.fixture
-async def stores(tmp_path):
-    metadata = await open_metadata_store(f"sqlite:///{tmp_path}/m.db")
-    content = await open_content_store(f"file://{tmp_path}/content")
-    yield metadata, content
-    await content.close()
-    await metadata.close()
 
 
 class Clock:

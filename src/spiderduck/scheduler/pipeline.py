@@ -5,7 +5,9 @@
 
 Outer stages wrap inner ones: the notifier publishes after the outcome is stored, so an event
 always describes stored state. The decider may answer (FRESH, STALE, JOINED, REJECTED) without a
-crawl; that answer is still recorded as a sighting and announced. Two stages write the metadata
+crawl; that answer is still recorded as a sighting and announced. A URL on the denylist is
+asked about at the decision, at each hop, before related fetches and around each write, and
+ends FORGOTTEN (spiderduck.scheduler.forgetting). Two stages write the metadata
 store, and the split is by what they record: the Sighting Recorder records every sighting (a
 share; the record of a rejection, which no crawl stored), outside the decider; the Crawl
 Recorder records a crawl (its WARC records and record) inside the decider's single-flight
@@ -22,12 +24,14 @@ from __future__ import annotations
 import time
 
 from spiderduck.bus.claims import Claims
+from spiderduck.bus.denylist import Denylist
 from spiderduck.bus.submissions import DeadLetter, Resubmit
 from spiderduck.core.config import Settings
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.metrics import Recorder
 from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.events import Publish
+from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.announcement import Notifier
 from spiderduck.scheduler.stages.chain import Pipeline, compose
 from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
@@ -47,31 +51,34 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                    fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
                    dead_letter: DeadLetter | None = None, claims: Claims | None = None,
-                   clock=time.time) -> Pipeline:
+                   denylist: Denylist | None = None, clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
     `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
     refreshes of records answered STALE (stages/crawl_decision.py); `dead_letter` publishes the
     dead letters of a submission's URLs over the limit of one message (stages/submission.py).
     `claims` (spiderduck.bus.claims) keeps a URL's crawls apart across schedulers; None: within this
-    pipeline only.
+    pipeline only. `denylist` (spiderduck.bus.denylist): its URLs end FORGOTTEN, never fetched
+    nor stored (spiderduck.scheduler.forgetting); None forgets nothing.
     `metrics` is the scheduler's recorder (spiderduck.core.metrics.recorder("scheduler"))."""
     s, p, f = settings.scheduler, settings.process, settings.fetcher
     freshness = Freshness.from_settings(settings)
     metadata, content = traced_metadata(metadata), traced_content(content)
+    forgetting = Forgetting(denylist)
     return compose(
         Decoder(resubmit, dead_letter),
         Notifier(publish, metrics=metrics, clock=clock),
-        SightingRecorder(metadata),
+        SightingRecorder(metadata, forgetting=forgetting),
         CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,
                      serve_stale_for=settings.serve_stale_for, resubmit=resubmit, claims=claims,
-                     clock=clock),
-        CrawlRecorder(metadata, content),
-        RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver),
+                     forgetting=forgetting, clock=clock),
+        CrawlRecorder(metadata, content, forgetting=forgetting),
+        RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver,
+                         forgetting=forgetting),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,
                        min_image_size=p.min_image_size, embed_allow_hosts=p.embed_allow_hosts,
-                       metrics=metrics),
+                       metrics=metrics, forgetting=forgetting),
         PostProcessor(parser=p.parser, freshness=freshness, extract=extract,
                       robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
                       clock=clock),

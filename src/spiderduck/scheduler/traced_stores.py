@@ -3,8 +3,9 @@
 
 build_pipeline (src/spiderduck/scheduler/pipeline.py) wraps the metadata and content stores once,
 so the stages call plain store methods and the spans come from here: `metadata get`, `metadata
-put`, `metadata add_share`, `content append` and `content read`, each a child of the current
-span (the stage's), with `url.full` (the URL the call is for) and `db.system`: `sqlite` or
+put`, `metadata add_share`, `metadata forget`, `content append`, `content read` and `content
+forget` (a URL forgotten while it was crawled: spiderduck.scheduler.forgetting), each a child of the current
+span (the stage's), with `url.full` (the URL the call is for; none for a forget) and `db.system`: `sqlite` or
 `cassandra` for the metadata store, `warc` (WARC files on disk) or `hdfs` for the content store,
 `other` for any other (tests' own stores). Only the scheduler wraps its stores; the metadata API
 shares src/spiderduck/stores and makes no store spans. With traces off, `traced_metadata` and
@@ -14,14 +15,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Iterable, Sequence
+from typing import Collection, Iterable, Sequence
 
 from opentelemetry.trace import SpanKind
 
 from spiderduck.core import telemetry
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores.content import ContentStore, FetchedContent
-from spiderduck.stores.metadata import MetadataStore
+from spiderduck.stores.metadata import Forgotten, MetadataStore
 
 # A store's db.system, by the name of its class (or of a class it derives from): looked up by
 # name so that the scheduler need not import every backend (Cassandra's driver) to name it.
@@ -73,6 +74,10 @@ class TracedMetadataStore(MetadataStore):
         with _span("metadata add_share", self._system, key):
             return await self.store.add_share(key, count)
 
+    async def forget(self, urls: Sequence[str], domain: str = "") -> Forgotten:
+        with _span("metadata forget", self._system, None):
+            return await self.store.forget(urls, domain)
+
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
         return await self.store.get_many(urls)
 
@@ -107,6 +112,10 @@ class TracedContentStore(ContentStore):
     async def read_following(self, content_ref: str, max_bytes: int,
                              max_records: int) -> list[tuple[dict[str, str], bytes]]:
         return await self.store.read_following(content_ref, max_bytes, max_records)
+
+    async def forget(self, urls: Collection[str], domain: str = "") -> int:
+        with _span("content forget", self._system, None):
+            return await self.store.forget(urls, domain)
 
     async def close(self) -> None:
         await self.store.close()

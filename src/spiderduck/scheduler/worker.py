@@ -20,6 +20,7 @@ from spiderduck.bus import credentials as nats_auth
 
 from spiderduck.bus import submissions
 from spiderduck.bus.claims import Claims
+from spiderduck.bus.denylist import Denylist
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import BusError
 from spiderduck.extract.pool import ExtractionPool
@@ -28,6 +29,7 @@ from spiderduck.rpc.server import GrpcServer
 from spiderduck.scheduler.consumer import Consumer
 from spiderduck.scheduler.events import event_publisher
 from spiderduck.scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
+from spiderduck.scheduler.forgetting import seal_on_forget
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.routing import LeaseRouter, StaticRouter
 from spiderduck.scheduler.stages.chain import Pipeline
@@ -77,6 +79,7 @@ class SchedulerParts:
     pool: ExtractionPool
     metadata: MetadataStore
     content: ContentStore
+    denylist: Denylist
 
 
 @contextlib.asynccontextmanager
@@ -85,8 +88,9 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
                           name: str = "spiderduck-scheduler") -> AsyncIterator[SchedulerParts]:
     """The scheduler's one wiring: NATS and its streams, the metadata and content stores, the
     router and FetcherClient, the extraction pool (`workers`, default the settings'), the event
-    publisher and the pipeline over them; all closed in reverse on exit. run_scheduler feeds
-    the pipeline from the stream; `spiderduck resolve` runs it on one URL."""
+    publisher, the denylist (spiderduck.bus.denylist) and the pipeline over them; all closed in
+    reverse on exit. run_scheduler feeds the pipeline from the stream; `spiderduck resolve`
+    runs it on one URL."""
     async with contextlib.AsyncExitStack() as stack:
         nc = await nats_auth.connect_role(settings, "scheduler", name)
         stack.push_async_callback(nc.close)
@@ -111,15 +115,17 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
             budget=p.extract_timeout, parser=p.parser,
             robots_token=robots_token(settings.fetcher.user_agent)))
         events = event_publisher(publisher(js, bus.PROCESSED_SUBJECT), nc.max_payload, reply=replier(nc))
+        denylist = await Denylist.open(js, replicas=settings.nats_replicas)
+        stack.push_async_callback(denylist.close)
         claims = Claims(await bus.claim_bucket(js, settings.scheduler.claim_ttl, replicas=settings.nats_replicas),
                         owner=f"{socket.gethostname()}:{os.getpid()}", ttl=settings.scheduler.claim_ttl)
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
                                   metrics=metrics.recorder("scheduler"), claims=claims,
                                   extract=pool.extract, resubmit=submissions.publisher(js),
-                                  dead_letter=submissions.dead_letterer(js))
+                                  dead_letter=submissions.dead_letterer(js), denylist=denylist)
         stack.push_async_callback(pipeline.close)
-        yield SchedulerParts(nc, js, pipeline, router, pool, metadata, content)
+        yield SchedulerParts(nc, js, pipeline, router, pool, metadata, content, denylist)
 
 
 async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
@@ -137,5 +143,6 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         # The retention sweep (off the per-URL path): stopped before the stores close.
         await stack.enter_async_context(
             RetentionSweeper(settings.retention, parts.metadata, parts.content).running())
+        await stack.enter_async_context(seal_on_forget(parts.denylist, parts.content))
         await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(
             stop, drain_for=settings.drain_seconds)

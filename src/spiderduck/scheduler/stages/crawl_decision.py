@@ -2,7 +2,8 @@
 already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
-when the URL is invalid (REJECTED), when a stored record is still fresh (FRESH: before its
+when the URL is invalid (REJECTED), when it is on the denylist (FORGOTTEN, resolution REJECTED:
+before any store read or fetch; spiderduck.scheduler.forgetting), when a stored record is still fresh (FRESH: before its
 expires_at, see spiderduck.core.freshness; for a refresh, also fetched within min_refresh_interval), when
 an OK record expired less than serve_stale_for ago and the task is no refresh (STALE: answered at
 once, and a refresh of the URL is submitted, deduplicated per record by its Nats-Msg-Id), or when
@@ -31,6 +32,7 @@ from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import UrlRecord
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import Status
+from spiderduck.scheduler.forgetting import Forgetting, forgotten_outcome
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import record_key
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
@@ -44,8 +46,9 @@ class CrawlDecider:
 
     def __init__(self, store: MetadataStore, *, freshness: Freshness, min_refresh_interval: float,
                  serve_stale_for: float, resubmit: Resubmit | None = None, claims: Claims | None = None,
-                 clock=time.time):
+                 forgetting: Forgetting | None = None, clock=time.time):
         self._claims = claims
+        self._forgotten = forgetting or Forgetting()
         self._store = store
         self._freshness = freshness
         self._min_refresh_interval = min_refresh_interval
@@ -66,6 +69,8 @@ class CrawlDecider:
                                fetched_at=self._clock())
             return Outcome(task, record, Resolution.REJECTED, key=key)
         task = dataclasses.replace(task, url=url)
+        if self._forgotten(url):
+            return forgotten_outcome(task)
         while True:
             if url in self._in_flight and not task.refresh:
                 # The record may answer without waiting for the crawl in flight (a refresh of a
@@ -78,6 +83,8 @@ class CrawlDecider:
             outcome = await self._in_flight.run(url, lambda: self._decide(task, next))
             if not joined:
                 return outcome
+            if outcome.record.status is Status.FORGOTTEN:     # forgotten while crawled
+                return forgotten_outcome(task)
             if outcome.resolution not in _FROM_RECORD:
                 return dataclasses.replace(outcome, task=task, resolution=Resolution.JOINED, fetches=())
             answer = self._answer(task, outcome.record)

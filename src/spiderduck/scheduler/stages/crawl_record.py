@@ -33,6 +33,7 @@ from spiderduck.core.record import UrlRecord
 from spiderduck.wire.record_diff import changed_fields
 from spiderduck.stores.content import (IDENTICAL_PAYLOAD_DIGEST, SERVER_NOT_MODIFIED, ContentStore, FetchedContent,
                                    Revisit, new_record_id, payload_digest)
+from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
@@ -42,12 +43,18 @@ log = logging.getLogger("spiderduck.scheduler")
 
 
 class CrawlRecorder:
-    def __init__(self, metadata: MetadataStore, content: ContentStore):
+    def __init__(self, metadata: MetadataStore, content: ContentStore, *, forgetting: Forgetting | None = None):
         self._metadata = metadata
         self._content = content
+        self._forgotten = forgetting or Forgetting()
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome: Outcome = await next(task)
+        return await self._forgotten.write(outcome, self._record, self._metadata, self._content)
+
+    async def _record(self, outcome: Outcome) -> Outcome:
+        """The crawl's fetches logged and its record stored: the outcome as stored."""
+        task = outcome.task
         *hops, final = outcome.fetches or (None,)
         for f in hops:
             if f.http_status:

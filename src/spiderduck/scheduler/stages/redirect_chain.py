@@ -7,7 +7,8 @@ each hop is polite on its own domain. When the task renews a stored record (`pre
 to that record's final URL is conditional: it sends the record's ETag and Last-Modified
 (spiderduck.core.freshness.Validators), and the origin may answer 304. Going past fetcher.max_redirects
 gives TOO_MANY_REDIRECTS (as httpx's TooManyRedirects), a Location that is no fetchable URL
-INVALID_URL: both are outcomes, not failures.
+INVALID_URL: both are outcomes, not failures. A hop whose URL is on the denylist is not fetched:
+the whole chain answers FORGOTTEN, and no stage inside sees it (spiderduck.scheduler.forgetting).
 Failure: FetcherUnavailable when no fetcher answers a hop (retryable), except on the message's
 last delivery (below).
 """
@@ -20,6 +21,7 @@ from spiderduck.core.errors import FetcherUnavailable
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.core.status import Status
+from spiderduck.scheduler.forgetting import Forgetting, forgotten_outcome
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
 
@@ -30,8 +32,10 @@ class RedirectFollower:
     as CONNECTION_ERROR with the reason instead, so the URL still gets its record and event
     rather than only a dead letter."""
 
-    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int):
+    def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int,
+                 forgetting: Forgetting | None = None):
         self._fetch_hop = fetch_hop
+        self._forgotten = forgetting or Forgetting()
         self._max_redirects = max_redirects
         self._last_attempt = last_attempt
 
@@ -40,10 +44,14 @@ class RedirectFollower:
         validators = Validators.of(renewed) if renewed is not None else Validators()
 
         async def hop(url: str) -> FetchResult:
+            if self._forgotten(url):        # never fetched: the chain ends here
+                return FetchResult(url=url, status=Status.FORGOTTEN)
             # Conditional only where the stored response came from: its final URL.
             conditional = validators if validators and url == renewed.final_url else None
             return await self._hop(url, task.attempt, conditional)
         chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects)
+        if chain.hops[-1].status is Status.FORGOTTEN:
+            return forgotten_outcome(task)      # nothing of the chain goes further
         return await next(dataclasses.replace(task, hops=chain.hops, failure=chain.failure))
 
     async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:

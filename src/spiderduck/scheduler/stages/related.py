@@ -28,6 +28,9 @@ the fetcher owning its domain (robots.txt, rate and the address guard apply, as 
 - the site's `/favicon.ico`, when the page names no icon, is the record's favicon when it
   answers 2xx with an image.
 
+A page on the denylist (forgotten while it was crawled) gets no related fetches, and a related
+URL on it is never fetched: it is taken as not answering (spiderduck.scheduler.forgetting).
+
 All of one page's related fetches share `process.related_timeout` (the images and the favicon
 are probed side by side); whatever they have not found by then is left out (the image is then
 the best not yet known to fail), and nothing they do can fail the page. Their responses go to
@@ -54,6 +57,7 @@ from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import TRANSIENT, Status
 from spiderduck.extract import embeds
 from spiderduck.extract import images, oembed, signals
+from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
 
@@ -115,8 +119,10 @@ class _Found:
 class RelatedFetcher:
     def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
                  image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
-                 metrics: Recorder, min_image_size: int = 50, embed_allow_hosts: Sequence[str] = ()):
+                 metrics: Recorder, min_image_size: int = 50, embed_allow_hosts: Sequence[str] = (),
+                 forgetting: Forgetting | None = None):
         self._fetch = fetch
+        self._forgotten = forgetting or Forgetting()
         self._embed_hosts = tuple(embed_allow_hosts)
         self._min_size = min_image_size
         self._enabled = enabled
@@ -130,7 +136,7 @@ class RelatedFetcher:
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome = await next(task)
-        if not self._enabled or outcome.page is None or not outcome.record.ok:
+        if not self._enabled or outcome.page is None or not outcome.record.ok or self._forgotten.of(outcome):
             return outcome
         # Kept as it grows: a timeout keeps what was found, and what was fetched is logged.
         found = _Found(outcome.record)
@@ -262,6 +268,8 @@ class RelatedFetcher:
         loop = asyncio.get_running_loop()
 
         async def hop(target: str) -> FetchResult:
+            if self._forgotten(target):     # never fetched, and not remembered
+                return FetchResult(target, Status.FORGOTTEN)
             result = await self._fetch(target, purpose=purpose, max_body_bytes=max_bytes,
                                        timeout=max(deadline - loop.time(), 0.001), wait_if_busy=False)
             fetched.append(result)
@@ -274,7 +282,7 @@ class RelatedFetcher:
             log.info("related %s fetch of %s: %s", purpose, url, exc)
             return None
         last = chain.hops[-1]
-        if last.status in TRANSIENT:
+        if last.status in TRANSIENT or last.status is Status.FORGOTTEN:
             return None
         return last if chain.failure is None else FetchResult(last.url, chain.failure[0])
 

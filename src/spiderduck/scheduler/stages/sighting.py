@@ -7,6 +7,9 @@ A REJECTED answer (a URL that is not fetchable) was produced by the decider with
 nothing stored it yet: its record is stored here. A crawl's record is stored by the Crawl
 Recorder (stages/crawl_record.py), inside the decider's window; this stage sits outside it,
 because joined and fresh sightings count too.
+An outcome naming a URL on the denylist (FORGOTTEN by the decider, or a stored record whose
+chain was forgotten since) is neither stored nor counted, before the write and again after it
+(spiderduck.scheduler.forgetting).
 Failure: a store's StoreError (retryable: retried in place as an outage).
 With traces on, the share's count is a `metadata add_share` span and a rejection's record a
 `metadata put` (src/spiderduck/scheduler/traced_stores.py).
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
@@ -22,11 +26,16 @@ from spiderduck.stores.metadata import MetadataStore
 
 
 class SightingRecorder:
-    def __init__(self, metadata: MetadataStore):
+    def __init__(self, metadata: MetadataStore, *, forgetting: Forgetting | None = None):
         self._metadata = metadata
+        self._forgotten = forgetting or Forgetting()
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
         outcome: Outcome = await next(task)
+        return await self._forgotten.write(outcome, self._record, self._metadata)
+
+    async def _record(self, outcome: Outcome) -> Outcome:
+        task = outcome.task
         if outcome.resolution is Resolution.REJECTED:
             outcome = await store_outcome(self._metadata, outcome)
         if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
