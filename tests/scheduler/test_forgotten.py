@@ -4,15 +4,20 @@ real WARC files; the denylist is an offline one built from entries (the watched 
 nats-server, is tests/e2e/test_forgotten_urls.py)."""
 from __future__ import annotations
 
-from spiderduck.bus.denylist import Denylist, Entry
+import logging
+
+from spiderduck.bus.denylist import DENYLIST_LAG, Denylist, Entry
 from spiderduck.core import config
 from spiderduck.core import metrics
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import Redirect, UrlRecord
 from spiderduck.core.status import Status
 from spiderduck.scheduler.events import processed_event
+from spiderduck.scheduler.forgetting import seal_on_forget
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.task import Resolution, Submission
+from spiderduck.stores.content import ContentStore
+from support.service import wait_until
 from support.warc import gzip_members
 
 HTML = (("Content-Type", "text/html"),)
@@ -112,3 +117,69 @@ async def test_a_related_url_on_the_denylist_is_never_fetched(stores):
     outcome = await wired.submit(OTHER)
     assert outcome.record.status is Status.OK
     assert not [u for u in wired.asked if "gone.test" in u]
+
+
+class ForgottenWhileWritten(ContentStore):
+    """Real WARC files; the URL goes on the list (a Forget arriving) as its first record is written."""
+
+    def __init__(self, content: ContentStore, denylist: Denylist, url: str):
+        self.content, self.denylist, self.url = content, denylist, url
+
+    async def append(self, item):
+        ref = await self.content.append(item)
+        if item.url == self.url:
+            await self.denylist.add([self.url], reason="a takedown, mid-crawl")
+        return ref
+
+    async def read(self, content_ref):
+        return await self.content.read(content_ref)
+
+    async def read_following(self, content_ref, max_bytes, max_records):
+        return await self.content.read_following(content_ref, max_bytes, max_records)
+
+    async def forget(self, urls, domain=""):
+        return await self.content.forget(urls, domain)
+
+
+async def test_a_url_forgotten_while_its_crawl_is_written_is_removed_again(stores, bus_js, caplog):
+    metadata, content = stores
+    denylist = await Denylist.open(bus_js[1])
+    try:
+        racing = ForgottenWhileWritten(content, denylist, PAGE)
+        wired = Wired((metadata, racing), denylist, {SHORT: moved(SHORT, PAGE), PAGE: page(PAGE)})
+        with caplog.at_level(logging.WARNING, "spiderduck.scheduler"):
+            outcome = await wired.submit(SHORT)
+    finally:
+        await denylist.close()
+    assert_forgotten(outcome, wired.events[-1], SHORT)
+    # The record and its aliases were written, then forgotten again (MetadataStore.forget).
+    assert await metadata.get(SHORT) is None and await metadata.get(PAGE) is None
+    # A content store that cannot forget yet is said so, and the URL is still FORGOTTEN.
+    kept = [r.getMessage() for r in caplog.records if "kept what was written" in r.getMessage()]
+    assert all("content store" in m for m in kept)
+
+
+class Sealable:
+    """A content store whose writer seals its open file on request (counted)."""
+
+    def __init__(self):
+        self.sealed = 0
+
+    async def seal_current(self):
+        self.sealed += 1
+
+
+async def test_the_open_content_file_is_sealed_when_the_list_gains_entries(bus_js):
+    denylist = await Denylist.open(bus_js[1])
+    store = Sealable()
+    try:
+        async with seal_on_forget(denylist, store):
+            await denylist.add([PAGE], reason="takedown")
+            await wait_until(lambda: _sealed(store), DENYLIST_LAG * 5, "the content file sealed")
+    finally:
+        await denylist.close()
+    assert store.sealed == 1
+
+
+async def _sealed(store: Sealable) -> bool:
+    return store.sealed > 0
