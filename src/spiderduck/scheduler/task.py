@@ -20,7 +20,7 @@ class Resolution(enum.IntEnum):
     CRAWLED = 1     # fetched now
     FRESH = 2       # a stored record before its expires_at
     JOINED = 3      # the same URL was in flight; shares that result
-    REJECTED = 4    # never fetched (invalid or unsupported URL)
+    REJECTED = 4    # never fetched (invalid or unsupported URL, or FORGOTTEN: on the denylist)
     REVALIDATED = 5  # re-fetched; the origin answered 304 or sent the same content again
     STALE = 6       # an expired record answered at once, while a refresh re-fetches it
 
