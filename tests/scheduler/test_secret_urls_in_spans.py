@@ -8,6 +8,7 @@ from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.task import Resolution, Submission
+from support.scheduler_stores import stores  # noqa: F401 -- the fixture
 
 SUBMITTED = "http://alice:PASSW0RD@a.test/login?session_token=SECRET1&X-Amz-Signature=SIG2&q=kept"
 STRIPPED = "http://a.test/login?session_token=SECRET1&X-Amz-Signature=SIG2&q=kept"

@@ -15,8 +15,9 @@ Each ends the same way (`forgotten_outcome`): status FORGOTTEN, resolution REJEC
 fetched), no record stored, no share counted, and an event naming only the URL as submitted and
 the status. It is an answer, not a failure: the submission is acked.
 
-Off the per-URL path, `seal_on_forget` seals the content writer's open file whenever the list
-gains entries, so the file that may hold a forgotten URL's records can be rewritten without them.
+Off the per-URL path, `seal_on_forget` seals the content writer's open file (ContentStore.roll)
+whenever the list gains entries, so the file that may hold a forgotten URL's records can be
+rewritten without them.
 """
 from __future__ import annotations
 
@@ -34,11 +35,6 @@ from spiderduck.stores.content import ContentStore
 from spiderduck.stores.metadata import MetadataStore
 
 log = logging.getLogger("spiderduck.scheduler")
-
-# The content store's roll-on-request, when it has one: seals the file being written, so a
-# forget can rewrite it (spiderduck.stores; the HDFS writer's, issue 39).
-SEAL_METHOD = "seal_current"
-
 
 class Forgetting:
     """The denylist's word on URLs in canonical (lookup_key) form; without a denylist (tests,
@@ -101,13 +97,13 @@ async def unwrite(urls: Iterable[str], metadata: MetadataStore, content: Content
 
 @contextlib.asynccontextmanager
 async def seal_on_forget(denylist: Denylist, content: ContentStore) -> AsyncIterator[None]:
-    """While inside, seal the content writer's open file each time the list gains entries
-    (looked at every DENYLIST_LAG seconds); nothing when the store cannot seal on request."""
-    seal = getattr(content, SEAL_METHOD, None)
-    if seal is None:
+    """While inside, seal the content writer's open file (ContentStore.roll) each time the list
+    gains entries, looked at every DENYLIST_LAG seconds; nothing for a store whose roll does
+    nothing (WARC files on disk are erased in place)."""
+    if type(content).roll is ContentStore.roll:
         yield
         return
-    task = asyncio.create_task(_seal_on_growth(denylist, seal))
+    task = asyncio.create_task(_seal_on_growth(denylist, content.roll), name="seal-on-forget")
     try:
         yield
     finally:

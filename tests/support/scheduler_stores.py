@@ -1,4 +1,5 @@
-"""Fixtures of the scheduler's tests."""
+"""The stores the scheduler's wired-pipeline tests run on: `from support.scheduler_stores import
+stores` makes the fixture theirs."""
 from __future__ import annotations
 
 import pytest
