@@ -36,6 +36,7 @@ from spiderduck.stores.metadata import MetadataStore
 
 log = logging.getLogger("spiderduck.scheduler")
 
+
 class Forgetting:
     """The denylist's word on URLs in canonical (lookup_key) form; without a denylist (tests,
     tools with no NATS) nothing is forgotten."""

@@ -2,8 +2,9 @@
 already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,
-when the URL is invalid (REJECTED), when it is on the denylist (FORGOTTEN, resolution REJECTED:
-before any store read or fetch; spiderduck.scheduler.forgetting), when a stored record is still fresh (FRESH: before its
+when the URL is invalid (REJECTED), when it is on the denylist (FORGOTTEN, resolution REJECTED,
+before any store read or fetch: spiderduck.scheduler.forgetting; a sighting that joined a crawl
+forgotten meanwhile too), when a stored record is still fresh (FRESH: before its
 expires_at, see spiderduck.core.freshness; for a refresh, also fetched within min_refresh_interval), when
 an OK record expired less than serve_stale_for ago and the task is no refresh (STALE: answered at
 once, and a refresh of the URL is submitted, deduplicated per record by its Nats-Msg-Id), or when
