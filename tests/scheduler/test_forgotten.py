@@ -11,10 +11,10 @@ from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import Redirect, UrlRecord
 from spiderduck.core.status import Status
 from spiderduck.scheduler.events import processed_event
-from spiderduck.scheduler.forgetting import seal_on_forget
+from spiderduck.scheduler.forgetting import follow_forgets
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.task import Resolution, Submission
-from spiderduck.stores.content import ContentStore
+from spiderduck.stores.content import ContentStore, FetchedContent
 from support.service import wait_until
 from support.warc import gzip_members, warc_records
 from support.scheduler_stores import stores  # noqa: F401 -- the fixture
@@ -176,7 +176,7 @@ async def test_the_open_content_file_is_sealed_when_the_list_gains_entries(store
     denylist = await Denylist.open(bus_js[1])
     store = Sealable(stores[1])
     try:
-        async with seal_on_forget(denylist, store):
+        async with follow_forgets(denylist, store):
             await denylist.add([PAGE], reason="takedown")
             await wait_until(lambda: _sealed(store), DENYLIST_LAG * 5, "the content file sealed")
     finally:
@@ -186,3 +186,23 @@ async def test_the_open_content_file_is_sealed_when_the_list_gains_entries(store
 
 async def _sealed(store: Sealable) -> bool:
     return store.sealed > 0
+
+
+async def test_a_scheduler_erases_new_entries_from_its_own_content_files(stores, bus_js, tmp_path):
+    """file:// content is each scheduler's own folder in a deployment, out of the metadata API's
+    reach: the scheduler erases what the list gains from it, the URLs and the domains."""
+    _, content = stores
+    for url in (PAGE, OTHER, "http://www.domain.test/x"):
+        await content.append(FetchedContent(url, 200, HTML, b"<title>T</title>", NOW))
+    assert {PAGE, OTHER, "http://www.domain.test/x"} <= logged_urls(tmp_path)
+    denylist = await Denylist.open(bus_js[1])
+    try:
+        async with follow_forgets(denylist, content):
+            await denylist.add([PAGE], "domain.test", reason="takedown", by="admin")
+
+            async def erased():
+                return not {PAGE, "http://www.domain.test/x"} & logged_urls(tmp_path)
+            await wait_until(erased, DENYLIST_LAG * 5, "the scheduler to erase the new entries' records")
+    finally:
+        await denylist.close()
+    assert OTHER in logged_urls(tmp_path)

@@ -15,9 +15,12 @@ Each ends the same way (`forgotten_outcome`): status FORGOTTEN, resolution REJEC
 fetched), no record stored, no share counted, and an event naming only the URL as submitted and
 the status. It is an answer, not a failure: the submission is acked.
 
-Off the per-URL path, `seal_on_forget` seals the content writer's open file (ContentStore.roll)
-whenever the list gains entries, so the file that may hold a forgotten URL's records can be
-rewritten without them.
+Off the per-URL path, `follow_forgets` acts on the content log whenever the list gains entries:
+it seals the writer's open file (ContentStore.roll: HDFS), so the metadata API's forget can
+rewrite it, and on a store of files on this scheduler's own disk (ContentStore.local: file://) it
+erases the new entries' records itself: in a deployment each scheduler's folder is its own, which
+the metadata API cannot reach (its Forget counts only what it erased; each scheduler logs what it
+did). In `spiderduck up` both erase one folder: the second finds nothing.
 """
 from __future__ import annotations
 
@@ -97,14 +100,15 @@ async def unwrite(urls: Iterable[str], metadata: MetadataStore, content: Content
 
 
 @contextlib.asynccontextmanager
-async def seal_on_forget(denylist: Denylist, content: ContentStore) -> AsyncIterator[None]:
-    """While inside, seal the content writer's open file (ContentStore.roll) each time the list
-    gains entries, looked at every DENYLIST_LAG seconds; nothing for a store whose roll does
-    nothing (WARC files on disk are erased in place)."""
-    if type(content).roll is ContentStore.roll:
+async def follow_forgets(denylist: Denylist, content: ContentStore) -> AsyncIterator[None]:
+    """While inside, look at the list every DENYLIST_LAG seconds and, when it has gained entries,
+    seal the content writer's open file and, on a local store, erase the new entries' records
+    (see the module's docstring); nothing for a store that needs neither."""
+    seals = type(content).roll is not ContentStore.roll
+    if not seals and not content.local:
         yield
         return
-    task = asyncio.create_task(_seal_on_growth(denylist, content.roll), name="seal-on-forget")
+    task = asyncio.create_task(_follow(denylist, content, seals), name="follow-forgets")
     try:
         yield
     finally:
@@ -113,21 +117,34 @@ async def seal_on_forget(denylist: Denylist, content: ContentStore) -> AsyncIter
             await task
 
 
-def _mark(denylist: Denylist) -> tuple[int, float]:
-    entries = denylist.entries()
-    return len(entries), max((e.at for e in entries), default=0.0)
+def _listed(denylist: Denylist) -> set[tuple[str, str]]:
+    return {(entry.url, entry.domain) for entry in denylist.entries()}
 
 
-async def _seal_on_growth(denylist: Denylist, seal) -> None:
-    seen = _mark(denylist)
+async def _follow(denylist: Denylist, content: ContentStore, seals: bool) -> None:
+    seen = _listed(denylist)
     while True:
         await asyncio.sleep(DENYLIST_LAG)
-        now = _mark(denylist)
-        if now[1] > seen[1] or now[0] > seen[0]:
+        now = _listed(denylist)
+        new = now - seen
+        if new:
             try:
-                await seal()
+                await _act(content, seals, new)
             except StoreError as exc:
-                log.warning("could not seal the content file after a forget: %s", exc)
-                continue        # tried again at the next look
-            log.info("the denylist gained entries: sealed the open content file")
+                log.warning("forget: the content log was not brought in line with the denylist "
+                            "(tried again at the next look): %s", exc)
+                continue        # `seen` kept: the same entries are acted on again
         seen = now
+
+
+async def _act(content: ContentStore, seals: bool, new: set[tuple[str, str]]) -> None:
+    if seals:
+        await content.roll()
+        log.info("the denylist gained entries: sealed the open content file")
+    if content.local:
+        urls = sorted(url for url, _ in new if url)
+        erased = await content.forget(urls) if urls else 0
+        for domain in sorted(domain for _, domain in new if domain):
+            erased += await content.forget((), domain)
+        log.log(logging.INFO if erased else logging.DEBUG,
+                "forget: erased %d content-log record(s) of %d new denylist entries", erased, len(new))

@@ -29,7 +29,7 @@ from spiderduck.rpc.server import GrpcServer
 from spiderduck.scheduler.consumer import Consumer
 from spiderduck.scheduler.events import event_publisher
 from spiderduck.scheduler.fetcher_client import FetcherClient, GrpcTransport, hop_backoff
-from spiderduck.scheduler.forgetting import seal_on_forget
+from spiderduck.scheduler.forgetting import follow_forgets
 from spiderduck.scheduler.pipeline import build_pipeline
 from spiderduck.scheduler.routing import LeaseRouter, StaticRouter
 from spiderduck.scheduler.stages.chain import Pipeline
@@ -143,6 +143,6 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         # The retention sweep (off the per-URL path): stopped before the stores close.
         await stack.enter_async_context(
             RetentionSweeper(settings.retention, parts.metadata, parts.content).running())
-        await stack.enter_async_context(seal_on_forget(parts.denylist, parts.content))
+        await stack.enter_async_context(follow_forgets(parts.denylist, parts.content))
         await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(
             stop, drain_for=settings.drain_seconds)

@@ -223,6 +223,8 @@ def http_response(block: bytes) -> tuple[int, tuple[tuple[str, str], ...], bytes
 class ContentStore(Closing, abc.ABC):
     """Async; every implementation passes tests/stores/test_content_store.py."""
 
+    local = False       # its files are on this process's own disk (file://), erased in place
+
     @abc.abstractmethod
     async def append(self, item: FetchedContent) -> str:
         """Log one fetch; returns its content_ref."""

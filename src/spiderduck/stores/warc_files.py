@@ -24,6 +24,8 @@ from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_SECONDS, ContentRef, Ro
 
 
 class WarcFileStore(ContentStore):
+    local = True
+
     def __init__(self, folder: str, *, roll_bytes: int = 1 << 30,
                  roll_seconds: float = DEFAULT_ROLL_SECONDS,
                  clock=time.time):
