@@ -3,12 +3,15 @@
 WARC files are in test_forget.py."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
-from spiderduck.bus.denylist import Entry
+from spiderduck.bus.denylist import Denylist, Entry
 from spiderduck.core.urls import InvalidDomain
 from spiderduck.metadata_api.forget import forgettable_domain
-from spiderduck.metadata_api.forgetting import one_line, widened
+from spiderduck.metadata_api.forgetting import Forgetter, PartsFailed, one_line, widened
+from spiderduck.stores.sqlite_metadata import SqliteMetadataStore
 
 
 @pytest.mark.parametrize("text, domain", [
@@ -49,3 +52,36 @@ def test_a_repeat_reaches_the_urls_forgotten_with_the_ones_asked():
 def test_a_reason_is_one_line_in_the_audit_log():
     line = one_line("GDPR request 12\nforget by=admin records=0")
     assert "\n" not in line and line.startswith("'GDPR request 12\\n")
+
+
+class Timed:
+    """A real SQLite store whose forget notes when it began, on the loop's clock."""
+
+    def __init__(self, store):
+        self.store, self.began = store, None
+
+    async def forget(self, urls, domain=""):
+        self.began = asyncio.get_running_loop().time()
+        return await self.store.forget(urls, domain)
+
+
+async def test_the_removal_waits_for_the_schedulers_to_see_the_list(bus_js, tmp_path):
+    """A crawl a scheduler writes before it sees the new entry must be written before the removal
+    starts: the removal begins `settle` after the URL is on the list, not at once."""
+    store = await SqliteMetadataStore.open(str(tmp_path / "m.db"))
+    denylist = await Denylist.open(bus_js[1])
+    try:
+        timed = Timed(store)
+        forgetter = Forgetter(timed, None, bus_js[1], denylist, erase=_no_events, settle=0.5)
+        listed_by = asyncio.get_running_loop().time()
+        with pytest.raises(PartsFailed):           # no content store here: that part is named
+            await forgetter.forget(["http://gone.test/a"], reason="r", by="admin")
+        assert denylist.forgotten("http://gone.test/a")
+        assert timed.began - listed_by >= 0.5
+    finally:
+        await denylist.close()
+        await store.close()
+
+
+async def _no_events(js, urls, domain=""):
+    return 0

@@ -197,7 +197,7 @@ async def test_a_scheduler_erases_new_entries_from_its_own_content_files(stores,
     assert {PAGE, OTHER, "http://www.domain.test/x"} <= logged_urls(tmp_path)
     denylist = await Denylist.open(bus_js[1])
     try:
-        async with follow_forgets(denylist, content):
+        async with follow_forgets(denylist, content, erase=True):
             await denylist.add([PAGE], "domain.test", reason="takedown", by="admin")
 
             async def erased():

@@ -43,7 +43,13 @@ async def run_metadata_api_and_web(settings: Settings, stop: asyncio.Event) -> N
     await run_metadata_api(settings, stop, beside=beside)
 
 
-ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler, "metadata-api": run_metadata_api_and_web}
+async def run_scheduler_role(settings: Settings, stop: asyncio.Event) -> None:
+    """The scheduler role of a deployment: its file:// content log is its own pod's, which the
+    metadata API's Forget cannot reach, so it erases forgotten URLs from it itself."""
+    await run_scheduler(settings, stop, erase_forgotten_content=True)
+
+
+ROLES = {"fetcher": run_fetcher, "scheduler": run_scheduler_role, "metadata-api": run_metadata_api_and_web}
 # The roles that need a NATS: with no nats_url set, the one of the `up` running on data_dir
 # (cli.up_nats). The metadata-api uses NATS only where nats_url is set.
 NEEDS_NATS = {"fetcher", "scheduler"}

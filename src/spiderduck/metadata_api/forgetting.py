@@ -3,6 +3,10 @@ again what is being removed:
 
   1 the denylist       the URLs asked (spiderduck.stores.keys.lookup_key forms) and the domain go
                        on it first (spiderduck.bus.denylist), so no scheduler stores them meanwhile;
+                       then `settle` (metadata_api.forget_settle, DENYLIST_LAG): a scheduler may
+                       take that long to see the list, and a crawl it writes before it does must
+                       be written before the removal starts (one written after is removed by the
+                       scheduler itself: spiderduck.scheduler.forgetting);
   2 the metadata store MetadataStore.forget: the records, aliases, resolution rows and share
                        counts; the other URLs it reached (aliases, hops) go on the denylist too,
                        with the same reason and caller: "the URLs forgotten with it";
@@ -22,11 +26,12 @@ in spiderduck_forgotten_total{kind} (records, content_records, events).
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from typing import Awaitable, Callable, Collection, Iterable, Sequence
 
-from spiderduck.bus.denylist import Denylist, Entry
+from spiderduck.bus.denylist import DENYLIST_LAG, Denylist, Entry
 from spiderduck.bus.events_erase import erase_events
 from spiderduck.core import metrics
 from spiderduck.core.errors import BusError, SpiderDuckError, StoreError
@@ -92,8 +97,9 @@ class Forgetter:
     `js`, listing on `denylist`."""
 
     def __init__(self, store: MetadataStore, content: ContentStore | None, js, denylist: Denylist, *,
-                 erase: Erase = erase_events):
+                 erase: Erase = erase_events, settle: float = DENYLIST_LAG):
         self._store = store
+        self._settle = settle
         self._content = content
         self._js = js
         self.denylist = denylist
@@ -109,6 +115,8 @@ class Forgetter:
             await self.denylist.add(sorted(asked), domain, reason=reason, by=by)
         except PART_FAILURES as exc:
             failed[DENYLIST] = str(exc) or type(exc).__name__
+        else:
+            await asyncio.sleep(self._settle)
         records = 0
         try:
             found = await self._store.forget(sorted(reach), domain)

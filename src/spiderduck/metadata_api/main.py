@@ -63,7 +63,7 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
                 queued)
             denylist = await Denylist.open(js, replicas=settings.nats_replicas)
             stack.push_async_callback(denylist.close)
-            forgetter = Forgetter(store, content, js, denylist)
+            forgetter = Forgetter(store, content, js, denylist, settle=settings.metadata_api.forget_settle)
             resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
                                       serve_stale_for=settings.serve_stale_for, denylist=denylist).start()
             stack.push_async_callback(resolver.close)

@@ -18,9 +18,9 @@ the status. It is an answer, not a failure: the submission is acked.
 Off the per-URL path, `follow_forgets` acts on the content log whenever the list gains entries:
 it seals the writer's open file (ContentStore.roll: HDFS), so the metadata API's forget can
 rewrite it, and on a store of files on this scheduler's own disk (ContentStore.local: file://) it
-erases the new entries' records itself: in a deployment each scheduler's folder is its own, which
-the metadata API cannot reach (its Forget counts only what it erased; each scheduler logs what it
-did). In `spiderduck up` both erase one folder: the second finds nothing.
+erases the new entries' records itself when told its folder is its own (the `scheduler` role of a
+deployment: a folder the metadata API cannot reach; its Forget counts only what it erased, and each
+scheduler logs what it did). In `spiderduck up` the metadata API's Forget erases that folder.
 """
 from __future__ import annotations
 
@@ -100,15 +100,17 @@ async def unwrite(urls: Iterable[str], metadata: MetadataStore, content: Content
 
 
 @contextlib.asynccontextmanager
-async def follow_forgets(denylist: Denylist, content: ContentStore) -> AsyncIterator[None]:
+async def follow_forgets(denylist: Denylist, content: ContentStore, *, erase: bool = False
+                         ) -> AsyncIterator[None]:
     """While inside, look at the list every DENYLIST_LAG seconds and, when it has gained entries,
-    seal the content writer's open file and, on a local store, erase the new entries' records
-    (see the module's docstring); nothing for a store that needs neither."""
+    seal the content writer's open file and, with `erase` on a local store, erase the new entries'
+    records (see the module's docstring); nothing for a store that needs neither."""
     seals = type(content).roll is not ContentStore.roll
-    if not seals and not content.local:
+    erases = erase and content.local
+    if not seals and not erases:
         yield
         return
-    task = asyncio.create_task(_follow(denylist, content, seals), name="follow-forgets")
+    task = asyncio.create_task(_follow(denylist, content, seals, erases), name="follow-forgets")
     try:
         yield
     finally:
@@ -121,7 +123,7 @@ def _listed(denylist: Denylist) -> set[tuple[str, str]]:
     return {(entry.url, entry.domain) for entry in denylist.entries()}
 
 
-async def _follow(denylist: Denylist, content: ContentStore, seals: bool) -> None:
+async def _follow(denylist: Denylist, content: ContentStore, seals: bool, erases: bool) -> None:
     seen = _listed(denylist)
     while True:
         await asyncio.sleep(DENYLIST_LAG)
@@ -129,7 +131,7 @@ async def _follow(denylist: Denylist, content: ContentStore, seals: bool) -> Non
         new = now - seen
         if new:
             try:
-                await _act(content, seals, new)
+                await _act(content, seals, erases, new)
             except StoreError as exc:
                 log.warning("forget: the content log was not brought in line with the denylist "
                             "(tried again at the next look): %s", exc)
@@ -137,11 +139,11 @@ async def _follow(denylist: Denylist, content: ContentStore, seals: bool) -> Non
         seen = now
 
 
-async def _act(content: ContentStore, seals: bool, new: set[tuple[str, str]]) -> None:
+async def _act(content: ContentStore, seals: bool, erases: bool, new: set[tuple[str, str]]) -> None:
     if seals:
         await content.roll()
         log.info("the denylist gained entries: sealed the open content file")
-    if content.local:
+    if erases:
         urls = sorted(url for url, _ in new if url)
         erased = await content.forget(urls) if urls else 0
         for domain in sorted(domain for _, domain in new if domain):

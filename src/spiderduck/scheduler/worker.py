@@ -129,10 +129,14 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
 
 
 async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routing: bool = False,
-                        transport=None) -> None:
+                        transport=None, erase_forgotten_content: bool = False) -> None:
     """Consume spiderduck.urls.submit until `stop` is set; drain intake, then close in reverse.
 
-    `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one)."""
+    `transport` carries hops to fetchers (default: gRPC; `spiderduck up` passes the in-process one).
+    `erase_forgotten_content`: this scheduler's file:// content log is out of the metadata API's
+    reach (the `scheduler` role of a deployment), so it erases what the denylist gains from it
+    itself (spiderduck.scheduler.forgetting.follow_forgets); where the metadata API shares the
+    folder (`up`, one process), its Forget erases and counts it."""
     async with contextlib.AsyncExitStack() as stack:
         parts = await stack.enter_async_context(
             scheduler_parts(settings, static_routing=static_routing, transport=transport))
@@ -143,6 +147,6 @@ async def run_scheduler(settings: Settings, stop: asyncio.Event, *, static_routi
         # The retention sweep (off the per-URL path): stopped before the stores close.
         await stack.enter_async_context(
             RetentionSweeper(settings.retention, parts.metadata, parts.content).running())
-        await stack.enter_async_context(follow_forgets(parts.denylist, parts.content))
+        await stack.enter_async_context(follow_forgets(parts.denylist, parts.content, erase=erase_forgotten_content))
         await Consumer(parts.nc, parts.js, parts.pipeline, settings.scheduler).run(
             stop, drain_for=settings.drain_seconds)
