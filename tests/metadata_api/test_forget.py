@@ -151,6 +151,9 @@ async def test_a_forgotten_url_is_never_seen_and_resolving_it_crawls_nothing(cra
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await stub.ResolveUrl(metadata_pb2.ResolveUrlRequest(url=keep, refresh=refresh), timeout=10)
         assert refused.value.code() is grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.aio.AioRpcError) as refused:           # nor explained from the record
+        await stub.ExplainUrl(metadata_pb2.ExplainUrlRequest(url=keep), timeout=10)
+    assert refused.value.code() is grpc.StatusCode.NOT_FOUND
     async with aiohttp.ClientSession() as http, http.get(
             f"http://{settings.web.listen}/api/v1/preview", params={"url": keep, "refresh": "1"}) as preview:
         assert preview.status == 404, await preview.text()

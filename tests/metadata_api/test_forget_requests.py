@@ -9,7 +9,7 @@ import pytest
 
 from spiderduck.bus.denylist import Denylist, Entry
 from spiderduck.core.urls import InvalidDomain
-from spiderduck.metadata_api.forget import forgettable_domain
+from spiderduck.core.urls import forgettable_domain
 from spiderduck.metadata_api.forgetting import Forgetter, PartsFailed, one_line, widened
 from spiderduck.stores.sqlite_metadata import SqliteMetadataStore
 

@@ -81,7 +81,7 @@ async def test_a_reason_a_confirmation_and_a_domain_itself_are_required(signed):
     try:
         for change, words in (({"reason": " "}, "reason is required"), ({"confirm": ""}, "confirm first"),
                               ({"urls": "", "domain": ""}, "nothing to forget"),
-                              ({"urls": "", "domain": "www.gone.test"}, "registrable domain itself"),
+                              ({"urls": "", "domain": "www.gone.test"}, "a host under the registrable domain gone.test"),
                               ({"urls": "", "domain": "com"}, "domain:")):
             status, answer = await post(admin, signed, {**FORM, **change}, BEARER)
             assert status == 400 and words in answer["message"], (change, answer)

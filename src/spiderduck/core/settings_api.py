@@ -47,7 +47,7 @@ class MetadataApiSettings:
                                       # admins too; with neither this nor admin_tokens_file, only a
                                       # caller on loopback (or a unix socket) is an admin
     max_forget_reason_chars: int = 1000  # a Forget's reason longer than this is INVALID_ARGUMENT
-    forget_settle: Duration = 2.0     # how long a Forget waits between putting the URLs on the
+    forget_wait: Duration = 2.0     # how long a Forget waits between putting the URLs on the
                                       # denylist and removing them, so every scheduler has seen the
                                       # list first (the denylist reaches them within 2 s): a crawl
                                       # written meanwhile is then removed too. Shorter risks it
@@ -59,8 +59,8 @@ class MetadataApiSettings:
         if not 0 <= self.explain_workers <= MAX_EXPLAIN_WORKERS:
             raise ConfigError(f"metadata_api.explain_workers: {self.explain_workers} is not 0 to "
                               f"{MAX_EXPLAIN_WORKERS}")
-        if self.forget_settle < 0:
-            raise ConfigError(f"metadata_api.forget_settle: {self.forget_settle} must not be negative")
+        if self.forget_wait < 0:
+            raise ConfigError(f"metadata_api.forget_wait: {self.forget_wait} must not be negative")
 
 
 @dataclass(frozen=True)

@@ -269,3 +269,21 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def forgettable_domain(text: str) -> str:
+    """The registrable domain `text` names itself (punycode), else InvalidDomain saying why: not a
+    URL, an IP address, a public suffix or a host under the domain (what a Forget may name)."""
+    if not text.strip():
+        return ""
+    if "://" in text or "/" in text:
+        raise InvalidDomain(text, "a URL in place of a domain: name the domain (example.com), "
+                                  "or forget the URL as a URL")
+    domain = domain_named(text)
+    if is_ip_literal(domain):
+        raise InvalidDomain(text, "an IP address is not a registrable domain: forget its URLs")
+    host = host_of(f"http://{text.strip()}/").removesuffix(".")
+    if host != domain:
+        raise InvalidDomain(text, f"{host} is a host under the registrable domain {domain}: "
+                                  "name the domain itself, or forget the URLs")
+    return domain

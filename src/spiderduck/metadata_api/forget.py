@@ -25,23 +25,6 @@ from spiderduck.wire.record_limits import MAX_URL_CHARS
 MAX_DETAIL = 2000       # characters of a refusal's text (it travels in a header)
 
 
-def forgettable_domain(text: str) -> str:
-    """The registrable domain `text` names itself (punycode), else urls.InvalidDomain saying why."""
-    if not text.strip():
-        return ""
-    if "://" in text or "/" in text:
-        raise urls.InvalidDomain(text, "a URL in place of a domain: name the domain (example.com), "
-                                       "or forget the URL as a URL")
-    domain = urls.domain_named(text)
-    if urls.is_ip_literal(domain):
-        raise urls.InvalidDomain(text, "an IP address is not a registrable domain: forget its URLs")
-    host = urls.host_of(f"http://{text.strip()}/").removesuffix(".")
-    if host != domain:
-        raise urls.InvalidDomain(text, f"{host} is a host under the registrable domain {domain}: "
-                                       "name the domain itself, or forget the URLs")
-    return domain
-
-
 class ForgetService:
     """The three admin methods, for MetadataServicer; `forgetter` None without NATS."""
 
@@ -72,7 +55,7 @@ class ForgetService:
         domain = ""
         if refusal is None:
             try:
-                domain = forgettable_domain(request.domain)
+                domain = urls.forgettable_domain(request.domain)
             except urls.InvalidDomain as exc:
                 refusal = str(exc)
         if refusal is None and not asked and not domain:

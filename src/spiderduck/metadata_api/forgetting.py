@@ -3,7 +3,7 @@ again what is being removed:
 
   1 the denylist       the URLs asked (spiderduck.stores.keys.lookup_key forms) and the domain go
                        on it first (spiderduck.bus.denylist), so no scheduler stores them meanwhile;
-                       then `settle` (metadata_api.forget_settle, DENYLIST_LAG): a scheduler may
+                       then `settle` (metadata_api.forget_wait, DENYLIST_LAG): a scheduler may
                        take that long to see the list, and a crawl it writes before it does must
                        be written before the removal starts (one written after is removed by the
                        scheduler itself: spiderduck.scheduler.forgetting);

@@ -63,7 +63,7 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
                 queued)
             denylist = await Denylist.open(js, replicas=settings.nats_replicas)
             stack.push_async_callback(denylist.close)
-            forgetter = Forgetter(store, content, js, denylist, settle=settings.metadata_api.forget_settle)
+            forgetter = Forgetter(store, content, js, denylist, settle=settings.metadata_api.forget_wait)
             resolver = await Resolver(store, nc, js, queued, freshness=Freshness.from_settings(settings),
                                       serve_stale_for=settings.serve_stale_for, denylist=denylist).start()
             stack.push_async_callback(resolver.close)
@@ -77,7 +77,8 @@ async def run_metadata_api(settings: Settings, stop: asyncio.Event, beside: Besi
         explainer = Explainer(store, content if api.explain_workers else None, workers=api.explain_workers,
                                       budget=settings.process.extract_timeout, parser=settings.process.parser,
                                       robots_token=robots_token(settings.fetcher.user_agent),
-                                      min_image_size=settings.process.min_image_size)
+                                      min_image_size=settings.process.min_image_size,
+                                      forgotten=denylist and (lambda key: denylist.forgotten(key, canonical=True)))
         stack.push_async_callback(explainer.close)
         tokens = TokenFile(api.tokens_file) if api.tokens_file else None
         limit = RateLimit(api.resolve_rate) if api.resolve_rate > 0 else None

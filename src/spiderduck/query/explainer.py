@@ -23,6 +23,7 @@ raises NeverSeen. Findings per platform (spiderduck.query.findings) are of the r
 from __future__ import annotations
 
 import asyncio
+from typing import Callable
 import logging
 
 from spiderduck.core.errors import SpiderDuckError, StoreError
@@ -58,8 +59,10 @@ class Explainer:
     """ExplainUrl over a metadata store and a content store (None: from the records alone)."""
 
     def __init__(self, store: MetadataStore, content: ContentStore | None, *, workers: int,
-                 budget: float, parser: str, robots_token: str, min_image_size: int = 0):
+                 budget: float, parser: str, robots_token: str, min_image_size: int = 0,
+                 forgotten: Callable[[str], bool] | None = None):
         self._store = store
+        self._forgotten = forgotten     # the denylist's (spiderduck.bus.denylist): a forgotten URL is never seen
         self._min_image_size = min_image_size
         self._content = content if workers else None
         self._pool_args = dict(workers=workers, budget=budget, parser=parser, robots_token=robots_token)
@@ -73,8 +76,9 @@ class Explainer:
     async def explanation(self, url: str) -> metadata_pb2.Explanation:
         """The explanation of `url`'s record (its metadata with `url` as asked). Raises NeverSeen,
         or StoreError when the metadata store does not answer."""
-        [wire] = await self._store.get_many_wire([lookup_key(url)])
-        if wire is None:
+        key = lookup_key(url)
+        [wire] = await self._store.get_many_wire([key])
+        if wire is None or (self._forgotten is not None and self._forgotten(key)):
             raise NeverSeen(f"{url} has never been seen")
         metadata = metadata_pb2.UrlMetadata.FromString(wire)
         metadata.url = url

@@ -58,16 +58,10 @@ def refusal(sessions: Sessions | None, loopback_only: bool) -> str:
 
 def _domain(text: str) -> str:
     """The registrable domain the form names itself, else ActionFailed(400) saying why."""
-    if not text:
-        return ""
     try:
-        domain = urls.domain_named(text)
+        return urls.forgettable_domain(text)
     except urls.InvalidDomain as exc:
         raise ActionFailed(400, f"domain: {exc}") from None
-    if "/" in text or urls.is_ip_literal(domain) or domain != urls.host_of(f"http://{text}/").rstrip("."):
-        raise ActionFailed(400, f"domain: name a registrable domain itself ({domain}), not a URL, "
-                                "a host under it or an address; or forget URLs")
-    return domain
 
 
 def _plural(n: int, what: str) -> str:
