@@ -12,14 +12,11 @@ ones with SPIDERDUCK_TEST_CASSANDRA / SPIDERDUCK_TEST_HDFS).
 from __future__ import annotations
 
 import asyncio
-import io
 import json
-import posixpath
 import subprocess
 import sys
 import time
-import uuid
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import grpc
 import pytest
@@ -27,87 +24,10 @@ from aiohttp import web
 
 from spiderduck.bus import streams as bus
 from spiderduck.core.urls import origin_of
+from support.production_backends import hdfs_folder, keyspace, metadata_store_url, warc_index  # noqa: F401 (fixtures)
 from support.service import Client, RunningService, service_settings, wait_until
 
 pytestmark = pytest.mark.timeout(600)          # the JVMs' start is part of a test's time here
-
-
-# --- where the stores are ------------------------------------------------------------------------
-
-def metadata_store_url(target: str) -> str:
-    """`cassandra://HOSTS/KEYSPACE[?options]` of a new keyspace name (no schema yet), from the
-    fixture's `host1,host2[:port][?options]`."""
-    hosts, _, options = target.removeprefix("cassandra://").partition("?")
-    keyspace = f"spiderduck_e2e_{uuid.uuid4().hex[:16]}"
-    return f"cassandra://{hosts.rstrip('/')}/{keyspace}" + (f"?{options}" if options else "")
-
-
-async def drop_keyspace(url: str) -> None:
-    from spiderduck.stores.cassandra_cluster import CassandraOptions, connect
-    options = CassandraOptions.from_url(url)
-    cluster, session = await connect(options)
-    try:
-        await asyncio.to_thread(session.execute, f"DROP KEYSPACE IF EXISTS {options.keyspace}")
-    finally:
-        await asyncio.to_thread(cluster.shutdown)
-
-
-class HdfsFolder:
-    """A fresh folder on the fixture's HDFS (`http://namenode:PORT?user=U`), under /tmp (writable
-    by any user, as on a real cluster), and an `hdfs` client to look at it as that user."""
-
-    def __init__(self, cluster: str, **options):
-        import hdfs
-        parts = urlsplit(cluster)
-        self.user = parse_qs(parts.query)["user"][0]
-        self.root = f"/tmp/spiderduck-e2e-{uuid.uuid4().hex[:12]}"
-        query = "&".join(f"{k}={v}" for k, v in {"user": self.user, **options}.items())
-        self.store_url = f"hdfs://{parts.netloc}{self.root}?{query}"
-        self.client = hdfs.InsecureClient(f"{parts.scheme}://{parts.netloc}", user=self.user)
-
-    def names(self) -> list[str]:
-        """Every file under the folder, relative to it."""
-        if self.client.status(self.root, strict=False) is None:
-            return []
-        return sorted(posixpath.relpath(posixpath.join(folder, name), self.root)
-                      for folder, _, files in self.client.walk(self.root) for name in files)
-
-    def read(self, name: str) -> bytes:
-        with self.client.read(posixpath.join(self.root, name)) as reader:
-            return reader.read()
-
-    def remove(self) -> None:
-        self.client.delete(self.root, recursive=True)
-
-
-@pytest.fixture
-def hdfs_folder(hdfs_cluster):
-    """HdfsFolder(**store options) on the module's HDFS; the folders are removed afterwards."""
-    made: list[HdfsFolder] = []
-
-    def make(**options) -> HdfsFolder:
-        made.append(HdfsFolder(hdfs_cluster, **options))
-        return made[-1]
-    yield make
-    for folder in made:
-        folder.remove()
-
-
-def warc_index(files: dict[str, bytes]) -> dict[tuple[str, int, int], dict]:
-    """Every record of the files as warcio reads it, digests checked: (file, offset, length) ->
-    {uri, type, status, body}."""
-    from warcio.archiveiterator import ArchiveIterator
-    index = {}
-    for name, data in files.items():
-        records = ArchiveIterator(io.BytesIO(data), check_digests=True)
-        for record in records:
-            body = record.content_stream().read()
-            assert record.digest_checker.problems == [], (name, record.digest_checker.problems)
-            index[(name, records.get_record_offset(), records.get_record_length())] = {
-                "uri": record.rec_headers.get_header("WARC-Target-URI"),
-                "type": record.rec_type, "status": int(record.http_headers.get_statuscode()),
-                "body": body}
-    return index
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -130,15 +50,6 @@ POST = """<html lang="fr"><head><title>Post {n}</title>
 <meta property="og:description" content="Le billet {n}."></head><body>{filler}</body></html>"""
 ITEM = """<html lang="de"><head><meta property="og:title" content="Widget">
 <meta property="og:site_name" content="Shop"><title>ignored</title></head><body></body></html>"""
-
-
-@pytest.fixture
-async def keyspace(cassandra_target):
-    """The store URL of a new keyspace on the module's Cassandra (schema not applied), dropped
-    afterwards."""
-    url = metadata_store_url(cassandra_target)
-    yield url
-    await drop_keyspace(url)
 
 
 async def test_a_local_web_crawled_onto_cassandra_and_hdfs(tmp_path, nats_server, localweb,
