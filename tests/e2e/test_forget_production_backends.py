@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import uuid
+from urllib.parse import urlsplit
 
 import grpc
 import nats.js.errors
@@ -148,7 +149,7 @@ async def forget_while_hdfs_refuses(tmp_path, settings, keyspace, folder, later:
     """A second metadata-api on the same Cassandra and NATS, its content store on a port nothing
     listens on: its forget of `later` is UNAVAILABLE naming the content log; the repeat on the
     good metadata-api erases later's content-log records (its page and favicon)."""
-    refused = folder.store_url.replace(folder.store_url.split("/")[2], f"127.0.0.1:{free_port()}")
+    refused = urlsplit(folder.store_url)._replace(netloc=f"127.0.0.1:{free_port()}").geturl()
     bad = service_settings(tmp_path / "bad", settings.nats_url, metadata_store=keyspace,
                            content_store=refused)
     async with RunningService(bad, roles=(run_metadata_api,)):
