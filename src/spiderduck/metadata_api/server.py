@@ -205,19 +205,22 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
             # Out of the except block: the abort must not carry the store's frames (and the
             # records they read) in its exception's context, which grpc keeps after the call.
             await context.abort(*refusal)
+        denied = [False] * len(keys)
         if self._denylist is not None:
-            forgotten = self._denylist.forgotten
-            records = [None if record is not None and forgotten(key, canonical=True) else record
-                       for key, record in zip(keys, records)]
+            denied = [self._denylist.forgotten(key, canonical=True) for key in keys]
+            records = [None if gone else record for gone, record in zip(denied, records)]
         waiting = None
         if self._pending is not None and None in records:
-            waiting = await self._waiting(asked, records)
+            waiting = await self._waiting(asked, records, denied)
         return responses.response(asked, records, waiting)
 
-    async def _waiting(self, asked, records) -> list[bool] | None:
+    async def _waiting(self, asked, records, denied) -> list[bool] | None:
         """Which URLs not found are queued or in flight (None: NATS failed, which costs the
-        answer its `pending`, never the answer)."""
-        missing = [n for n, record in enumerate(records) if record is None]
+        answer its `pending`, never the answer). A forgotten URL (`denied`) never is: its
+        submission's queued marker outlives it by streams.queued_ttl, and it is never seen."""
+        missing = [n for n, record in enumerate(records) if record is None and not denied[n]]
+        if not missing:
+            return None
         try:
             found = await self._pending.pending([asked[n] for n in missing])
         except BusError as exc:
