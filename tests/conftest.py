@@ -1,14 +1,38 @@
 """Shared fixtures: ../shared lookup, a private nats-server per test, a local web."""
 from __future__ import annotations
 
+import os
 import pathlib
 
 import pytest
 
-from spiderduck.cli.nats_server import EmbeddedNats
+from spiderduck.cli.nats_server import FREE_PORTS_ENV, EmbeddedNats
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+PORTS_BELOW = 32768       # Linux's default lowest ephemeral port (read from /proc where it can be)
+PORTS_FROM = 12000
+
+
+def _ports_of_this_worker() -> None:
+    """Under pytest-xdist (bin/test runs a worker per core), each worker and what it starts take
+    free ports from a range of their own below the ephemeral range (SPIDERDUCK_FREE_PORTS), so
+    a port one worker chose is never taken by another before it is bound."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not worker.startswith("gw") or not count.isdigit() or FREE_PORTS_ENV in os.environ:
+        return
+    try:
+        below = int(pathlib.Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        below = PORTS_BELOW
+    size = (below - PORTS_FROM) // int(count)
+    if size < 500:
+        return                                # no room: the kernel's choice, as without workers
+    low = PORTS_FROM + int(worker[2:]) % int(count) * size    # a restarted worker gets a new number
+    os.environ[FREE_PORTS_ENV] = f"{low}-{low + size - 1}"
+
+
+_ports_of_this_worker()
 
 
 def shared_path(*parts: str) -> pathlib.Path:

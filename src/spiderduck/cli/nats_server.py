@@ -9,6 +9,7 @@ import contextlib
 import ctypes
 import json
 import os
+import random
 import secrets
 import shutil
 import signal
@@ -33,10 +34,42 @@ def server_binary() -> str:
     return found
 
 
+# SPIDERDUCK_FREE_PORTS=LOW-HIGH: free_port chooses from this range, in turn, instead of asking the
+# kernel for one. Processes that each take ports at the same time (the test suite's workers) are
+# given ranges of their own below the kernel's ephemeral range, where no port-0 bind or outgoing
+# connection of another process can take a port between its choice and its use.
+FREE_PORTS_ENV = "SPIDERDUCK_FREE_PORTS"
+_next_in_range: dict[tuple[int, int], int] = {}
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    """A port nothing listens on at `host` now: the kernel's choice, or the next free one of the
+    range SPIDERDUCK_FREE_PORTS names (never the same twice until the range wraps)."""
+    span = _port_range(os.environ.get(FREE_PORTS_ENV, ""))
+    if span is None:
+        with socket.socket() as s:
+            s.bind((host, 0))
+            return s.getsockname()[1]
+    low, high = span
+    port = _next_in_range.get(span) or random.randint(low, high)   # a process of its own starts anywhere
+    for _ in range(high - low + 1):
+        port = port + 1 if port < high else low
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                continue
+        _next_in_range[span] = port
+        return port
+    raise ConfigError(f"{FREE_PORTS_ENV}={low}-{high}: no free port left in the range")
+
+
+def _port_range(text: str) -> tuple[int, int] | None:
+    low, sep, high = text.partition("-")
+    if not sep or not low.strip().isdigit() or not high.strip().isdigit():
+        return None
+    low, high = int(low), int(high)
+    return (low, high) if 1024 <= low < high <= 65535 else None
 
 
 def port_open(host: str, port: int) -> bool:
