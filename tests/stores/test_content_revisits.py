@@ -31,14 +31,14 @@ def sha1_digest(data: bytes) -> str:
 
 def warcio_records(data: bytes) -> list[dict]:
     """What warcio reads of every record in `data` (digests checked where warcio checks them: it
-    skips a revisit's, so each record's WARC-Block-Digest is also checked here against its raw
-    block as warcio frames it)."""
+    skips a revisit's, so each revisit's WARC-Block-Digest is also checked here against its raw
+    block as warcio frames it; a response record has none: its gzip member's CRC covers it)."""
     from warcio.archiveiterator import ArchiveIterator
 
-    raw = [(r.rec_headers.get_header("WARC-Block-Digest"), r.raw_stream.read())
+    raw = [(r.rec_type, r.rec_headers.get_header("WARC-Block-Digest"), r.raw_stream.read())
            for r in ArchiveIterator(io.BytesIO(data), no_record_parse=True)]
-    for digest, block in raw:
-        assert digest == sha1_digest(block)
+    for kind, digest, block in raw:
+        assert digest == (None if kind == "response" else sha1_digest(block)), kind
     out = []
     for r in ArchiveIterator(io.BytesIO(data), check_digests="raise"):
         out.append({"type": r.rec_type, "protocol": r.rec_headers.protocol,
@@ -181,7 +181,7 @@ async def test_hostile_values_in_a_revisit_do_not_break_the_record(backend, stor
         headers, block = await store.read(ref)
         assert headers["WARC-Target-URI"] == item.url
         assert headers["Content-Length"] == str(len(block))
-        assert headers["WARC-Block-Digest"] == sha1_digest(block)
+        assert headers.get("WARC-Block-Digest") == (None if item.revisit is None else sha1_digest(block))
         if item.revisit is None:
             assert headers["WARC-Type"] == "response"
             assert block.endswith(item.body)

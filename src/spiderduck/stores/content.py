@@ -2,8 +2,10 @@
 
 One WARC record per fetch (redirect hops included), gzip-compressed per record and appended to
 rolling files; `content_ref` locates a record. A fetch is a `response` record (HTTP status line,
-headers and body), with WARC-Block-Digest and WARC-Payload-Digest (sha1, base32), so readers can
-check it and deduplicate by payload. A fetch given a `Revisit` is a `revisit` record instead
+headers and body), with WARC-Payload-Digest (sha1, base32), so readers can deduplicate by
+payload. It carries no WARC-Block-Digest (optional in WARC 1.1): each record is its own gzip
+member, whose CRC-32 already lets a reader detect a damaged record, and a second SHA-1 over the
+whole block cost 0.15 ms of the 0.73 ms a 280 KB corpus page's record takes (issue 40). A fetch given a `Revisit` is a `revisit` record instead
 (WARC 1.1, section 6.7): a `304 Not Modified` to a conditional re-fetch (profile
 server-not-modified), or a re-fetch whose body is the earlier one's (profile
 identical-payload-digest, carrying that digest). Its block is the HTTP status line and headers
@@ -138,11 +140,8 @@ def warc_record(item: FetchedContent) -> bytes:
     if item.concurrent_to:
         fields.append(f"WARC-Concurrent-To: {_one_line(item.concurrent_to)}")
     payload = hashlib.sha1(item.body)                    # the body as stored (decoded)
-    block = hashlib.sha1(http_head)
-    block.update(item.body)
     fields += ["Content-Type: application/http;msgtype=response",
                f"WARC-Payload-Digest: {_digest(payload)}",
-               f"WARC-Block-Digest: {_digest(block)}",
                f"Content-Length: {len(http_head) + len(item.body)}"]
     # Fed in pieces, so the body (up to megabytes) is never copied into one buffer first.
     gz = isal_zlib.compressobj(COMPRESSION_LEVEL, isal_zlib.DEFLATED, 31)     # wbits 31: gzip
