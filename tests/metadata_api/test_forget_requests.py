@@ -85,3 +85,26 @@ async def test_the_removal_waits_for_the_schedulers_to_see_the_list(bus_js, tmp_
 
 async def _no_events(js, urls, domain=""):
     return 0
+
+
+async def test_a_domain_forget_lists_the_domain_and_only_the_urls_outside_it(bus_js, tmp_path):
+    """Every URL of the domain is denied by its one entry; a URL of another domain that redirected
+    into it is listed on its own (a big domain's forget does not list each of its URLs)."""
+    from spiderduck.core.record import UrlRecord
+    from spiderduck.core.status import Status
+    store = await SqliteMetadataStore.open(str(tmp_path / "m.db"))
+    denylist = await Denylist.open(bus_js[1])
+    try:
+        await store.put("http://a.test/x", UrlRecord(url="http://short.other/1", status=Status.OK,
+                                                     final_url="http://a.test/x"),
+                        ["http://short.other/1", "http://a.test/x"])
+        await store.put("http://www.a.test/y", UrlRecord(url="http://www.a.test/y", status=Status.OK),
+                        ["http://www.a.test/y"])
+        forgetter = Forgetter(store, None, bus_js[1], denylist, erase=_no_events, settle=0)
+        with pytest.raises(PartsFailed):           # no content store here: that part is named
+            await forgetter.forget([], "a.test", reason="r", by="admin")
+        assert {(e.url, e.domain) for e in denylist.entries()} == {("", "a.test"), ("http://short.other/1", "")}
+        assert await store.get("http://short.other/1") is None and await store.get("http://www.a.test/y") is None
+    finally:
+        await denylist.close()
+        await store.close()

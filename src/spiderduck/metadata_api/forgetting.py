@@ -31,7 +31,7 @@ import dataclasses
 import logging
 from typing import Awaitable, Callable, Collection, Iterable, Sequence
 
-from spiderduck.bus.denylist import DENYLIST_LAG, Denylist, Entry
+from spiderduck.bus.denylist import DENYLIST_LAG, Denylist, Entry, domain_of
 from spiderduck.bus.events_erase import erase_events
 from spiderduck.core import metrics
 from spiderduck.core.errors import BusError, SpiderDuckError, StoreError
@@ -121,8 +121,10 @@ class Forgetter:
         try:
             found = await self._store.forget(sorted(reach), domain)
             records = found.records
-            more = set(found.urls) - reach
-            reach |= more
+            # Listed one by one: the URLs the domain's entry does not already cover (a domain's
+            # forget reaches every URL of it, which its one entry denies).
+            more = {url for url in found.urls if url not in reach and not (domain and domain_of(url) == domain)}
+            reach |= set(found.urls)
             if more and DENYLIST not in failed:
                 await self.denylist.add(sorted(more), reason=reason, by=by)
         except (StoreError, NotImplementedError, OSError) as exc:
