@@ -14,8 +14,9 @@ Per store: operations per second and the p50/p99 of one operation's latency. Bes
 bare floors: cassandra-driver alone, with the store's cluster settings (one prepared INSERT of a
 record's bytes into a records row a call, timed in slices alternating with the Cassandra store's
 puts, and one prepared SELECT of such a row by key, alternating with its get_many(1 URL); the
-node warmed up first), with the store's put and get_many(1 URL) as fractions of them; and the `hdfs` client appending
-one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
+node warmed up first), with the store's put and get_many(1 URL) as fractions of them, and each
+Cassandra phase's requests per operation (what the store sent through its driver session); and
+the `hdfs` client appending one record per WebHDFS call (what the HDFS store did before it batched). The Cassandra
 node and the mini HDFS are started from the jars the tests use (tests/support/*_server.py) and
 their start-up times printed; `--cassandra HOST:PORT` or `--hdfs http://NN:PORT?user=U` use
 running ones instead. One process, one event loop (uvloop), like a service's.
@@ -111,41 +112,72 @@ async def side_by_side(concurrency: int, jobs: list, run, bare_jobs: list, bare_
     return store, bare
 
 
+class Requests:
+    """Counts the requests a Cassandra store sends (each execute_async of its driver session: a
+    batch is one), so that each phase's line says what an operation costs in requests."""
+
+    def __init__(self, store):
+        self.sent = 0
+        session = getattr(store, "_session", None)
+        if session is None:
+            self.per = lambda before, n: ""
+            return
+        send = session.execute_async
+
+        def counted(*args, **kwargs):
+            self.sent += 1
+            return send(*args, **kwargs)
+        session.execute_async = counted
+        self.per = lambda before, n: f"   {(self.sent - before) / n:.2f} requests/op"
+
+
 async def bench_metadata(name: str, url: str, records: int, concurrency: int,
                          bare: "BareCassandra | None" = None) -> list[str]:
     """The lines of one store. With `bare`, its INSERTs alternate with the puts and its SELECTs
-    with the get_many(1 URL) calls (side_by_side), and the ratios follow."""
+    with the get_many(1 URL) calls (side_by_side), and the ratios follow. get_many(1 URL) asks
+    the t.co URL (a redirect: its key is another URL), get_many(1 key URL) the final URL (its
+    own key, as a URL that does not redirect is)."""
     store = await open_metadata_store(url)
     items = [page_record(n) for n in range(records)]
     singles = [[it[2][0]] for it in items]
     random.Random(2).shuffle(singles)
+    finals = [[it[0]] for it in items]
+    random.Random(3).shuffle(finals)
     out = []
+    sent = Requests(store)
     async with store:
         put = lambda it: store.put(it[0], it[1], it[2])                            # noqa: E731
+        before = sent.sent
         if bare is None:
             seconds, lat = await timed(concurrency, items, put)
         else:
             (seconds, lat), floor = await side_by_side(concurrency, items, put,
                                                        bare.rows, bare.insert)
             out.append(row("bare", "driver INSERT record", records, *floor, "writes"))
-        out.append(row(name, "put", records, seconds, lat, "writes"))
+        out.append(row(name, "put", records, seconds, lat, "writes") + sent.per(before, records))
         ratios = [f"put / bare INSERT {floor[0] / seconds:.2f}x"] if bare else []
+        before = sent.sent
         seconds, lat = await timed(concurrency, items, lambda it: store.add_share(it[0]))
-        out.append(row(name, "add_share", records, seconds, lat, "shares"))
-        if bare is None:
-            seconds, lat = await timed(concurrency, singles, store.get_many)
-        else:
-            (seconds, lat), floor = await side_by_side(concurrency, singles, store.get_many,
-                                                       bare.keys, bare.select)
-            out.append(row("bare", "driver SELECT record", records, *floor, "reads"))
-            ratios.append(f"get_many(1 URL) / bare SELECT {floor[0] / seconds:.2f}x")
-        out.append(row(name, "get_many(1 URL)", records, seconds, lat, "reads"))
+        out.append(row(name, "add_share", records, seconds, lat, "shares")
+                   + sent.per(before, records))
+        for what, asks in (("get_many(1 URL)", singles), ("get_many(1 key URL)", finals)):
+            before = sent.sent
+            if bare is None:
+                seconds, lat = await timed(concurrency, asks, store.get_many)
+            else:
+                (seconds, lat), floor = await side_by_side(concurrency, asks, store.get_many,
+                                                           bare.keys, bare.select)
+                out.append(row("bare", "driver SELECT record", records, *floor, "reads"))
+                ratios.append(f"{what} / bare SELECT {floor[0] / seconds:.2f}x")
+            out.append(row(name, what, records, seconds, lat, "reads") + sent.per(before, records))
         batches = [[items[(b * 20 + i) * 7 % records][2][0] for i in range(20)]
                    for b in range(records // 20)]
-        seconds, lat = await timed(concurrency, batches, store.get_many)
-        out.append(row(name, "get_many(20 URLs)", len(batches) * 20, seconds, lat, "URLs"))
-        seconds, lat = await timed(concurrency, batches, store.get_many_wire)
-        out.append(row(name, "get_many_wire(20)", len(batches) * 20, seconds, lat, "URLs"))
+        for what, call in (("get_many(20 URLs)", store.get_many),
+                           ("get_many_wire(20)", store.get_many_wire)):
+            before = sent.sent
+            seconds, lat = await timed(concurrency, batches, call)
+            out.append(row(name, what, len(batches) * 20, seconds, lat, "URLs")
+                       + sent.per(before, len(batches) * 20))
     if ratios:
         out.append(f"{name:<10} " + ", ".join(ratios))
     return out
@@ -156,8 +188,8 @@ class BareCassandra:
     routing, rows as dicts), one prepared single-partition request a call: an INSERT of a
     record's protobuf bytes (as the store's put writes them) into a records row of its own, and
     a SELECT of such a row by key. What the store sends for the same work: a put is one unlogged
-    batch (the record row, its crawl status and a resolution row per URL); a get_many of one URL
-    two reads, URL -> key, then the record row."""
+    batch (the record row, its `earliest`, an alias and a resolution row per URL); a get_many of
+    one URL two reads, URL -> key, then the record row (the `requests/op` column)."""
 
     def __init__(self, url: str, records: int):
         from spiderduck.wire import record_proto
