@@ -52,20 +52,11 @@ _SCHEMES = ("https://", "http://")
 
 @dataclasses.dataclass(frozen=True)
 class Entry:
-    url: str = ""           # a forgotten URL (spiderduck.stores.keys.lookup_key form), or "" for a domain
+    url: str = ""           # a forgotten URL (spiderduck.core.urls.lookup_key form), or "" for a domain
     domain: str = ""        # a forgotten registrable domain, or "" for a URL
     reason: str = ""
     by: str = ""            # who forgot it, as the audit log names the caller
     at: float = 0.0         # epoch seconds
-
-
-def lookup_form(url: str) -> str:
-    """The form a URL is stored and listed under (spiderduck.stores.keys.lookup_key, which the
-    bus may not import): canonical if it parses, else as given, trimmed."""
-    try:
-        return urllib.canonicalize(url)
-    except urllib.InvalidUrl:
-        return url.strip()
 
 
 def domain_of(url: str) -> str:
@@ -155,7 +146,7 @@ class Denylist:
         An empty list answers at once; otherwise a set lookup or two (the domain's is cached)."""
         if not self._held:
             return False
-        key = url if canonical else lookup_form(url)
+        key = url if canonical else urllib.lookup_key(url)
         return key in self._urls or (bool(self._domains) and domain_of(key) in self._domains)
 
     def entries(self) -> list[Entry]:
@@ -168,7 +159,7 @@ class Denylist:
         spiderduck.core.urls.domain_named takes it (InvalidDomain otherwise) and listed as its
         registrable domain. Raises BusError when the bucket cannot be written."""
         at = time.time()
-        wanted = [Entry(url=lookup_form(u), reason=reason, by=by, at=at) for u in dict.fromkeys(urls) if u.strip()]
+        wanted = [Entry(url=urllib.lookup_key(u), reason=reason, by=by, at=at) for u in dict.fromkeys(urls) if u.strip()]
         if domain:
             wanted.append(Entry(domain=urllib.domain_named(domain), reason=reason, by=by, at=at))
         kv = self._bound()
@@ -187,7 +178,7 @@ class Denylist:
     async def remove(self, urls: Iterable[str] = (), domain: str = "") -> int:
         """Take the URLs and the domain off the list; returns how many entries went (those the
         mirror held). Each key is purged, so the bucket keeps no revision of it."""
-        keys = [key_of(Entry(url=lookup_form(u))) for u in dict.fromkeys(urls) if u.strip()]
+        keys = [key_of(Entry(url=urllib.lookup_key(u))) for u in dict.fromkeys(urls) if u.strip()]
         if domain:
             keys.append(key_of(Entry(domain=urllib.domain_named(domain))))
         self._bound()

@@ -17,7 +17,7 @@ from nats.errors import Error as NatsError
 from nats.js.api import DeliverPolicy
 from nats.js.errors import APIError
 
-from spiderduck.bus.denylist import domain_of, lookup_form
+from spiderduck.bus.denylist import domain_of
 from spiderduck.core import urls as urllib
 from spiderduck.core.errors import BusError
 from spiderduck.v1 import events_pb2
@@ -41,7 +41,7 @@ class _Match:
     """Whether an event names one of the URLs (in lookup form) or a URL of the domain."""
 
     def __init__(self, urls: Collection[str], domain: str):
-        self.urls = {lookup_form(url) for url in urls if url.strip()}
+        self.urls = {urllib.lookup_key(url) for url in urls if url.strip()}
         self.domain = urllib.domain_named(domain) if domain else ""
 
     def __bool__(self) -> bool:
@@ -53,7 +53,7 @@ class _Match:
         except DecodeError:
             return False
         for url in named_urls(event):
-            key = lookup_form(url)
+            key = urllib.lookup_key(url)
             if key in self.urls or (self.domain and domain_of(key) == self.domain):
                 return True
         return False

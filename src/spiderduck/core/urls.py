@@ -108,6 +108,16 @@ def canonicalize(url: str) -> str:
 _USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*:[/\\]*)[^/\\?#]*@")
 
 
+def lookup_key(url: str) -> str:
+    """The form a URL is stored, looked up and listed under: canonical if it parses, else as
+    given (trimmed). The metadata store's key (spiderduck.stores.keys), the denylist's
+    (spiderduck.bus.denylist)."""
+    try:
+        return canonicalize(url)
+    except InvalidUrl:
+        return url.strip()
+
+
 def without_userinfo(url: str) -> str:
     """`url` without its userinfo (`user:password@`): what intake keeps of a submitted URL, so
     that no password is ever sent to the origin (aiohttp would make `Authorization: Basic` of

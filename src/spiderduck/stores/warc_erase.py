@@ -27,12 +27,11 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Collection, ContextManager, Iterable, Iterator
-from urllib.parse import urlsplit
 
 from isal import igzip_lib, isal_zlib
 
-from spiderduck.core.urls import registrable_domain
 from spiderduck.stores.content import parse_warc_record
+from spiderduck.stores.forget_scope import domain_form, in_domain
 from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.warc_filler import filler, is_erased
 
@@ -95,19 +94,11 @@ class Selection:
 
     def __init__(self, urls: Collection[str], domain: str = ""):
         self._keys = {lookup_key(url) for url in urls if url and url.strip()}
-        self._domain = domain.strip().lower().rstrip(".")
+        self._domain = domain_form(domain)
         self._taken: set[str] = set()
 
     def _names(self, uri: str) -> bool:
-        if lookup_key(uri) in self._keys:
-            return True
-        if not self._domain:
-            return False
-        try:
-            host = urlsplit(uri.strip()).hostname
-        except ValueError:
-            return False
-        return bool(host) and registrable_domain(host) == self._domain
+        return lookup_key(uri) in self._keys or bool(self._domain) and in_domain(uri, self._domain)
 
     def takes(self, headers: dict[str, str]) -> bool:
         """Whether the record goes; a record that goes is remembered, so those bound to it go."""
