@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"),
               pytest.mark.skipif(not CHROMIUM, reason="Debian's chromium is not installed "
                                                        "(bin/test installs it)")]
 
-TIMEOUT = 2.0
+TIMEOUT = 4.0        # a busy CI machine (two test workers and Chromium on two cores) took 2 s for a page
 MARGIN = 2.5        # past the timeout: the context disposed, the answer handed back
 
 
@@ -138,9 +138,3 @@ async def test_a_closed_renderer_refuses_and_each_outcome_is_counted(fetch, site
     assert (await render(renderer, site, "/shell")).outcome == "refused"
     assert refused() == before + 2
 
-
-async def test_renders_run_side_by_side_up_to_max_concurrent(renderer, site):
-    """The measure test_render_browser's bound of one relies on: two places, two at once."""
-    site.most_in_flight = 0
-    outcomes = await asyncio.gather(*(render(renderer, site, "/slow-page") for _ in range(2)))
-    assert [r.outcome for r in outcomes] == ["ok", "ok"] and site.most_in_flight == 2

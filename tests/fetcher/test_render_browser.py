@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.asyncio(loop_scope="module"),
 
 
 def renderer(fetch, **settings) -> Renderer:
-    return Renderer(RenderSettings(enabled=True, timeout=5.0, **settings), fetch[0], user_agent=USER_AGENT)
+    settings.setdefault("timeout", 5.0)
+    return Renderer(RenderSettings(enabled=True, **settings), fetch[0], user_agent=USER_AGENT)
 
 
 async def shell(renderer: Renderer, site) -> str:
@@ -36,6 +37,15 @@ def gone(pid: int, profile: str) -> bool:
 
 async def slow(renderer: Renderer, site):
     return await renderer.render(site.origin("/slow-page"), site.page("/slow-page"), [("Content-Type", "text/html")])
+
+
+async def test_renders_run_side_by_side_up_to_max_concurrent(fetch, site):
+    """The measure the bound of one below relies on: two places, two at once. Its own renderer
+    with a timeout far past the page's (a busy CI machine once took the shared one's 2 s)."""
+    async with renderer(fetch, max_concurrent=2, timeout=20.0) as running:
+        site.most_in_flight = 0
+        outcomes = await asyncio.gather(slow(running, site), slow(running, site))
+        assert [r.outcome for r in outcomes] == ["ok", "ok"] and site.most_in_flight == 2
 
 
 async def test_one_render_at_a_time_and_a_new_browser_after_max_pages(fetch, site):
