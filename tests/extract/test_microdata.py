@@ -7,7 +7,7 @@ import pytest
 
 from conftest import shared_path
 from spiderduck.extract import microdata
-from spiderduck.extract.parsers import parse
+from spiderduck.extract.parsers import MAX_SPINE_PARTS, parse
 
 PAGES = {
     "nested items and relative URLs": """<html><head><base href="http://b.test/dir/"></head><body>
@@ -21,6 +21,15 @@ PAGES = {
         <span itemprop="name">Page</span></body></html>""",
     "an item on html": """<html itemscope itemtype="http://schema.org/WebPage"><body>
         <span itemprop="name">Page</span></body></html>""",
+    "an item on body with an item inside": """<html><body itemscope itemtype="http://schema.org/WebPage">
+        <p>Text <b>around</b></p><div><span itemprop="name">Page</span>
+        <div itemscope itemtype="http://schema.org/Product"><span itemprop="name">Thing</span></div>
+        <div itemprop="mainEntity" itemscope itemtype="http://schema.org/Article">
+        <h1 itemprop="headline">Head <i>line</i></h1></div></div>
+        <a itemprop="url" href="page.html">link</a></body></html>""",
+    "an item on html with head metas": """<html itemscope itemtype="http://schema.org/WebPage"><head>
+        <meta itemprop="name" content="Named"><title>t</title></head><body><p>words</p>
+        <time itemprop="datePublished" datetime="2024-01-02">Jan 2</time></body></html>""",
     "itemref": """<html><body><div itemscope itemtype="http://schema.org/Person" itemref="more">
         <span itemprop="name">Ann</span></div><p id="more"><span itemprop="jobTitle">Chief</span></p>
         </body></html>""",
@@ -40,10 +49,25 @@ def both_ways(html: str, base: str) -> tuple[list, list, str | None]:
 def test_items_alone_give_what_the_whole_page_gives(name):
     fast, whole, fragment = both_ways(PAGES[name], "http://b.test/dir/")
     assert whole and fast == whole
-    if name in ("an item on body", "an item on html", "itemref"):
+    if name == "itemref":
         assert fragment is None                      # only the whole page will do
     else:
         assert fragment and len(fragment) < len(PAGES[name])
+
+
+@pytest.mark.parametrize("html", [
+    # no property: the item's value is its text, the whole page's
+    """<html><body itemscope itemtype="http://schema.org/WebPage"><p>only text</p></body></html>""",
+    # an item on <body> inside one on <html>
+    """<html itemscope itemtype="http://schema.org/A"><body itemprop="b" itemscope
+       itemtype="http://schema.org/B"><span itemprop="name">n</span></body></html>""",
+    # more parts than are worth picking out
+    "<html><body itemscope itemtype='http://schema.org/WebPage'>"
+    + "<span itemprop='keywords'>k</span>" * (MAX_SPINE_PARTS + 1) + "</body></html>",
+])
+def test_an_item_on_the_page_itself_is_read_whole_where_its_parts_will_not_do(html):
+    fast, whole, fragment = both_ways(html, "http://b.test/")
+    assert fragment is None and fast == whole
 
 
 def test_the_corpus_pages_give_the_same_items_either_way():

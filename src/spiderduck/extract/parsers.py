@@ -5,6 +5,7 @@
 """
 from __future__ import annotations
 
+from html import escape
 from typing import Callable, Iterator
 
 from selectolax.lexbor import LexborHTMLParser
@@ -101,20 +102,54 @@ def _byline_links(tree) -> Iterator:
 
 
 def _item_html(tree) -> str | None:
-    """The outer HTML of the top-level itemscope elements (see Document.item_html)."""
+    """The outer HTML of the top-level itemscope elements (see Document.item_html); an item on
+    <html> or <body> as its properties alone (`_spine`)."""
     nodes = tree.css("[itemref], [itemscope]")     # one walk, in document order
     if any("itemref" in node.attrs for node in nodes):
         return None                        # an item takes properties from elsewhere by id
     tops = []
     for node in nodes:
-        if node.tag in ("html", "body"):
-            return None
         parent = node.parent
         while parent is not None and "itemscope" not in (parent.attributes or {}):
             parent = parent.parent
         if parent is None:
-            tops.append(node.html or "")
+            html = _spine(node) if node.tag in _SPINE_TAGS else (node.html or "")
+            if html is None:
+                return None
+            tops.append(html)
     return "".join(tops)
+
+
+_SPINE_TAGS = frozenset({"html", "body"})
+_ITEM_PARTS = "[itemprop], [itemscope]"
+MAX_SPINE_PARTS = 512     # an item on <html> or <body> with more parts is read from the whole page
+
+
+def _spine(node) -> str | None:
+    """An item on <html> or <body> as a <div> with its attributes around the outermost elements
+    inside it that are properties or items, in document order; None when only the whole page will
+    do (no property to read, more than MAX_SPINE_PARTS parts, or a <body> among them).
+
+    extruct reads an item's properties from its elements with itemprop that no inner item holds,
+    and each property's value from that element alone (its attributes, or its text), so the
+    elements between the item and its outermost parts change nothing it reads; the page's text
+    around them is most of the page. An item with no property is its text (the whole page)."""
+    parts = node.css(_ITEM_PARTS)
+    if len(parts) > MAX_SPINE_PARTS:
+        return None
+    covered = {node.mem_id}
+    kept = []
+    for part in parts:
+        if part.mem_id in covered:
+            continue
+        if part.tag in _SPINE_TAGS:
+            return None                    # an item on <body> inside one on <html>
+        kept.append(part)
+        covered.update(inner.mem_id for inner in part.css(_ITEM_PARTS))
+    if not any("itemprop" in part.attributes for part in kept):
+        return None
+    attrs = "".join(f' {name}="{escape(value or "")}"' for name, value in node.attributes.items())
+    return f"<div{attrs}>{''.join(part.html or '' for part in kept)}</div>"
 
 
 def _in_svg(node) -> bool:
