@@ -3,6 +3,8 @@
     rec = metrics.recorder("scheduler")
     rec.count("processed", status="OK", resolution="CRAWLED")   # spiderduck_scheduler_processed_total
     rec.observe("latency_seconds", 0.12)                        # spiderduck_scheduler_latency_seconds
+    sent = rec.counter("processed", status="OK", resolution="CRAWLED")   # the same series, looked up
+    sent.inc()                                                  # once: for a hot path
 
     rec.gauge("in_flight", lambda: consumer.active)             # spiderduck_scheduler_in_flight, read at scrape
 
@@ -82,6 +84,12 @@ class Recorder:
     def count(self, name: str, amount: float = 1, **labels: str) -> None:
         metric = self._metric(Counter, name, tuple(sorted(labels)))
         (metric.labels(**labels) if labels else metric).inc(amount)
+
+    def counter(self, name: str, **labels: str):
+        """The series spiderduck_<scope>_<name>_total{labels} itself, to `.inc()` where count()'s
+        lookup on every call would cost too much (once per store request, say)."""
+        metric = self._metric(Counter, name, tuple(sorted(labels)))
+        return metric.labels(**labels) if labels else metric
 
     def observe(self, name: str, value: float, **labels: str) -> None:
         metric = self._metric(Histogram, name, tuple(sorted(labels)))

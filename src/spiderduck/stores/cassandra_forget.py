@@ -131,8 +131,19 @@ class _Forgetting:
 
     async def _all(self, name: str, params: tuple) -> list[dict]:
         """Every row of a prepared read, all its pages (a worker thread follows them)."""
+        sent = self._store.sent[name]
+
+        def read() -> list[dict]:
+            result = self._session.execute(self._q[name], params)
+            sent.inc()
+            rows = list(result.current_rows)
+            while result.has_more_pages:
+                result.fetch_next_page()
+                sent.inc()
+                rows += result.current_rows
+            return rows
         try:
-            return await asyncio.to_thread(lambda: list(self._session.execute(self._q[name], params)))
+            return await asyncio.to_thread(read)
         except Exception as exc:
             raise translate(exc, name) from exc
 
@@ -140,9 +151,11 @@ class _Forgetting:
         """The rows of a whole-table read, a page at a time."""
         from cassandra.query import SimpleStatement
         statement = SimpleStatement(cql, fetch_size=_SCAN_ROWS)
+        sent = self._store.sent["scan"]
         try:
             result = await asyncio.to_thread(self._session.execute, statement)
             while True:
+                sent.inc()
                 yield result.current_rows
                 if not result.has_more_pages:
                     return

@@ -81,6 +81,12 @@ no TTL (Cassandra allows none on counters): an expired record's counter stays, i
 count is read only for a key with a record), and a record stored again under that key later
 starts from it. A forget deletes it.
 
+Requests: each one the store sends (a batch is one, a forget's paged read one a page, the
+driver's own retries none) counts in `spiderduck_cassandra_requests_total{statement}`, by the
+statement's name in _QUERIES, `put` for a put's batch, `scan` for a page of a forget's domain
+scan: what the service's Cassandra work costs, counted in the service (bench/pipeline
+--production reads it from /metrics).
+
 Errors: cassandra-driver's exceptions become `StoreError` here (retryable, except invalid
 requests); a keyspace without the current schema is a `ConfigError` that names
 `spiderduck schema apply`.
@@ -94,6 +100,7 @@ import math
 import time
 from typing import Iterable, Sequence
 
+from spiderduck.core import metrics
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores import cassandra_forget, cassandra_schema
@@ -137,6 +144,9 @@ _QUERIES = {
     **cassandra_forget.QUERIES,
 }
 _NOT_IDEMPOTENT = {"add_shares"}
+# spiderduck_cassandra_requests_total{statement}: one series per name here, made once per store.
+_REQUESTS = metrics.recorder("cassandra")
+_COUNTED = (*_QUERIES, "put", "scan")
 
 
 def ttl_of(retention: float) -> int:
@@ -163,6 +173,7 @@ class CassandraMetadataStore(MetadataStore):
         self._limit = asyncio.Semaphore(options.concurrency)
         self._handoff: Handoff | None = None
         self._batch = lambda: BatchStatement(batch_type=BatchType.UNLOGGED)
+        self.sent = {name: _REQUESTS.counter("requests", statement=name) for name in _COUNTED}
 
     async def expire(self, before: float) -> int:
         """Nothing to sweep: the rows expire by their TTL (retention.metadata, given to open);
@@ -223,6 +234,7 @@ class CassandraMetadataStore(MetadataStore):
             handoff = self._handoff = Handoff(loop)
         async with self._limit:
             future = loop.create_future()
+            self.sent[name].inc()
             try:
                 response = self._session.execute_async(statement, params)
                 response.add_callbacks(handoff.ok, handoff.error,
