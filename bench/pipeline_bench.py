@@ -46,6 +46,7 @@ from spiderduck.cli.nats_server import EmbeddedNats, free_port, port_open
 from spiderduck.bus import streams as bus
 from spiderduck.v1 import events_pb2
 from process_tree import RssSampler, cpu_by_role, process_tree, tree_cpu
+from production_stores import cassandra_requests, requests_line, start_production
 from tls_setup import make_tls, tls_settings
 from up_streams import streams_made
 
@@ -221,8 +222,11 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
                       py_spy: str | None, also: tuple[int, ...] = ()) -> dict:
     """Start the service (`up`, or the roles) with `settings` added, send it the burst, then the
     steady load, stop it; what was measured. `also`: other processes (the stores' JVMs) whose
-    CPU over the burst is counted apart."""
-    run_args = argparse.Namespace(**{**vars(args), "set": [*args.set, *settings]})
+    CPU over the burst is counted apart. Under `up`, /metrics is served and its Cassandra
+    requests over the burst read (bench/production_stores.py)."""
+    listen = "" if args.roles else f"127.0.0.1:{free_port()}"   # the roles would share one port
+    served = [f"metrics_listen={listen}"] if listen else []
+    run_args = argparse.Namespace(**{**vars(args), "set": [*args.set, *settings, *served]})
     run_work = tempfile.mkdtemp(prefix="run-", dir=work)
     own_nats = EmbeddedNats(os.path.join(run_work, "nats")).start() if args.roles else None
     service, config = start_service(run_args, free_port(), free_port(), run_work,
@@ -262,10 +266,12 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         tree_before, self_before = process_tree(service.pid), os.times()
         also_before = [process_tree(pid) for pid in also]
+        sent_before = await cassandra_requests(listen)
         started = time.monotonic()
         await publish_all(js, burst)
         got = await events.wait_for(burst, args.timeout)
         burst_seconds = time.monotonic() - started
+        requests = requests_line(sent_before, await cassandra_requests(listen), len(got))
         tree_after, self_after = process_tree(service.pid), os.times()
         also_cpu = [tree_cpu(before, process_tree(pid)) for before, pid in zip(also_before, also)]
         cpu = (f"{cpu_by_role(service.pid, tree_before, tree_after, 'roles.py' if args.roles else 'up')}, bench (origin and NATS "
@@ -290,6 +296,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         if own_nats:
             own_nats.stop()
     return {"got": got, "seconds": burst_seconds, "cpu": cpu, "steady": steady_got, "peak": peak,
+            "requests": requests,
             "cpu_ms": tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1),
             "also_ms": [cpu * 1000 / max(len(got), 1) for cpu in also_cpu]}
 
@@ -308,26 +315,6 @@ def print_run(args, run: dict, steady_n: int) -> None:
         print(f"  latency added by the service: p50 {percentile(added, 50) * 1000:.1f} ms, "
               f"p99 {percentile(added, 99) * 1000:.1f} ms, max {max(added) * 1000:.1f} ms")
     print(f"peak RSS of {'the roles' if args.roles else 'up'} (all their processes): {run['peak'] / 2**20:.0f} MiB")
-
-
-def start_production(args, lines: list[str]) -> tuple[list, str, str]:
-    """(servers started, Cassandra HOST:PORT, WebHDFS URL): from --cassandra/--hdfs, else a
-    Cassandra node and a mini HDFS from the tests' jars (tests/support)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    servers, cassandra, hdfs_url = [], args.cassandra, args.hdfs
-    if not cassandra:
-        from support.cassandra_server import CassandraServer, resolve
-        t = time.monotonic()
-        servers.append(CassandraServer(resolve(), heap="1g").start())
-        cassandra = servers[-1].target
-        lines.append(f"Cassandra {servers[-1].release_version} started in {time.monotonic() - t:.1f}s")
-    if not hdfs_url:
-        from support.hdfs_server import HdfsServer, resolve as resolve_hdfs
-        t = time.monotonic()
-        servers.append(HdfsServer(resolve_hdfs()).start())
-        hdfs_url = servers[-1].url
-        lines.append(f"HDFS (mini cluster) started in {time.monotonic() - t:.1f}s")
-    return servers, cassandra, hdfs_url
 
 
 async def main() -> None:
@@ -392,6 +379,7 @@ async def main() -> None:
             print("  CPU per URL of the stores' JVMs over the burst: " + ", ".join(
                 f"{type(server).__name__.removesuffix('Server')} {ms:.2f} ms"
                 for server, ms in zip(servers, prod_run["also_ms"])))
+        print("  " + prod_run["requests"])
         print(f"  production / embedded burst: {prod:.1f} / {ours:.1f} URLs/s = {prod / ours:.2f} x")
 
 
