@@ -10,6 +10,7 @@ import pytest
 
 from spiderduck.bus import streams as bus
 from spiderduck.bus.claims import Claims, claim_key
+from support.claim_schedulers import claim_schedulers
 
 TTL = 1.0
 
@@ -17,11 +18,8 @@ TTL = 1.0
 @pytest.fixture
 async def schedulers(nats_server):
     """Two schedulers' Claims, each on its own NATS connection, one bucket."""
-    conns = [await nats.connect(nats_server.url) for _ in range(2)]
-    kvs = [await bus.claim_bucket(nc.jetstream(), TTL) for nc in conns]
-    yield [Claims(kv, owner=f"scheduler-{n}", ttl=TTL) for n, kv in enumerate(kvs)]
-    for nc in conns:
-        await nc.close()
+    async with claim_schedulers(nats_server.url, TTL) as claims:
+        yield claims
 
 
 async def test_one_holder_at_a_time(schedulers):

@@ -4,7 +4,7 @@
     if claim is None:
         claim = await claims.wait(url)    # until the holder lets go; a Claim if it died holding it
     ...
-    await claim.release()
+    await claim.release()                 # or claim.stop_renewing() now, await claim.delete() later
 
 A claim is a key in the NATS KV bucket `spiderduck_url_claims` (`u.` + a digest of the canonical
 URL), taken by atomic create, renewed by compare-and-set every third of `scheduler.claim_ttl`, and
@@ -66,12 +66,21 @@ class Claim:
                 log.warning("claim %s: renewal failed (%s); trying again", self.key, exc)
 
     async def release(self) -> None:
+        self.stop_renewing()
+        await self.delete()
+
+    def stop_renewing(self) -> None:
+        """No renewal starts after this returns (one already sent may still be answered)."""
         # The flag, not only the cancel, ends the renewals: a cancel landing as a renewal's reply
         # arrives is lost (Python 3.11's wait_for, inside nats-py's request, returns the reply),
         # and the loop went on renewing while this waited for it: the URL hung, its claim held,
         # its message kept in progress by heartbeats. With the flag, that renewal is the last.
         self._released = True
         self._renewing.cancel()
+
+    async def delete(self) -> None:
+        """The key deleted, after stop_renewing: once the last renewal has ended (its revision is
+        the one the delete compares), unless the claim was taken over meanwhile."""
         await asyncio.gather(self._renewing, return_exceptions=True)
         if self.lost:
             return
