@@ -70,7 +70,10 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         SightingRecorder(metadata, forgetting=forgetting),
         CrawlDecider(metadata, freshness=freshness, min_refresh_interval=settings.min_refresh_interval,
                      serve_stale_for=settings.serve_stale_for, resubmit=resubmit, claims=claims,
-                     forgetting=forgetting, clock=clock),
+                     forgetting=forgetting, clock=clock,
+                     # Its claims' deletes in flight at a stop get what shutdown_grace leaves
+                     # after the drain (for closing); past it, they lapse within claim_ttl.
+                     release_wait=settings.shutdown_grace - settings.drain_seconds),
         CrawlRecorder(metadata, content, forgetting=forgetting),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver,
                          forgetting=forgetting),

@@ -14,17 +14,22 @@ answers one get the same answer, and a refresh among them tries again, as it wan
 otherwise it claims the URL across schedulers (spiderduck.bus.claims: a sighting whose URL another
 scheduler is crawling waits for that crawl and joins its record, JOINED) and passes the task, with
 its canonical `url` and the stored record it renews (`previous`, for a conditional re-fetch), to
-the stages inside (CRAWLED, or REVALIDATED when the origin answered 304).
+the stages inside (CRAWLED, or REVALIDATED when the origin answered 304). The claim stops renewing
+as the crawl ends, but its key is deleted in the background: the outcome (and the event announcing
+it) waits for no KV round trip; `close` awaits the deletes still in flight, for at most
+`release_wait` seconds (None: no limit; a claim never deleted lapses within scheduler.claim_ttl).
 Failure: a store's StoreError reading the stored record, a BusError submitting a refresh; a crawl's
 failure is every joined sighting's failure.
 With traces on, each read of the stored record is a `metadata get` span (src/spiderduck/scheduler/traced_stores.py).
 """
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import logging
 import time
 
-from spiderduck.bus.claims import Claims
+from spiderduck.bus.claims import Claim, Claims
 from spiderduck.bus.submissions import Resubmit
 from spiderduck.bus.submissions import stale_refresh
 from spiderduck.core import urls
@@ -40,6 +45,8 @@ from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.wire.record_diff import changed_fields
 
+log = logging.getLogger("spiderduck.scheduler")
+
 
 class CrawlDecider:
     """`resubmit` publishes a STALE record's refresh (to spiderduck.urls.submit); without it
@@ -47,8 +54,10 @@ class CrawlDecider:
 
     def __init__(self, store: MetadataStore, *, freshness: Freshness, min_refresh_interval: float,
                  serve_stale_for: float, resubmit: Resubmit | None = None, claims: Claims | None = None,
-                 forgetting: Forgetting | None = None, clock=time.time):
+                 forgetting: Forgetting | None = None, release_wait: float | None = None, clock=time.time):
         self._claims = claims
+        self._releasing: set[asyncio.Task] = set()     # claims' deletes in flight (kept: not collected)
+        self._release_wait = release_wait
         self._forgotten = forgetting or Forgetting()
         self._store = store
         self._freshness = freshness
@@ -151,9 +160,34 @@ class CrawlDecider:
                         return joined
                 return await next(dataclasses.replace(task, previous=stored))
             finally:
-                await claim.release()
+                self._release(claim)
         raise BusError(f"the claim of {task.url} changed hands {CLAIM_TRIES} times with no record stored",
                        retryable=True)
+
+    def _release(self, claim: Claim) -> None:
+        """Renewals stopped now; the key deleted in the background, awaited by close."""
+        claim.stop_renewing()
+        deleting = asyncio.create_task(claim.delete())
+        self._releasing.add(deleting)
+        deleting.add_done_callback(self._released)
+
+    def _released(self, deleting: asyncio.Task) -> None:
+        self._releasing.discard(deleting)
+        if not deleting.cancelled() and deleting.exception() is not None:
+            log.error("claim release failed; it lapses within claim_ttl", exc_info=deleting.exception())
+
+    async def close(self) -> None:
+        """Await the claims' deletes still in flight, for at most `release_wait` seconds; the
+        ones left then are cancelled (those claims lapse within scheduler.claim_ttl)."""
+        if not self._releasing:
+            return
+        _, late = await asyncio.wait(set(self._releasing), timeout=self._release_wait)
+        if late:
+            log.warning("%d claim release(s) still pending after %gs: left to lapse within claim_ttl",
+                        len(late), self._release_wait)
+            for deleting in late:
+                deleting.cancel()
+            await asyncio.gather(*late, return_exceptions=True)
 
     async def _joined(self, task: CrawlTask, stored: UrlRecord | None) -> Outcome | None:
         """The record another scheduler's crawl stored since `stored` was read, as this
