@@ -7,6 +7,7 @@ import pytest
 
 from conftest import shared_path
 from spiderduck.extract import microdata
+from spiderduck.extract.microdata import MAX_VALUE_CHARS
 from spiderduck.extract.parsers import MAX_SPINE_PARTS, parse
 
 PAGES = {
@@ -55,9 +56,22 @@ def test_items_alone_give_what_the_whole_page_gives(name):
         assert fragment and len(fragment) < len(PAGES[name])
 
 
+@pytest.mark.parametrize("words", [1, 60, 400])
+@pytest.mark.parametrize("tag", ["html", "body"])
+def test_an_item_on_the_page_with_no_property_is_read_whole_unless_its_text_is_surely_too_long(tag, words):
+    """Its value is its text, dropped when over MAX_VALUE_CHARS: a long page's item stands in a
+    fragment (with a filler as long), a short one's is read from the whole page."""
+    text = " ".join(f"word{n}" for n in range(words))
+    html = (f"<html{' itemscope itemtype=http://schema.org/WebPage' if tag == 'html' else ''}><body"
+            f"{' itemscope itemtype=http://schema.org/WebPage' if tag == 'body' else ''}><p>{text}</p>"
+            "<div itemscope itemtype='http://schema.org/Thing'><span itemprop='name'>T</span></div></body></html>")
+    fast, whole, fragment = both_ways(html, "http://b.test/")
+    assert fast == whole and len(whole) == 2
+    assert ("value" in whole[0]) == (len(text) <= MAX_VALUE_CHARS)
+    assert (fragment is None) == (len(text.replace(" ", "")) <= 2 * MAX_VALUE_CHARS)
+
+
 @pytest.mark.parametrize("html", [
-    # no property: the item's value is its text, the whole page's
-    """<html><body itemscope itemtype="http://schema.org/WebPage"><p>only text</p></body></html>""",
     # an item on <body> inside one on <html>
     """<html itemscope itemtype="http://schema.org/A"><body itemprop="b" itemscope
        itemtype="http://schema.org/B"><span itemprop="name">n</span></body></html>""",
@@ -82,4 +96,4 @@ def test_the_corpus_pages_give_the_same_items_either_way():
         fragment = doc.item_html()
         assert microdata.extract(body, case["url"], fragment) == microdata.extract(body, case["url"]), case["name"]
         shortened += fragment is not None
-    assert shortened >= 8
+    assert shortened >= 13

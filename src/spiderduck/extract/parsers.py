@@ -11,6 +11,7 @@ from typing import Callable, Iterator
 from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
+from spiderduck.extract.microdata import MAX_VALUE_CHARS
 from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
                                            place, placed, shows_byline, shows_date, texts, wanted)
 
@@ -128,12 +129,12 @@ MAX_SPINE_PARTS = 512     # an item on <html> or <body> with more parts is read 
 def _spine(node) -> str | None:
     """An item on <html> or <body> as a <div> with its attributes around the outermost elements
     inside it that are properties or items, in document order; None when only the whole page will
-    do (no property to read, more than MAX_SPINE_PARTS parts, or a <body> among them).
+    do (no property and little text, more than MAX_SPINE_PARTS parts, or a <body> among them).
 
     extruct reads an item's properties from its elements with itemprop that no inner item holds,
     and each property's value from that element alone (its attributes, or its text), so the
     elements between the item and its outermost parts change nothing it reads; the page's text
-    around them is most of the page. An item with no property is its text (the whole page)."""
+    around them is most of the page. An item with no property is its text (the whole page's)."""
     parts = node.css(_ITEM_PARTS)
     if len(parts) > MAX_SPINE_PARTS:
         return None
@@ -146,10 +147,31 @@ def _spine(node) -> str | None:
             return None                    # an item on <body> inside one on <html>
         kept.append(part)
         covered.update(inner.mem_id for inner in part.css(_ITEM_PARTS))
+    filler = ""
     if not any("itemprop" in part.attributes for part in kept):
-        return None
+        # No property: the item's value is its text, dropped when over MAX_VALUE_CHARS. A page's
+        # text surely is (twice over, a margin for where two parsers put a misplaced text): then
+        # a filler as long stands for it; else only the whole page will do.
+        if not _text_over(node, 2 * MAX_VALUE_CHARS):
+            return None
+        filler = f"<p>{'x' * (MAX_VALUE_CHARS + 1)}</p>"
     attrs = "".join(f' {name}="{escape(value or "")}"' for name, value in node.attributes.items())
-    return f"<div{attrs}>{''.join(part.html or '' for part in kept)}</div>"
+    return f"<div{attrs}>{''.join(part.html or '' for part in kept)}{filler}</div>"
+
+
+_TEXT_HOLDERS = "p, li, h1, h2, h3, h4, td, a, span"
+
+
+def _text_over(node, limit: int) -> bool:
+    """Whether `node` holds more than `limit` characters of text (white space aside) outside
+    scripts and styles, known from a lower bound: the texts directly inside its paragraphs, list
+    items, headings, cells, links and spans (each text in one element only), until past `limit`."""
+    count = 0
+    for holder in node.css(_TEXT_HOLDERS):
+        count += len("".join((holder.text(deep=False) or "").split()))
+        if count > limit:
+            return True
+    return False
 
 
 def _in_svg(node) -> bool:
