@@ -241,7 +241,8 @@ async def test_roles_ride_out_a_nats_restart_and_refusals_show_no_secret(world, 
         server.stop()
     shown = {name: world.found(service.text) for name, service in running.items()}
     assert shown == {name: [] for name in running}
-    assert codes == {name: 0 for name in running}, {name: s.text[-3000:] for name, s in running.items()}
+    assert codes == {name: 0 for name in running}, "\n\n".join(
+        f"{name} exited {code}:\n{running[name].text[-4000:]}" for name, code in codes.items() if code != 0)
     assert all("disconnected; reconnecting" in service.text for service in running.values())
     assert_files_clean(world, world.data_dir("fetcher"), world.data_dir("scheduler"),
                        world.data_dir("metadata-api"), world.data_dir("wrong"))
