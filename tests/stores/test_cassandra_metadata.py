@@ -32,11 +32,12 @@ def test_url_default_port_and_per_host_ports():
 def test_url_options_and_credentials():
     o = CassandraOptions.from_url(
         "cassandra://app:s%40cret@h1/ks?consistency=quorum&serial_consistency=SERIAL&dc=dc1"
-        "&replication=3&request_timeout=2.5&retries=0&concurrency=64")
+        "&replication=3&request_timeout=2.5&retries=0&concurrency=64&batch=8")
     assert (o.username, o.password) == ("app", "s@cret")
     assert o.consistency == "QUORUM" and o.serial_consistency == "SERIAL"
     assert o.dc == "dc1" and o.replication == 3 and o.request_timeout == 2.5
-    assert o.retries == 0 and o.concurrency == 64
+    assert o.retries == 0 and o.concurrency == 64 and o.batch == 8
+    assert CassandraOptions.from_url("cassandra://h1/ks").batch == 32
     assert "s@cret" not in repr(o)
 
 
@@ -48,6 +49,8 @@ def test_url_options_and_credentials():
     ("cassandra://h1/ks?replication=0", "out of range"),
     ("cassandra://h1/ks?retries=many", "not a valid value"),
     ("cassandra://h1/ks?reconnect_max=0.1", "out of range"),
+    ("cassandra://h1/ks?batch=0", "out of range"),
+    ("cassandra://h1/ks?batch=100000", "out of range"),
     ("cassandra://h1:9042,h2:9043/ks", "one port"),
     ("cassandra://h1:port/ks", "bad port"),
     ("cassandra://,h2/ks", "empty host"),

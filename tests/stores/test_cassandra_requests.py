@@ -1,10 +1,16 @@
 """spiderduck_cassandra_requests_total{statement}: the requests the Cassandra metadata store
 sends, counted in the store itself (a real node: the `cassandra_target` fixture of
 tests/conftest.py), by the numbers bench/stores counts at the driver's session (put 1,
-add_share 3, get_many of one URL 2) and docs/benchmarks.md reports."""
+add_share 3, get_many of one URL 2, each alone) and docs/benchmarks.md reports, and what
+callers asking in one turn of the loop share (spiderduck.stores.cassandra_batches)."""
 from __future__ import annotations
 
+import asyncio
+
+import pytest
 from prometheus_client import REGISTRY
+
+from spiderduck.core.errors import StoreError
 
 from spiderduck.stores.open import open_metadata_store
 from support.cassandra_keyspace import throwaway_keyspace
@@ -72,5 +78,93 @@ async def test_a_forget_counts_its_reads_and_deletes(cassandra_target):
             moved()
             await store.forget([], "news.test")
             assert moved()["scan"] >= 2                   # a page at least of each table
+        finally:
+            await store.close()
+
+
+async def put_stories(store, n: int) -> list[str]:
+    """n records, each under its key with one t.co-like alias; the aliases."""
+    aliases = [f"http://s.test/{i}" for i in range(n)]
+    for i, alias in enumerate(aliases):
+        await store.put(f"http://news.test/{i}", record(url=alias, title=f"Story {i}",
+                                                        first_seen=50.0), [alias])
+    return aliases
+
+
+async def test_concurrent_single_url_reads_share_their_requests(cassandra_target):
+    # The API's single-URL calls and the decider's reads before each fetch: the URLs asked for
+    # in one turn of the loop go as one IN a table, each caller still getting its own record.
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(url)
+        try:
+            aliases = await put_stories(store, 20)
+            moved = Moved()
+            asked = [*aliases, "http://unknown.test/", aliases[3]]
+            got = await asyncio.gather(*(store.get_many([a]) for a in asked))
+            assert [g[0].title if g[0] else None for g in got] == [
+                *(f"Story {i}" for i in range(20)), None, "Story 3"]
+            # Never shared: each row's counter is read too, coalesced as well.
+            assert moved() == {"resolve": 1, "read_record": 1, "read_shares": 1}
+        finally:
+            await store.close()
+
+
+@pytest.mark.parametrize("batch, requests", [(1, 20), (8, 3)])
+async def test_the_batch_option_bounds_the_keys_of_a_request(cassandra_target, batch, requests):
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(f"{url}?batch={batch}")
+        try:
+            aliases = await put_stories(store, 20)
+            await asyncio.gather(*(store.add_share(f"http://news.test/{i}") for i in range(20)))
+            moved = Moved()
+            got = await asyncio.gather(*(store.get_many([a]) for a in aliases))
+            assert [g[0].share_count for g in got] == [1] * 20
+            assert moved() == {"resolve": requests, "read_record": requests}
+        finally:
+            await store.close()
+
+
+async def test_concurrent_shares_are_counted_in_one_batch_each_caller_getting_a_total(
+        cassandra_target):
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(url)
+        try:
+            await put_stories(store, 5)
+            moved = Moved()
+            keys = [KEY] * 10 + [f"http://news.test/{i}" for i in range(5)]
+            totals = await asyncio.gather(*(store.add_share(k) for k in keys))
+            assert totals == [10] * 10 + [1] * 5          # KEY's ten callers: the total after all
+            assert moved() == {"add_shares": 1, "read_shares": 1, "write_shares_seen": 1}
+            assert await store.add_share(KEY, 2) == 12
+            got = await asyncio.gather(*(store.get_many([f"http://s.test/{i}"]) for i in range(5)))
+            assert [g[0].share_count for g in got] == [1] * 5
+            assert moved()["read_shares"] == 1 and "read_shares" not in moved()
+        finally:
+            await store.close()
+
+
+async def test_a_key_the_node_refuses_fails_its_own_caller_only(cassandra_target):
+    # Cassandra refuses a partition key over 64 KiB, and with it the whole IN or batch it is
+    # in (a counter batch counting the others first); the driver, a string it cannot encode.
+    # Such keys are refused before they are sent, to their own callers.
+    for huge in ("http://huge.test/" + "a" * 70_000, "http://huge.test/" + "\u00e9" * 40_000,
+                 "http://bad.test/\ud800"):
+        await refused_alone(cassandra_target, huge)
+
+
+async def refused_alone(cassandra_target, huge: str):
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(url)
+        try:
+            aliases = await put_stories(store, 2)
+            got = await asyncio.gather(store.get_many([aliases[0]]), store.get_many([huge]),
+                                       store.get_many([aliases[1]]), return_exceptions=True)
+            assert got[0][0].title == "Story 0" and got[2][0].title == "Story 1"
+            assert isinstance(got[1], StoreError) and not got[1].retryable
+            shares = await asyncio.gather(store.add_share("http://news.test/0"),
+                                          store.add_share(huge), return_exceptions=True)
+            assert shares[0] == 1 and isinstance(shares[1], StoreError)
+            [again] = await store.get_many([aliases[0]])
+            assert again.share_count == 1                 # the huge key never reached the batch
         finally:
             await store.close()

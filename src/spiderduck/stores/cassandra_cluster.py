@@ -14,6 +14,10 @@ Options (query parameters of the store URL):
     request_timeout     10             seconds per request, retries included
     retries             2              retries of an idempotent request (see IdempotentRetryPolicy)
     concurrency         128            requests in flight per call (get_many of 300 URLs)
+    batch               32             keys a request at most, of the reads and share counts
+                                       the store coalesces across callers (one turn of the
+                                       event loop: spiderduck.stores.cassandra_batches); 1: a
+                                       request per key
     reconnect_max       10             seconds, at most, between tries to reach a node that went
                                        away (from 0.5 s, doubling); the driver's own default is
                                        600, which leaves a restarted node unused for minutes
@@ -56,6 +60,7 @@ from spiderduck.core.secrets import read_secret_file, redact_url
 from spiderduck.stores import cassandra_schema, tls
 
 DEFAULT_PORT = 9042
+MOST_BATCH = 1024           # keys in one IN: past it a coordinator holds too much of one request
 RECONNECT_BASE = 0.5            # seconds before the first try to reach a node that went away
 
 
@@ -75,6 +80,7 @@ class CassandraOptions:
     request_timeout: float = 10.0
     retries: int = 2
     concurrency: int = 128
+    batch: int = 32
     reconnect_max: float = 10.0
     ssl: bool = False
     ca: str = ""
@@ -167,6 +173,7 @@ _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no"
 _OPTION_TYPES = {"consistency": _consistency_name, "serial_consistency": _consistency_name,
                  "dc": str, "replication": int, "connect_timeout": float,
                  "request_timeout": float, "retries": int, "concurrency": int,
+                 "batch": int,
                  "reconnect_max": float, "ssl": _flag, "ca": str, "check_hostname": _flag,
                  "cert": str, "key": str, "password_file": str}
 
@@ -177,6 +184,7 @@ def _convert(name: str, value: str) -> Any:
     except ValueError:
         raise ConfigError(f"cassandra option {name}={value!r} is not a valid value") from None
     if name in ("replication", "concurrency") and converted < 1 or (
+            name == "batch" and not 1 <= converted <= MOST_BATCH) or (
             name in ("retries", "connect_timeout", "request_timeout") and converted < 0) or (
             name == "reconnect_max" and converted < RECONNECT_BASE):
         raise ConfigError(f"cassandra option {name}={value!r} is out of range")

@@ -24,7 +24,7 @@ the timestamp, and the cell converges to the minimum as a min-register would. No
 writes that cell, so no real clock competes; _EARLIEST_CLOCK is far enough ahead of any real
 clock (2096) that a row deletion at the current time does not remove the cell.
 
-Shares: the `shares` counter counts them (an increment is not idempotent, so it is never
+Shares (coalesced too: one counter batch, one read, one write a turn): the `shares` counter counts them (an increment is not idempotent, so it is never
 retried: a failure surfaces as a retryable StoreError and the caller decides). `add_share`
 increments it, reads the total (the caller needs it), then writes that total to
 `records.shares_seen` with `USING TIMESTAMP total + 1`: totals only grow, so the largest wins
@@ -36,9 +36,11 @@ What a put returns: the record as written, first_seen the caller's (or now when 
 share_count the caller's. It cannot know an earlier put's first_seen or the share count without
 the read it no longer makes; reads give the stored truth (spiderduck.stores.metadata.MetadataStore).
 
-Reads: `get_many` resolves every URL to its key concurrently (one single-partition read each:
-with token-aware routing this beats a multi-partition `IN`, which makes one coordinator wait for
-all), then reads each distinct key's record row concurrently: two requests for one URL. A
+Reads: `get_many` resolves every URL to its key, then reads each distinct key's record row:
+two requests for one URL, sent through spiderduck.stores.cassandra_batches, which coalesces the
+keys every caller asks for in one turn of the event loop into one request (`WHERE k IN ?`, at
+most the URL's `batch` option a request, grouped by replica), so concurrent single-URL reads
+(the API's, the decider's before each fetch) share requests. A
 record row holds record_pb, or the JSON of a row written at version 1; of a row holding both (a
 version-1 process still writing during a rolling upgrade) the newer cell is read, by writetime.
 first_seen is the earlier of `earliest` and the legacy `first_seen` cell. `get_many_wire`
@@ -104,6 +106,7 @@ from spiderduck.core import metrics
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores import cassandra_forget, cassandra_schema
+from spiderduck.stores.cassandra_batches import QUERIES as BATCH_QUERIES, Batches
 from spiderduck.stores.cassandra_cluster import CassandraOptions, connect, translate
 from spiderduck.stores.cassandra_handoff import Handoff
 from spiderduck.stores.cassandra_rows import millis, stored_cell, to_record, to_wire
@@ -126,11 +129,12 @@ _LONGEST_TTL = 20 * 365 * 24 * 3600   # Cassandra's (MAX_TTL): retention.metadat
 
 
 _QUERIES = {
-    "resolve": "SELECT key FROM {ks}.resolutions WHERE url = ?",
-    "read_record": ("SELECT record_pb, record, first_seen, earliest, shares_seen, "
+    # Each names its key, as its IN form in cassandra_batches does.
+    "resolve": "SELECT url, key FROM {ks}.resolutions WHERE url = ?",
+    "read_record": ("SELECT key, record_pb, record, first_seen, earliest, shares_seen, "
                     "writetime(record_pb) AS pb_at, writetime(record) AS json_at "
                     "FROM {ks}.records WHERE key = ?"),
-    "read_shares": 'SELECT "count" FROM {ks}.shares WHERE key = ?',
+    "read_shares": 'SELECT key, "count" FROM {ks}.shares WHERE key = ?',
     # Every plain write carries the retention's TTL (0: none; see the module doc).
     "write_record": ("UPDATE {ks}.records USING TTL ? SET record_pb = ?, record = null, "
                      "fetched_at = ? WHERE key = ?"),
@@ -173,6 +177,8 @@ class CassandraMetadataStore(MetadataStore):
         self._limit = asyncio.Semaphore(options.concurrency)
         self._handoff: Handoff | None = None
         self._batch = lambda: BatchStatement(batch_type=BatchType.UNLOGGED)
+        self._counters = lambda: BatchStatement(batch_type=BatchType.COUNTER)
+        self._batches = Batches(self, options.batch)
         self.sent = {name: _REQUESTS.counter("requests", statement=name) for name in _COUNTED}
 
     async def expire(self, before: float) -> int:
@@ -214,7 +220,7 @@ class CassandraMetadataStore(MetadataStore):
                 f"{cassandra_schema.LATEST}: run `spiderduck schema apply`")
         prepared = {}
         try:
-            for name, cql in _QUERIES.items():
+            for name, cql in {**_QUERIES, **BATCH_QUERIES}.items():
                 statement = session.prepare(cql.format(ks=keyspace))
                 statement.is_idempotent = name not in _NOT_IDEMPOTENT
                 prepared[name] = statement
@@ -251,6 +257,24 @@ class CassandraMetadataStore(MetadataStore):
             batch.add(statement, params)
         batch.is_idempotent = True
         return batch
+
+    def counter_batch(self, statements: list):
+        """A counter batch of (add_shares, parameters): not idempotent, never retried."""
+        batch = self._counters()
+        for statement, params in statements:
+            batch.add(statement, params)
+        return batch
+
+    def replica_groups(self, keys: list[str]) -> list[list[str]]:
+        """keys by the first replica of each (one group on a one-node cluster)."""
+        metadata = self._cluster.metadata
+        if len(metadata.all_hosts()) <= 1:
+            return [keys]
+        groups: dict = {}
+        for key in keys:
+            replicas = metadata.get_replicas(self.options.keyspace, key.encode())
+            groups.setdefault(replicas[0] if replicas else None, []).append(key)
+        return list(groups.values())
 
     @staticmethod
     def _bound(statement, params: tuple):
@@ -313,35 +337,32 @@ class CassandraMetadataStore(MetadataStore):
     async def _resolve(self, urls: Sequence[str]) -> dict[str, str]:
         """The key each URL resolves to (URLs without a resolution row left out)."""
         unique = list(dict.fromkeys(urls))
+        resolve = self._batches.resolve
         if len(unique) == 1:
-            found = [await self._rows("resolve", (unique[0],))]
+            found = [await resolve(unique[0])]
         else:
-            found = await asyncio.gather(*(self._rows("resolve", (url,)) for url in unique))
-        return {url: rows[0]["key"] for url, rows in zip(unique, found) if rows}
+            found = await asyncio.gather(*(resolve(url) for url in unique))
+        return {url: key for url, key in zip(unique, found) if key is not None}
 
     async def _read(self, keys: list[str]) -> dict[str, tuple[dict, int]]:
         """(record row, share count) of each key that has a record, in order, the rows read
         concurrently (a resolution written before its record finds none); the counter only for
         a row without shares_seen."""
+        read, count = self._batches.record, self._batches.count
         if len(keys) == 1:
-            records = [await self._rows("read_record", (keys[0],))]
+            records = [await read(keys[0])]
         else:
-            records = await asyncio.gather(*(self._rows("read_record", (k,)) for k in keys))
-        found = {key: rows[0] for key, rows in zip(keys, records)
-                 if rows and stored_cell(rows[0]) is not None}
+            records = await asyncio.gather(*(read(key) for key in keys))
+        found = {key: row for key, row in zip(keys, records)
+                 if row is not None and stored_cell(row) is not None}
         uncounted = [key for key, row in found.items() if row.get("shares_seen") is None]
-        counters = await asyncio.gather(*(self._rows("read_shares", (k,)) for k in uncounted))
-        counted = {key: int(rows[0]["count"] or 0) if rows else 0
-                   for key, rows in zip(uncounted, counters)}
+        counters = await asyncio.gather(*(count(key) for key in uncounted))
+        counted = {key: total or 0 for key, total in zip(uncounted, counters)}
         return {key: (row, counted[key] if key in counted else int(row["shares_seen"]))
                 for key, row in found.items()}
 
     async def add_share(self, key: str, count: int = 1) -> int:
-        await self._rows("add_shares", (count, key))
-        rows = await self._rows("read_shares", (key,))
-        total = int(rows[0]["count"] or 0) if rows else count
-        await self._rows("write_shares_seen", (max(total, 0) + 1, self.ttl, total, key))
-        return total
+        return await self._batches.share(key, count)
 
     async def close(self) -> None:
         if self._cluster is not None:

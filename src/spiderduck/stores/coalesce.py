@@ -1,0 +1,89 @@
+"""Keys asked for in one turn of the event loop, answered by one request (the Cassandra store's
+reads and share counts, spiderduck.stores.cassandra_batches).
+
+A caller's key is queued and the batch goes at the loop's next turn: no timer, no waiting for
+company. Callers resumed by one burst of answers (the store's Handoff wakes the loop once per
+burst) ask in the same turn, so under load requests carry many keys, and alone a call costs one
+`call_soon` more than a direct request. A key asked for twice in a turn is sent once; both
+callers get its answer. At most `most` keys go in one request: more make several, sent
+concurrently. A request that fails fails every caller in it with its error (each caller decides,
+as it would for a request of its own), unless `send` answers a key with an exception, which
+goes to that key's callers alone; a caller cancelled meanwhile is skipped.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable, Generic, Hashable, TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Coalescer(Generic[K, V]):
+    """`await coalescer(key)`: the value `send(keys)` answers for the key (None when absent).
+
+    `send` takes the distinct keys of one request (in the order first asked) and returns their
+    values by key; `merge`, when given, combines the arguments of a key asked for twice in a
+    turn (a share count: the two increments summed), else the first is kept.
+    """
+
+    def __init__(self, send: Callable[[dict[K, object]], Awaitable[dict[K, V]]], *, most: int,
+                 merge: Callable[[object, object], object] | None = None):
+        if most < 1:
+            raise ValueError("most must be at least 1")
+        self._send = send
+        self._most = most
+        self._merge = merge
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queued: dict[K, tuple[object, list[asyncio.Future]]] = {}
+        self._sending: set[asyncio.Task] = set()
+
+    def __call__(self, key: K, argument: object = None) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:                    # a store used from another loop (tests)
+            self._loop, self._queued = loop, {}
+        future = loop.create_future()
+        queued = self._queued.get(key)
+        if queued is None:
+            if not self._queued:
+                loop.call_soon(self._flush)
+            self._queued[key] = (argument, [future])
+        else:
+            if self._merge is not None:
+                self._queued[key] = (self._merge(queued[0], argument), queued[1])
+            queued[1].append(future)
+        return future
+
+    def _flush(self) -> None:
+        queued, self._queued = self._queued, {}
+        keys = list(queued)
+        for start in range(0, len(keys), self._most):
+            part = {key: queued[key] for key in keys[start:start + self._most]}
+            task = self._loop.create_task(self._answer(part))
+            self._sending.add(task)
+            task.add_done_callback(self._sending.discard)
+
+    async def _answer(self, part: dict[K, tuple[object, list[asyncio.Future]]]) -> None:
+        try:
+            found = await self._send({key: argument for key, (argument, _) in part.items()})
+        except BaseException as exc:                  # noqa: BLE001 - every caller gets it
+            for _, futures in part.values():
+                for future in futures:
+                    if future.done():
+                        continue
+                    if isinstance(exc, asyncio.CancelledError):
+                        future.cancel()
+                    else:
+                        future.set_exception(exc)
+            if not isinstance(exc, Exception):
+                raise
+            return
+        for key, (_, futures) in part.items():
+            value = found.get(key)
+            for future in futures:
+                if future.done():
+                    continue
+                if isinstance(value, BaseException):
+                    future.set_exception(value)
+                else:
+                    future.set_result(value)
