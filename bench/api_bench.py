@@ -42,6 +42,8 @@ import grpc
 import nats
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tree  # noqa: E402
+tree.use_this_tree()
 from pipeline_bench import corpus_pages, serve, start_service              # noqa: E402
 from process_tree import RssSampler                                        # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
@@ -138,7 +140,7 @@ class Profiler:
 async def load(address: str, url_file: str, *extra: str) -> dict:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / "api_client.py"), address, url_file, *extra,
-        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        stdout=asyncio.subprocess.PIPE, env=tree.env())
     out, _ = await proc.communicate()
     return json.loads(out)
 
@@ -192,7 +194,7 @@ async def main() -> None:
         await answers_of(ours, urls, answers, tls)
         bare_proc = await asyncio.create_subprocess_exec(
             sys.executable, str(ROOT / "bench" / "bare_api.py"), str(bare_port), answers, *([tls] if tls else []),
-            stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+            stdout=asyncio.subprocess.PIPE, env=tree.env())
         await asyncio.wait_for(bare_proc.stdout.readline(), 30)
 
         rss = RssSampler(service.pid)

@@ -33,6 +33,8 @@ import grpc
 import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import tree  # noqa: E402
+tree.use_this_tree()
 from pipeline_bench import percentile                                     # noqa: E402
 
 from spiderduck.core import config
@@ -215,7 +217,8 @@ async def metadata_api(config_path: str, sets: list[str], port: int, channels: i
     (bytes in, bytes out) per channel to it."""
     flags = [f for item in sets for f in ("--set", item)]
     server = subprocess.Popen([sys.executable, "-m", "spiderduck.cli.main", "metadata-api", "--config",
-                               config_path, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               config_path, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              env=tree.env())
     rss, opened = None, []
     try:
         deadline = time.monotonic() + 30

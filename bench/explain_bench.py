@@ -23,6 +23,8 @@ import time
 
 import grpc
 
+import tree  # noqa: E402
+tree.use_this_tree()
 from spiderduck.cli.nats_server import free_port
 from spiderduck.wire import record_proto
 from spiderduck.core.config import MetadataApiSettings

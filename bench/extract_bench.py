@@ -28,6 +28,8 @@ import time
 import lxml.html
 import orjson
 
+import tree  # noqa: E402
+tree.use_this_tree()
 from spiderduck.core.config import HTML_PARSERS, FetcherSettings
 from spiderduck.extract import extract_page
 from spiderduck.extract.page import page_json

@@ -29,6 +29,8 @@ from aiohttp import web
 from google.protobuf import json_format
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+import tree  # noqa: E402
+tree.use_this_tree()
 sys.path.insert(0, str(ROOT / "tests"))
 
 from spiderduck.cli import up_nats  # noqa: E402
@@ -127,7 +129,8 @@ async def main() -> None:
                     "dns_overrides": {"*.test": "127.0.0.1"}},
         "scheduler": {"retry_delay": 0.5}}))
     log = open(pathlib.Path(tmp, "up.log"), "wb")
-    up = subprocess.Popen([*CLI, "up", "--config", str(config)], stdout=subprocess.DEVNULL, stderr=log)
+    up = subprocess.Popen([*CLI, "up", "--config", str(config)], stdout=subprocess.DEVNULL, stderr=log,
+                          env=tree.env())
     sampler = Sampler(up.pid)
     sampling = asyncio.create_task(sampler.run())
     marker = pathlib.Path(tmp, "var", up_nats.EMBEDDED_URL_FILE)

@@ -41,6 +41,8 @@ import nats
 import yaml
 from aiohttp import web
 
+import tree  # noqa: E402
+tree.use_this_tree()
 from spiderduck.cli import up_nats
 from spiderduck.cli.nats_server import EmbeddedNats, free_port, port_open
 from spiderduck.bus import streams as bus
@@ -97,7 +99,7 @@ async def bare(urls: list[str], work: str, *flags: str) -> tuple[float, float]:
         fh.write("\n".join(urls))
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(ROOT / "bench" / "bare_fetch.py"), path, *flags,
-        stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        stdout=asyncio.subprocess.PIPE, env=tree.env())
     out, _ = await proc.communicate()
     result = json.loads(out)
     return result["urls"] / result["seconds"], result["cpu"] * 1000 / result["urls"]
@@ -172,7 +174,7 @@ def start_service(args, port_api: int, port_fetcher: int, work: str,
                ["-m", "spiderduck.cli.main", "up", "--config", config_path])
     service = subprocess.Popen(
         [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), *command],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=tree.env())
     return service, config
 
 

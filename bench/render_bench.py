@@ -26,6 +26,8 @@ import time
 
 from aiohttp import web
 
+import tree  # noqa: E402
+tree.use_this_tree()
 from spiderduck.cli.nats_server import free_port
 from spiderduck.core.config import FetcherSettings, RenderSettings
 from spiderduck.extract import shell

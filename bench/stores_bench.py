@@ -34,6 +34,8 @@ import time
 import uuid
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+import tree  # noqa: E402
+tree.use_this_tree()
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
