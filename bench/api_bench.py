@@ -44,7 +44,7 @@ import nats
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import tree  # noqa: E402
 tree.use_this_tree()
-from pipeline_bench import corpus_pages, serve, start_service              # noqa: E402
+from pipeline_bench import corpus_pages, serve, service_log, start_service # noqa: E402
 from process_tree import RssSampler                                        # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 
@@ -184,7 +184,7 @@ async def main() -> None:
         deadline = time.monotonic() + 60
         while not (os.path.exists(marker) and port_open("127.0.0.1", int(ours.rsplit(":", 1)[1]))):
             if service.poll() is not None or time.monotonic() > deadline:
-                sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
+                sys.exit("service did not start: " + service_log(service))
             await asyncio.sleep(0.1)
         nc = await nats.connect(open(marker).read().strip(), **up_nats.up_credentials(config["data_dir"]))
         js = nc.jetstream()

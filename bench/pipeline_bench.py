@@ -172,10 +172,28 @@ def start_service(args, port_api: int, port_fetcher: int, work: str,
         yaml.safe_dump(config, fh)
     command = ([str(ROOT / "bench" / "roles.py"), config_path] if getattr(args, "roles", False) else
                ["-m", "spiderduck.cli.main", "up", "--config", config_path])
-    service = subprocess.Popen(
-        [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), *command],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=tree.env())
+    # stderr to a file, not a pipe nobody reads during the run: a service logging more than a
+    # pipe holds (64 KiB) would block in its logger.
+    log_path = os.path.join(work, "service.stderr")
+    with open(log_path, "wb") as log:
+        service = subprocess.Popen(
+            [sys.executable, *os.environ.get("BENCH_PY_ARGS", "").split(), *command],
+            stdout=subprocess.DEVNULL, stderr=log, env=tree.env())
+    service.log_path = log_path
     return service, config
+
+
+def service_log(service, tail: int = 2000) -> str:
+    with open(service.log_path, "rb") as log:
+        return log.read().decode("utf-8", "replace")[-tail:]
+
+
+def log_counts(service) -> str:
+    """How many lines the service logged at WARNING and at ERROR or worse (its stderr)."""
+    text = service_log(service, tail=1 << 30)
+    warnings = sum(" WARNING " in line or line.startswith("WARNING") for line in text.splitlines())
+    errors = sum(any(w in line for w in (" ERROR ", " CRITICAL ", "Traceback")) for line in text.splitlines())
+    return f"{warnings} warnings, {errors} errors"
 
 
 async def publish_all(js, urls: list[str]) -> None:
@@ -240,7 +258,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         deadline = time.monotonic() + 60
         while not ((own_nats or os.path.exists(url_file)) and port_open("127.0.0.1", fetcher_port)):
             if service.poll() is not None or time.monotonic() > deadline:
-                sys.exit("service did not start: " + service.stderr.read().decode()[-2000:])
+                sys.exit("service did not start: " + service_log(service))
             await asyncio.sleep(0.1)
         rss = RssSampler(service.pid)
         if own_nats:
@@ -298,6 +316,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         if own_nats:
             own_nats.stop()
     return {"got": got, "seconds": burst_seconds, "cpu": cpu, "steady": steady_got, "peak": peak,
+            "log": log_counts(service),
             "requests": requests,
             "cpu_ms": tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1),
             "also_ms": [cpu * 1000 / max(len(got), 1) for cpu in also_cpu]}
@@ -310,6 +329,7 @@ def print_run(args, run: dict, steady_n: int) -> None:
           f"statuses {statuses(got)}")
     print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {run['seconds']:.1f} s: {run['cpu']}")
     print(f"  CPU per URL: service {run['cpu_ms']:.2f} ms (every process of the service, origin excluded)")
+    print(f"  service log: {run['log']}")
     if run["steady"]:
         added = [e.latency_seconds - e.origin_seconds for e in run["steady"]]
         print(f"steady: {len(run['steady'])}/{steady_n} URLs at {args.steady_rate:g}/s for "

@@ -6,6 +6,7 @@ callers asking in one turn of the loop share (spiderduck.stores.cassandra_batche
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 from prometheus_client import REGISTRY
@@ -125,7 +126,7 @@ async def test_the_batch_option_bounds_the_keys_of_a_request(cassandra_target, b
 
 
 async def test_concurrent_shares_are_counted_in_one_batch_each_caller_getting_a_total(
-        cassandra_target):
+        cassandra_target, caplog):
     async with throwaway_keyspace(cassandra_target) as url:
         store = await open_metadata_store(url)
         try:
@@ -135,6 +136,13 @@ async def test_concurrent_shares_are_counted_in_one_batch_each_caller_getting_a_
             totals = await asyncio.gather(*(store.add_share(k) for k in keys))
             assert totals == [10] * 10 + [1] * 5          # KEY's ten callers: the total after all
             assert moved() == {"add_shares": 1, "read_shares": 1, "write_shares_seen": 1}
+            # 25 keys in a turn: batches of 10 partitions at most, which the node takes without
+            # a warning (the driver logs every one it gets).
+            with caplog.at_level(logging.WARNING, logger="cassandra"):
+                many = [f"http://many.test/{i}" for i in range(25)]
+                assert await asyncio.gather(*(store.add_share(k) for k in many)) == [1] * 25
+            assert moved() == {"add_shares": 3, "read_shares": 1, "write_shares_seen": 3}
+            assert not [r for r in caplog.records if "batch" in r.getMessage().lower()]
             assert await store.add_share(KEY, 2) == 12
             got = await asyncio.gather(*(store.get_many([f"http://s.test/{i}"]) for i in range(5)))
             assert [g[0].share_count for g in got] == [1] * 5

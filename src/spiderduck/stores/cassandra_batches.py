@@ -20,8 +20,10 @@ idempotent, so a failure reaches each caller as a retryable StoreError, as a sin
 then the totals are read in one request and written to each record row's `shares_seen` in one
 unlogged batch, each cell `USING TIMESTAMP total + 1` (spiderduck.stores.cassandra_metadata's
 module doc). Two shares of one key in a turn are one increment of two; both callers get the
-total after both. A batch of several partitions stays under _ONE_BATCH_BYTES, split otherwise
-(Cassandra warns of one over 5 KiB of several partitions).
+total after both. A batch of several partitions holds at most _BATCH_PARTITIONS of them and
+stays under _ONE_BATCH_BYTES, split otherwise: Cassandra warns of an unlogged or counter batch
+over 10 partitions (unlogged_batch_across_partitions_warn_threshold) or over 5 KiB, and the
+driver logs each such warning.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 _ONE_BATCH_BYTES = 4 * 1024
 _ROW_BYTES = 64
 _LONGEST_KEY = 65_535       # bytes of a partition key (Cassandra's limit)
+_BATCH_PARTITIONS = 10      # Cassandra's unlogged_batch_across_partitions_warn_threshold
 
 QUERIES = {
     "resolve_in": "SELECT url, key FROM {ks}.resolutions WHERE url IN ?",
@@ -151,11 +154,12 @@ def _routed_class():
 
 
 def _parts(statements: list, keys: list[str]) -> list[list]:
-    """statements (one per key, in keys' order) in runs whose keys stay under _ONE_BATCH_BYTES."""
+    """statements (one per key, in keys' order) in runs of at most _BATCH_PARTITIONS keys that
+    stay under _ONE_BATCH_BYTES."""
     parts, part, size = [], [], 0
     for statement, key in zip(statements, keys):
         row = len(key) + _ROW_BYTES
-        if part and size + row > _ONE_BATCH_BYTES:
+        if part and (size + row > _ONE_BATCH_BYTES or len(part) == _BATCH_PARTITIONS):
             parts.append(part)
             part, size = [], 0
         part.append(statement)
