@@ -32,12 +32,13 @@ def test_url_default_port_and_per_host_ports():
 def test_url_options_and_credentials():
     o = CassandraOptions.from_url(
         "cassandra://app:s%40cret@h1/ks?consistency=quorum&serial_consistency=SERIAL&dc=dc1"
-        "&replication=3&request_timeout=2.5&retries=0&concurrency=64&batch=8")
+        "&replication=3&request_timeout=2.5&retries=0&concurrency=64&batch=8&batch_flying=0")
     assert (o.username, o.password) == ("app", "s@cret")
     assert o.consistency == "QUORUM" and o.serial_consistency == "SERIAL"
     assert o.dc == "dc1" and o.replication == 3 and o.request_timeout == 2.5
-    assert o.retries == 0 and o.concurrency == 64 and o.batch == 8
-    assert CassandraOptions.from_url("cassandra://h1/ks").batch == 32
+    assert o.retries == 0 and o.concurrency == 64 and o.batch == 8 and o.batch_flying == 0
+    default = CassandraOptions.from_url("cassandra://h1/ks")
+    assert (default.batch, default.batch_flying) == (32, 2)
     assert "s@cret" not in repr(o)
 
 
@@ -51,6 +52,7 @@ def test_url_options_and_credentials():
     ("cassandra://h1/ks?reconnect_max=0.1", "out of range"),
     ("cassandra://h1/ks?batch=0", "out of range"),
     ("cassandra://h1/ks?batch=100000", "out of range"),
+    ("cassandra://h1/ks?batch_flying=-1", "out of range"),
     ("cassandra://h1:9042,h2:9043/ks", "one port"),
     ("cassandra://h1:port/ks", "bad port"),
     ("cassandra://,h2/ks", "empty host"),

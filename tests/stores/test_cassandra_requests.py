@@ -176,3 +176,25 @@ async def refused_alone(cassandra_target, huge: str):
             assert again.share_count == 1                 # the huge key never reached the batch
         finally:
             await store.close()
+
+
+@pytest.mark.parametrize("flying", [0, 1])
+async def test_callers_one_turn_apart_share_requests_while_one_is_in_flight(cassandra_target, flying):
+    # The decider's reads: each task asks as it starts, one turn after the other. With
+    # batch_flying they wait while a read is in flight and go as one when it ends.
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(f"{url}?batch_flying={flying}")
+        try:
+            aliases = await put_stories(store, 20)
+            await asyncio.gather(*(store.add_share(f"http://news.test/{i}") for i in range(20)))
+            moved = Moved()
+            calls = []
+            for alias in aliases:
+                calls.append(asyncio.ensure_future(store.get_many([alias])))
+                await asyncio.sleep(0)                    # the next caller, a turn later
+            got = await asyncio.gather(*calls)
+            assert [g[0].title for g in got] == [f"Story {i}" for i in range(20)]
+            requests = moved()["resolve"]
+            assert requests == 20 if not flying else requests <= 3
+        finally:
+            await store.close()

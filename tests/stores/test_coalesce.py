@@ -100,6 +100,33 @@ async def test_a_cancelled_caller_does_not_disturb_the_others():
         await first
 
 
+@pytest.mark.parametrize("flying, requests", [(0, [[1], [2], [3], [4]]), (1, [[1], [2, 3, 4]])])
+async def test_with_flying_keys_asked_one_by_one_wait_for_the_request_in_flight(flying, requests):
+    # Callers that come one turn apart (tasks starting as others end): without `flying` each
+    # has a request; with it they wait while one is in flight and go together when it ends.
+    origin = Origin()
+    origin.gate = asyncio.Event()
+    get = Coalescer(origin, most=32, flying=flying)
+    calls = [asyncio.ensure_future(get(1))]
+    for key in (2, 3, 4):
+        while len(origin.requests) < (1 if flying else key - 1):
+            await asyncio.sleep(0)                     # the one before is on its way
+        calls.append(asyncio.ensure_future(get(key)))
+    origin.gate.set()
+    assert await asyncio.gather(*calls) == [10, 20, 30, 40]
+    assert [list(r) for r in origin.requests] == requests
+
+
+async def test_with_flying_a_caller_alone_is_sent_at_once():
+    origin = Origin()
+    get = Coalescer(origin, most=32, flying=1)
+    for key in (1, 2, 3):
+        assert await get(key) == key * 10
+    assert [list(r) for r in origin.requests] == [[1], [2], [3]]
+
+
 def test_a_batch_of_none_is_refused():
     with pytest.raises(ValueError):
         Coalescer(Origin(), most=0)
+    with pytest.raises(ValueError):
+        Coalescer(Origin(), most=1, flying=-1)

@@ -3,9 +3,11 @@
 Every key the store reads (a URL's resolution, a key's record row, a key's share counter) and
 every share it counts is queued, and the keys asked for in one turn of the event loop go as one
 request: a single-partition statement for one key, `WHERE k IN ?` for several, at most
-`batch` keys a request (the store URL's option; 1: every key its own request, as before). So
-under load the decider's reads before each fetch, the API's single-URL calls and the sightings'
-shares cost a request per turn, not per URL, on the client and on the nodes alike.
+`batch` keys a request (the store URL's option; 1: every key its own request, as before). Keys
+also wait while `batch_flying` requests of their kind are in flight (2; 0: never), and go
+together when one ends. So under load the decider's reads before each fetch, the API's
+single-URL calls and the sightings' shares cost a request per turn or per round trip, not per
+URL, on the client and on the nodes alike.
 
 A key the node would refuse (over 64 KiB, or not UTF-8) is refused here, to its own callers,
 before it can fail the request it would share with others' keys.
@@ -57,12 +59,12 @@ class Batches:
     """`resolve(url)`, `record(key)`, `count(key)`, `share(key, n)`: awaitables of one key's
     answer (a key, a record row, a counter's value, the total after the share), coalesced."""
 
-    def __init__(self, store: "CassandraMetadataStore", most: int):
+    def __init__(self, store: "CassandraMetadataStore", most: int, flying: int = 0):
         self._store = store
-        self.resolve = Coalescer(self._resolve, most=most)
-        self.record = Coalescer(self._records, most=most)
-        self.count = Coalescer(self._counts, most=most)
-        self.share = Coalescer(self._shares, most=most, merge=operator.add)
+        self.resolve = Coalescer(self._resolve, most=most, flying=flying)
+        self.record = Coalescer(self._records, most=most, flying=flying)
+        self.count = Coalescer(self._counts, most=most, flying=flying)
+        self.share = Coalescer(self._shares, most=most, merge=operator.add, flying=flying)
 
     async def _resolve(self, asked: dict) -> dict:
         rows, refused = await self._read("resolve", list(asked))

@@ -18,6 +18,8 @@ Options (query parameters of the store URL):
                                        the store coalesces across callers (one turn of the
                                        event loop: spiderduck.stores.cassandra_batches); 1: a
                                        request per key
+    batch_flying        2              of each kind of those, requests in flight past which new
+                                       keys wait for one to end and go with it (0: never wait)
     reconnect_max       10             seconds, at most, between tries to reach a node that went
                                        away (from 0.5 s, doubling); the driver's own default is
                                        600, which leaves a restarted node unused for minutes
@@ -81,6 +83,7 @@ class CassandraOptions:
     retries: int = 2
     concurrency: int = 128
     batch: int = 32
+    batch_flying: int = 2
     reconnect_max: float = 10.0
     ssl: bool = False
     ca: str = ""
@@ -173,7 +176,7 @@ _FLAGS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no"
 _OPTION_TYPES = {"consistency": _consistency_name, "serial_consistency": _consistency_name,
                  "dc": str, "replication": int, "connect_timeout": float,
                  "request_timeout": float, "retries": int, "concurrency": int,
-                 "batch": int,
+                 "batch": int, "batch_flying": int,
                  "reconnect_max": float, "ssl": _flag, "ca": str, "check_hostname": _flag,
                  "cert": str, "key": str, "password_file": str}
 
@@ -185,6 +188,7 @@ def _convert(name: str, value: str) -> Any:
         raise ConfigError(f"cassandra option {name}={value!r} is not a valid value") from None
     if name in ("replication", "concurrency") and converted < 1 or (
             name == "batch" and not 1 <= converted <= MOST_BATCH) or (
+            name == "batch_flying" and converted < 0) or (
             name in ("retries", "connect_timeout", "request_timeout") and converted < 0) or (
             name == "reconnect_max" and converted < RECONNECT_BASE):
         raise ConfigError(f"cassandra option {name}={value!r} is out of range")

@@ -178,7 +178,7 @@ class CassandraMetadataStore(MetadataStore):
         self._handoff: Handoff | None = None
         self._batch = lambda: BatchStatement(batch_type=BatchType.UNLOGGED)
         self._counters = lambda: BatchStatement(batch_type=BatchType.COUNTER)
-        self._batches = Batches(self, options.batch)
+        self._batches = Batches(self, options.batch, options.batch_flying)
         self.sent = {name: _REQUESTS.counter("requests", statement=name) for name in _COUNTED}
 
     async def expire(self, before: float) -> int:

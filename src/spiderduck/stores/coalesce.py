@@ -1,10 +1,13 @@
 """Keys asked for in one turn of the event loop, answered by one request (the Cassandra store's
 reads and share counts, spiderduck.stores.cassandra_batches).
 
-A caller's key is queued and the batch goes at the loop's next turn: no timer, no waiting for
-company. Callers resumed by one burst of answers (the store's Handoff wakes the loop once per
-burst) ask in the same turn, so under load requests carry many keys, and alone a call costs one
-`call_soon` more than a direct request. A key asked for twice in a turn is sent once; both
+A caller's key is queued and the batch goes at the loop's next turn: no timer. Callers resumed
+by one burst of answers (the store's Handoff wakes the loop once per burst) ask in the same turn,
+and alone a call costs one `call_soon` more than a direct request. With `flying`, keys also wait
+while that many of this coalescer's requests are in flight, and go together when one of them
+ends (group commit): callers that arrive one by one (the decider's read before each fetch, as
+tasks start when others end) share requests under load, and nothing waits when the store keeps
+up. A wait lasts at most one request's round trip. A key asked for twice in a turn is sent once; both
 callers get its answer. At most `most` keys go in one request: more make several, sent
 concurrently. A request that fails fails every caller in it with its error (each caller decides,
 as it would for a request of its own), unless `send` answers a key with an exception, which
@@ -28,26 +31,29 @@ class Coalescer(Generic[K, V]):
     """
 
     def __init__(self, send: Callable[[dict[K, object]], Awaitable[dict[K, V]]], *, most: int,
-                 merge: Callable[[object, object], object] | None = None):
-        if most < 1:
-            raise ValueError("most must be at least 1")
+                 merge: Callable[[object, object], object] | None = None, flying: int = 0):
+        if most < 1 or flying < 0:
+            raise ValueError("most must be at least 1, flying at least 0")
         self._send = send
         self._most = most
         self._merge = merge
+        self._flying = flying or float("inf")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._queued: dict[K, tuple[object, list[asyncio.Future]]] = {}
         self._sending: set[asyncio.Task] = set()
+        self._flush_soon = False
 
     def __call__(self, key: K, argument: object = None) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         if loop is not self._loop:                    # a store used from another loop (tests)
-            self._loop, self._queued = loop, {}
+            self._loop, self._queued, self._sending, self._flush_soon = loop, {}, set(), False
         future = loop.create_future()
         queued = self._queued.get(key)
         if queued is None:
-            if not self._queued:
-                loop.call_soon(self._flush)
             self._queued[key] = (argument, [future])
+            if not self._flush_soon and len(self._sending) < self._flying:
+                self._flush_soon = True
+                loop.call_soon(self._flush)
         else:
             if self._merge is not None:
                 self._queued[key] = (self._merge(queued[0], argument), queued[1])
@@ -55,13 +61,20 @@ class Coalescer(Generic[K, V]):
         return future
 
     def _flush(self) -> None:
+        self._flush_soon = False
         queued, self._queued = self._queued, {}
         keys = list(queued)
         for start in range(0, len(keys), self._most):
             part = {key: queued[key] for key in keys[start:start + self._most]}
             task = self._loop.create_task(self._answer(part))
             self._sending.add(task)
-            task.add_done_callback(self._sending.discard)
+            task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task) -> None:
+        self._sending.discard(task)
+        if self._queued and not self._flush_soon and task.get_loop() is self._loop:
+            self._flush_soon = True                   # the keys that waited for this one
+            self._loop.call_soon(self._flush)
 
     async def _answer(self, part: dict[K, tuple[object, list[asyncio.Future]]]) -> None:
         try:
