@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import dataclasses
 import hashlib
 import json
 import re
@@ -50,6 +49,7 @@ from spiderduck.core.record import UrlRecord
 from spiderduck.core.tweets import fetchable, urls_in_tweet
 from spiderduck.core.urls import without_userinfo
 from spiderduck.v1 import events_pb2
+from spiderduck.core.frozen import evolve
 
 MSG_ID_HEADER = "Nats-Msg-Id"
 
@@ -166,9 +166,9 @@ def decode_submission(data: bytes, headers: Mapping[str, str] | None = None) -> 
     decoded = _decode(data, headers)
     for url in decoded.urls:
         _unicode("a URL", url)
-    decoded = dataclasses.replace(decoded, urls=[without_userinfo(u) for u in decoded.urls])
+    decoded = evolve(decoded, urls=[without_userinfo(u) for u in decoded.urls])
     if len(decoded.urls) > MAX_URLS_PER_MESSAGE:
-        decoded = dataclasses.replace(decoded, urls=decoded.urls[:MAX_URLS_PER_MESSAGE],
+        decoded = evolve(decoded, urls=decoded.urls[:MAX_URLS_PER_MESSAGE],
                                       over=tuple(decoded.urls[MAX_URLS_PER_MESSAGE:]))
     return decoded
 

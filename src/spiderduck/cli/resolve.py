@@ -30,7 +30,6 @@ failing, the metadata-api unreachable, or --timeout past.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
 import time
 from typing import Callable
@@ -47,6 +46,7 @@ from spiderduck.scheduler.task import Outcome, Submission
 from spiderduck.scheduler.trace import StageRun, traced
 from spiderduck.scheduler.worker import scheduler_parts
 from spiderduck.wire import record_proto
+from spiderduck.core.frozen import evolve
 
 USAGE_ERRORS = (ConfigError, InvalidMessage)     # exit 2; any other SpiderDuckError exits 1
 
@@ -111,7 +111,7 @@ def cmd_resolve(settings: Settings, args) -> int:
         raise
     _print_trace(runs, names)
     out = sys.stdout.buffer
-    record = dataclasses.replace(outcome.record, url=outcome.task.submitted)   # the URL asked for
+    record = evolve(outcome.record, url=outcome.task.submitted)   # the URL asked for
     out.write((json_line(record_proto.to_dict(record)) + "\n").encode("utf-8", "replace"))
     out.flush()
     print(f"{outcome.resolution.name} {outcome.record.status.name} "

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import gc
 import logging
 import os
@@ -26,6 +25,7 @@ from spiderduck.fetcher.main import run_fetcher
 from spiderduck.metadata_api.main import run_metadata_api
 from spiderduck.scheduler.fetcher_client import GrpcTransport
 from spiderduck.scheduler.worker import run_scheduler
+from spiderduck.core.frozen import evolve
 
 NATS_PORT = 4222          # NATS's usual port: up's embedded server takes it when it is free
 log = logging.getLogger("spiderduck")
@@ -186,7 +186,7 @@ def embedded_nats(settings: Settings):
         server = _started_nats(store, passwords)
         write_private(marker, server.url + "\n")
         cleared = {key: "" for key in ignored}        # ignored credentials: up's users take their place
-        yield up_nats.as_user(dataclasses.replace(settings, **{**cleared, "nats_url": server.url}),
+        yield up_nats.as_user(evolve(settings, **{**cleared, "nats_url": server.url}),
                               permissions.CLIENT)
     finally:
         for path in (marker, *written):

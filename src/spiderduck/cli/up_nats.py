@@ -15,7 +15,6 @@ else's) server, nor give it a stale password.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 
 from spiderduck.bus import credentials as nats_auth
@@ -23,6 +22,7 @@ from spiderduck.bus.permissions import CLIENT
 from spiderduck.cli.up_lock import running_up
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import ConfigError
+from spiderduck.core.frozen import evolve
 
 EMBEDDED_URL_FILE = "nats.url"   # under data_dir: where `up` writes its embedded server's URL
 CLIENT_PASSWORD_FILE = "nats.password"   # under data_dir: the password of the user `client`
@@ -49,7 +49,7 @@ def up_credentials(data_dir: str) -> dict[str, str]:
 
 def as_user(settings: Settings, user: str) -> Settings:
     """`settings` connecting to `up`'s NATS as `user`, with the password `up` wrote for it."""
-    return dataclasses.replace(settings, nats_user=user, nats_token_file="",
+    return evolve(settings, nats_user=user, nats_token_file="",
                                nats_password_file=password_path(settings.data_dir, user))
 
 
@@ -82,5 +82,5 @@ def with_up_nats(settings: Settings, user: str = CLIENT) -> Settings:
     its own is that role)."""
     if settings.nats_url:
         return settings
-    settings = dataclasses.replace(settings, nats_url=up_nats_url(settings.data_dir))
+    settings = evolve(settings, nats_url=up_nats_url(settings.data_dir))
     return settings if nats_auth.configured_credentials(settings) else as_user(settings, user)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spiderduck.core.status import Status
+from spiderduck.core.frozen import evolve
 
 
 @dataclass(frozen=True)

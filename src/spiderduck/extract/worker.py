@@ -22,6 +22,7 @@ import pickle
 import signal
 import struct
 import sys
+from spiderduck.core.frozen import evolve
 
 HEADER = struct.Struct(">I")
 JOB_HEADER = struct.Struct(">II")
@@ -65,8 +66,7 @@ def main(argv: list[str]) -> int:
     jobs = os.fdopen(os.dup(0), "rb", buffering=1 << 16)
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)                          # print() and stray writes go to stderr, not the frames
-    import dataclasses
-
+    
     from spiderduck.extract.page import extract_page
     from spiderduck.extract.rejected import explain_page
     from spiderduck.wire.record_proto import StructuredData
@@ -86,7 +86,7 @@ def main(argv: list[str]) -> int:
                 page = extract_page(body, url, content_type, parser=parser, robots_token=robots_token,
                                     http_status=http_status)
             if page.structured_data:       # encoded here, once, rather than on the event loop
-                page = dataclasses.replace(
+                page = evolve(
                     page, structured_data=StructuredData.from_dict(page.structured_data))
         except Exception as exc:   # noqa: BLE001 -- one page's failure is that page's answer
             answer = (job_id, "error", f"{type(exc).__name__}: {exc}"[:500])

@@ -35,6 +35,7 @@ from spiderduck.bus import streams as bus
 
 from spiderduck.core import urls
 from spiderduck.core.errors import BusError
+from spiderduck.core.frozen import evolve
 
 if TYPE_CHECKING:
     from spiderduck.fetcher.politeness import Politeness
@@ -69,19 +70,19 @@ class DomainControl:
         """Paused for `seconds` from `now` (a longer pause already in force is kept)."""
         if not (seconds > 0 and math.isfinite(seconds)):
             raise ValueError(f"a pause must last a positive number of seconds, got {seconds}")
-        return dataclasses.replace(self, paused_until=max(self.paused_until, now + seconds),
+        return evolve(self, paused_until=max(self.paused_until, now + seconds),
                                    reason=reason)
 
     def resumed(self) -> "DomainControl":
-        return dataclasses.replace(self, paused_until=0.0, halted=False, reason="")
+        return evolve(self, paused_until=0.0, halted=False, reason="")
 
     def rated(self, rate: float) -> "DomainControl":
         if not (rate > 0 and math.isfinite(rate)):
             raise ValueError(f"rate must be a positive number of requests per second, got {rate}")
-        return dataclasses.replace(self, rate=rate)
+        return evolve(self, rate=rate)
 
     def halted_for(self, reason: str) -> "DomainControl":
-        return dataclasses.replace(self, halted=True, reason=reason)
+        return evolve(self, halted=True, reason=reason)
 
     # --- the KV value ---------------------------------------------------------------------
     def to_json(self) -> bytes:
@@ -191,7 +192,7 @@ class ControlStore:
         if control.rate is not None and control.rate > self._max_rate:
             log.warning("KV bucket %s: entry %s sets a rate of %g/s, above fetcher.max_rate; held to %g/s",
                         BUCKET, entry.key, control.rate, self._max_rate)
-            control = dataclasses.replace(control, rate=self._max_rate)
+            control = evolve(control, rate=self._max_rate)
         return control
 
     async def put(self, control: DomainControl) -> None:
@@ -292,7 +293,7 @@ class DomainControls:
     async def _keep(self, control: DomainControl) -> DomainControl:
         """Write `control` (delete the entry when it holds nothing); the control as written."""
         now = self._wall()
-        control = dataclasses.replace(control, by=self._writer, at=now)
+        control = evolve(control, by=self._writer, at=now)
         if self._store is not None:
             if control.is_empty(now):
                 await self._store.delete(control.domain)

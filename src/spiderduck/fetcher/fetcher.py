@@ -12,7 +12,6 @@
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import socket
 import time
@@ -39,6 +38,7 @@ from spiderduck.fetcher.robots.store import SharedRobotsStore
 from spiderduck.fetcher.robots.verdict import RobotsVerdict, VerdictCodec
 from spiderduck.fetcher.subresource_pace import LocalBuckets
 from spiderduck.fetcher.vulture import Vulture
+from spiderduck.core.frozen import evolve
 
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
@@ -165,7 +165,7 @@ class Fetcher:
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
         self._metrics.observe("origin_seconds", result.origin_seconds)
         self._metrics.observe("queued_seconds", queued)
-        result = dataclasses.replace(result, queued_seconds=queued, robots_seconds=robots_seconds,
+        result = evolve(result, queued_seconds=queued, robots_seconds=robots_seconds,
                                      fetcher_id=self.id)
         if render and self.renderer is not None and render_hop.wants_render(result):
             result = await render_hop.rendered(self.renderer, result)
@@ -217,7 +217,7 @@ class Fetcher:
     def _robots_refusal(self, url: str, verdict: RobotsVerdict, robots_seconds: float) -> FetchResult | None:
         """The failed result when robots.txt could not be read or disallows `url`; else None."""
         if verdict.failure is not None:
-            return dataclasses.replace(
+            return evolve(
                 verdict.failure, url=url, fetcher_id=self.id, robots_seconds=robots_seconds,
                 error=f"robots.txt unreachable: {verdict.failure.error}")
         if not verdict.rules.allowed(url, self.settings.user_agent):

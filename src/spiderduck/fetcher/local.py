@@ -10,13 +10,13 @@ on (src/spiderduck/core/telemetry.py), each hop is a `Fetch` span, as src/spider
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 from spiderduck.core import telemetry
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.fetcher.fetcher import Fetcher
+from spiderduck.core.frozen import evolve
 
 
 class LocalTransport:
@@ -40,7 +40,7 @@ class LocalTransport:
             except (FetcherBusy, WrongFetcher) as exc:
                 raise type(exc)(f"{address}: {exc}") from exc
         # As the gRPC client does, the result names the URL asked for, not its canonical form.
-        return result if result.url == url else dataclasses.replace(result, url=url)
+        return result if result.url == url else evolve(result, url=url)
 
     async def close(self) -> None:
         await self._fallback.close()

@@ -14,11 +14,11 @@ fetch. The rendered DOM is FetchResult.rendered and the renderer's outcome `rend
 """
 from __future__ import annotations
 
-import dataclasses
 
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.extract import shell
+from spiderduck.core.frozen import evolve
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 SUBRESOURCE_ACCEPT = "*/*"
@@ -38,4 +38,4 @@ async def rendered(renderer, result: FetchResult) -> FetchResult:
     """`result` with the page's DOM after rendering, and the renderer's outcome."""
     done = await renderer.render(result.url, result.body, result.headers, result.http_status)
     html = done.html.encode("utf-8", "replace") if done.outcome == "ok" else b""
-    return dataclasses.replace(result, rendered=html, render_outcome=done.outcome)
+    return evolve(result, rendered=html, render_outcome=done.outcome)

@@ -29,7 +29,6 @@ a set lookup per URL), even if a record of it were still stored.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 import grpc
@@ -56,6 +55,7 @@ from spiderduck.stores.keys import lookup_key
 from spiderduck.stores.metadata import AnswerTooLarge, MetadataStore
 from spiderduck.v1 import metadata_pb2, metadata_pb2_grpc
 from spiderduck.wire.record_limits import MAX_URL_CHARS
+from spiderduck.core.frozen import evolve
 
 log = logging.getLogger("spiderduck.metadata_api")
 RESOLUTION_KEY = "spiderduck-resolution"   # ResolveUrl's trailing metadata: how it was answered
@@ -156,7 +156,7 @@ class MetadataServicer(metadata_pb2_grpc.MetadataServiceServicer):
         if refusal is not None:
             await context.abort(*refusal)
         context.set_trailing_metadata(((RESOLUTION_KEY, resolution),))
-        metadata = record_proto.to_proto(dataclasses.replace(record, url=url))
+        metadata = record_proto.to_proto(evolve(record, url=url))
         return metadata_pb2.UrlMetadataResult(url=url, found=True, metadata=metadata).SerializeToString()
 
     async def Forget(self, request: metadata_pb2.ForgetRequest, context: grpc.aio.ServicerContext):

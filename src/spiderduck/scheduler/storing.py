@@ -5,12 +5,12 @@ for a crawl, the Sighting Recorder (stages/sighting.py) for a rejection no crawl
 Crawl Decider (stages/crawl_decision.py) keys the stored records it answers with."""
 from __future__ import annotations
 
-import dataclasses
 
 from spiderduck.core.record import UrlRecord
 from spiderduck.scheduler.task import Outcome
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.wire.record_limits import bounded
+from spiderduck.core.frozen import evolve
 
 
 def record_key(record: UrlRecord) -> str:
@@ -25,11 +25,11 @@ async def store_outcome(metadata: MetadataStore, outcome: Outcome, content_ref: 
     share count (spiderduck.stores.metadata): a record that renews one under the same key takes the
     renewed record's, when it has none of its own, so what is announced carries them."""
     # Bounded here, where every record is stored: what is stored is also what is announced.
-    record = bounded(dataclasses.replace(outcome.record, content_ref=content_ref))
+    record = bounded(evolve(outcome.record, content_ref=content_ref))
     previous = outcome.task.previous
     if previous is not None and record_key(previous) == outcome.key:
-        record = dataclasses.replace(record, first_seen=record.first_seen or previous.first_seen,
+        record = evolve(record, first_seen=record.first_seen or previous.first_seen,
                                      share_count=record.share_count or previous.share_count)
     aliases = {outcome.task.url, *record.chain} - {""}
     stored = await metadata.put(outcome.key, record, aliases)
-    return dataclasses.replace(outcome, record=stored)
+    return evolve(outcome, record=stored)

@@ -1,4 +1,4 @@
-"""What flows through the scheduler's stages: typed, frozen, changed by dataclasses.replace;
+"""What flows through the scheduler's stages: typed, frozen, changed by evolve (spiderduck.core.frozen: dataclasses.replace, faster);
 and FetchHop, the one call the stages that fetch are given."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Awaitable, Callable, Mapping
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import PageMetadata, UrlRecord
 from spiderduck.core.status import Status
+from spiderduck.core.frozen import evolve
 
 # fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result
 # (FetcherClient.fetch): what the Redirect Follower and the Related Fetcher fetch through.

@@ -97,7 +97,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import dataclasses
 import math
 import time
 from typing import Iterable, Sequence
@@ -112,6 +111,7 @@ from spiderduck.stores.cassandra_handoff import Handoff
 from spiderduck.stores.cassandra_rows import millis, stored_cell, to_record, to_wire
 from spiderduck.stores.metadata import WIRE_CHUNK, Budget, Forgotten, MetadataStore
 from spiderduck.wire import record_proto
+from spiderduck.core.frozen import evolve
 
 # The write timestamp of `earliest` is _EARLIEST_CLOCK minus first_seen in milliseconds (see the
 # module doc): 4e15 microseconds is October 2096, ahead of every real write timestamp. first_seen
@@ -287,7 +287,7 @@ class CassandraMetadataStore(MetadataStore):
         urls = [url for url in dict.fromkeys([key, *aliases]) if url]
         first_ms = min(max(millis(record.first_seen or self._clock()), 0), _LATEST_FIRST_SEEN_MS)
         written = (record if record.first_seen == first_ms / 1000
-                   else dataclasses.replace(record, first_seen=first_ms / 1000))
+                   else evolve(record, first_seen=first_ms / 1000))
         msg = record_proto.to_proto(record)           # as to_bytes, first_seen left out too
         msg.ClearField("first_seen")
         msg.ClearField("share_count")

@@ -4,12 +4,12 @@ first_seen and the share count appended, unparsed). The module doc of
 spiderduck.stores.cassandra_metadata says why the rows look so."""
 from __future__ import annotations
 
-import dataclasses
 import datetime
 
 from spiderduck.core.record import UrlRecord
 from spiderduck.v1 import metadata_pb2
 from spiderduck.wire import record_migrations, record_proto
+from spiderduck.core.frozen import evolve
 
 _EPOCH = datetime.datetime(1970, 1, 1)
 
@@ -51,7 +51,7 @@ def to_record(row: dict, shares: int) -> UrlRecord:
         return record_proto.from_bytes(to_wire(row, shares))
     rec = record_proto.from_json(stored)
     first_seen = seconds(first_seen_at(row)) or rec.first_seen
-    return dataclasses.replace(rec, first_seen=first_seen, share_count=shares)
+    return evolve(rec, first_seen=first_seen, share_count=shares)
 
 
 def to_wire(row: dict, shares: int) -> bytes:

@@ -33,7 +33,6 @@ file or a ref that does not locate a record.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import posixpath
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -55,6 +54,7 @@ from spiderduck.stores.hdfs_writer import FAILURES, HdfsWriter, WebHdfsClient, s
 from spiderduck.stores.warc_rolling import (DEFAULT_ROLL_BYTES, DEFAULT_ROLL_SECONDS, ContentRef,
                                         RollPolicy, decode_record, following, in_progress, split_records)
 from spiderduck.stores.warc_erase import Selection
+from spiderduck.core.frozen import evolve
 
 DEFAULT_PORT = 9870                   # the namenode's WebHDFS (HTTP) port since Hadoop 3
 DEFAULT_HTTPS_PORT = 9871             # ... and its HTTPS port (hdfs+https://)
@@ -174,7 +174,7 @@ class HdfsContentStore(ContentStore):
         says (retention.content's half, so no file outlives the retention by more)."""
         location = HdfsLocation.parse(url)
         if 0 < max_file_age < location.roll.roll_seconds:
-            location = dataclasses.replace(
+            location = evolve(
                 location, roll=RollPolicy(location.roll.roll_bytes, max_file_age))
         return cls(location, **kwargs)
 

@@ -28,7 +28,6 @@ version is recorded last, so a conversion cut short runs again, skipping rows al
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 import time
@@ -43,6 +42,7 @@ from spiderduck.stores.forget_scope import asked, domain_form
 from spiderduck.stores.metadata import Budget, Forgotten, MetadataStore
 from spiderduck.stores.sqlite_forget import Forgetting
 from spiderduck.wire import record_proto
+from spiderduck.core.frozen import evolve
 
 SCHEMA_VERSION = 3
 _CHUNK = 500                   # URLs per SELECT ... IN (...)
@@ -235,12 +235,12 @@ class SqliteMetadataStore(MetadataStore):
 
     async def put(self, key: str, record: UrlRecord, aliases: Iterable[str]) -> UrlRecord:
         first_seen = record.first_seen or self._clock()
-        record = dataclasses.replace(record, first_seen=first_seen)
+        record = evolve(record, first_seen=first_seen)
         # Encoded here, on the caller's thread, so the writer thread holds the GIL less.
         data = record_proto.to_bytes(record)
         urls = tuple({key, *aliases} - {""})
         first_seen, shares = await self._guard(self._writer.call(self._put, key, record, data, urls))
-        return dataclasses.replace(record, first_seen=first_seen, share_count=shares)
+        return evolve(record, first_seen=first_seen, share_count=shares)
 
     @staticmethod
     def _put(conn: sqlite3.Connection, key: str, record: UrlRecord, data: bytes,
@@ -249,7 +249,7 @@ class SqliteMetadataStore(MetadataStore):
         first_seen = record.first_seen
         if row is not None and row[0] < first_seen:           # seen before: keep the earliest
             first_seen = row[0]
-            data = record_proto.to_bytes(dataclasses.replace(record, first_seen=first_seen))
+            data = record_proto.to_bytes(evolve(record, first_seen=first_seen))
         shares = conn.execute("SELECT count FROM shares WHERE key=?", (key,)).fetchone()
         conn.execute(
             "INSERT INTO records(key, record, first_seen, fetched_at) VALUES (?,?,?,?) "

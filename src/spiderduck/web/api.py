@@ -17,7 +17,6 @@ is 503. The answer carries the resolution in `SpiderDuck-Resolution` (FRESH, STA
 REVALIDATED, ...)."""
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -34,6 +33,7 @@ from spiderduck.query.resolver import Resolver, StillResolving
 from spiderduck.stores.keys import lookup_key
 from spiderduck.v1 import metadata_pb2
 from spiderduck.web import views
+from spiderduck.core.frozen import evolve
 
 RESOLUTION_HEADER = "SpiderDuck-Resolution"
 
@@ -150,7 +150,7 @@ async def preview_response(ctx, request: web.Request) -> web.Response:
     max_age = _max_age(request.query.get("max_age"))
     refresh = request.query.get("refresh", "") in ("1", "true")
     resolution, record = await resolve(ctx, url, max_age=max_age, refresh=refresh)
-    row = record_proto.to_dict(dataclasses.replace(record, url=url))
+    row = record_proto.to_dict(evolve(record, url=url))
     return web.json_response(row, headers={RESOLUTION_HEADER: resolution})
 
 

@@ -7,7 +7,6 @@ loaded as images are http(s) only; their origins are what the page's Content-Sec
 allows (web.security)."""
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import ipaddress
 import json
@@ -24,6 +23,7 @@ from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import Candidate, FieldSource, UrlRecord
 from spiderduck.extract.embeds import from_oembed_html
 from spiderduck.query.findings import findings
+from spiderduck.core.frozen import evolve
 
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:.]+\]$")
 _IFRAME_SRC = re.compile(r'\ssrc="([^"]*)"')
@@ -143,7 +143,7 @@ def freshness_of(record: UrlRecord, freshness: Freshness, serve_stale_for: float
 
 def record_json(record: UrlRecord, asked: str) -> str:
     """The record as `spiderduck get` prints it, indented."""
-    row = record_proto.to_dict(dataclasses.replace(record, url=asked))
+    row = record_proto.to_dict(evolve(record, url=asked))
     return json.dumps(row, ensure_ascii=False, indent=2)
 
 

@@ -10,11 +10,11 @@ obtained, not the preview) are left out. A first crawl changed every field it fi
 """
 from __future__ import annotations
 
-import dataclasses
 
 from spiderduck.core.record import UrlRecord
 from spiderduck.v1 import metadata_pb2
 from spiderduck.wire import record_proto
+from spiderduck.core.frozen import evolve
 
 BOOKKEEPING = frozenset({"url", "share_count", "first_seen", "fetched_at", "expires_at", "content_ref",
                          # where fields were read explains them; a source that changed while the
@@ -41,7 +41,7 @@ def changed_fields(old: UrlRecord | None, new: UrlRecord) -> tuple[str, ...]:
 
 
 def _without_structured_data(rec: UrlRecord) -> UrlRecord:
-    return dataclasses.replace(rec, structured_data=None) if rec.structured_data else rec
+    return evolve(rec, structured_data=None) if rec.structured_data else rec
 
 
 def _same_structured_data(old, new) -> bool:

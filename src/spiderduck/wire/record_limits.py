@@ -18,11 +18,11 @@ The limits are part of the record's contract; docs/api-and-events.md ("Limits of
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from spiderduck.core.record import Image, UrlRecord, Video
 from spiderduck.wire import struct_wire
+from spiderduck.core.frozen import evolve
 
 TEXT_LIMITS = {"title": 1_000, "description": 5_000, "error": 2_000, "embed_html": 4_096}
 OTHER_TEXT_LIMIT = 256       # site_name, author, type, lang, charset, content_type, published_time, ...
@@ -87,12 +87,12 @@ def bounded(rec: UrlRecord) -> UrlRecord:
     if not 0 <= rec.content_length <= _INT32:
         changes["content_length"] = min(max(rec.content_length, 0), _INT32)
     if rec.redirects and any(clean_text(r.url) is not r.url for r in rec.redirects):
-        changes["redirects"] = tuple(dataclasses.replace(r, url=clean_text(r.url)) for r in rec.redirects)
+        changes["redirects"] = tuple(evolve(r, url=clean_text(r.url)) for r in rec.redirects)
     if rec.structured_data:
         data = _structured(rec.structured_data)
         if data is not rec.structured_data:
             changes["structured_data"] = data
-    return dataclasses.replace(rec, **changes) if changes else rec
+    return evolve(rec, **changes) if changes else rec
 
 
 def _media(media: Image | Video) -> Image | Video | None:
@@ -108,7 +108,7 @@ def _media(media: Image | Video) -> Image | Video | None:
         changes["url"] = url
     if content_type is not media.content_type:
         changes["content_type"] = content_type
-    return dataclasses.replace(media, **changes) if changes else media
+    return evolve(media, **changes) if changes else media
 
 
 def _structured(data: Any) -> Any:

@@ -9,7 +9,6 @@ dict into a Struct field by field is the costliest part of encoding a record.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from spiderduck.core.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
 from spiderduck.wire import struct_wire
 from spiderduck.wire.struct_wire import varint
+from spiderduck.core.frozen import evolve
 
 _SCALARS = ("url", "canonical_url", "final_url", "http_status", "content_type", "charset", "title",
             "description", "site_name", "author", "lang", "favicon", "type", "share_count",
@@ -177,7 +177,7 @@ def from_bytes(data: bytes, share_count: int = 0) -> UrlRecord:
     msg = pb.UrlMetadata()
     msg.ParseFromString(data)
     rec = from_proto(msg)
-    return dataclasses.replace(rec, share_count=share_count) if share_count else rec
+    return evolve(rec, share_count=share_count) if share_count else rec
 
 
 _SHARE_COUNT_TAG = bytes([pb.UrlMetadata.SHARE_COUNT_FIELD_NUMBER << 3 | 0x80, 0x01])   # field 19, varint
@@ -343,7 +343,7 @@ def from_json(text: str | bytes) -> UrlRecord:
 def page_to_dict(url: str, page: PageMetadata) -> dict[str, Any]:
     """A page's extracted metadata in the record's JSON shape (for `spiderduck extract`)."""
     rec = UrlRecord(url=url, status=Status.OK, final_url=url, canonical_url=url)
-    return to_dict(dataclasses.replace(rec, **with_page(page)))
+    return to_dict(evolve(rec, **with_page(page)))
 
 
 def _jsonable(value: Any) -> Any:

@@ -25,7 +25,6 @@ With traces on, each read of the stored record is a `metadata get` span (src/spi
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import time
 
@@ -44,6 +43,7 @@ from spiderduck.scheduler.storing import record_key
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
 from spiderduck.wire.record_diff import changed_fields
+from spiderduck.core.frozen import evolve
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -78,7 +78,7 @@ class CrawlDecider:
             record = UrlRecord(url=task.submitted, status=Status.INVALID_URL, error=str(exc),
                                fetched_at=self._clock())
             return Outcome(task, record, Resolution.REJECTED, key=key)
-        task = dataclasses.replace(task, url=url)
+        task = evolve(task, url=url)
         if self._forgotten(url):
             return forgotten_outcome(task)
         while True:
@@ -96,10 +96,10 @@ class CrawlDecider:
             if outcome.record.status is Status.FORGOTTEN:     # forgotten while crawled
                 return forgotten_outcome(task)
             if outcome.resolution not in _FROM_RECORD:
-                return dataclasses.replace(outcome, task=task, resolution=Resolution.JOINED, fetches=())
+                return evolve(outcome, task=task, resolution=Resolution.JOINED, fetches=())
             answer = self._answer(task, outcome.record)
             if answer is not None:      # the record answers this sighting too
-                return dataclasses.replace(outcome, task=task, resolution=answer)
+                return evolve(outcome, task=task, resolution=answer)
             # A refresh that joined a sighting the record answered: it wants a fetch; try again.
 
     def _answer(self, task: CrawlTask, stored: UrlRecord | None) -> Resolution | None:
@@ -134,7 +134,7 @@ class CrawlDecider:
         if answered is not None:
             return answered
         if self._claims is None:
-            return await next(dataclasses.replace(task, previous=stored))
+            return await next(evolve(task, previous=stored))
         return await self._claimed(task, stored, next)
 
     async def _claimed(self, task: CrawlTask, stored: UrlRecord | None,
@@ -158,7 +158,7 @@ class CrawlDecider:
                     joined = await self._joined(task, stored)
                     if joined is not None:
                         return joined
-                return await next(dataclasses.replace(task, previous=stored))
+                return await next(evolve(task, previous=stored))
             finally:
                 self._release(claim)
         raise BusError(f"the claim of {task.url} changed hands {CLAIM_TRIES} times with no record stored",

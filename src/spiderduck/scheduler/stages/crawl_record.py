@@ -24,7 +24,6 @@ record through `store_outcome` (src/spiderduck/scheduler/storing.py).
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 from spiderduck.core.errors import StoreError
@@ -38,6 +37,7 @@ from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
+from spiderduck.core.frozen import evolve
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -63,18 +63,18 @@ class CrawlRecorder:
         if final is not None and final.http_status and outcome.archivable:
             revisit = await self._revisit(task.previous, outcome, final)
             if revisit is not None:
-                outcome = dataclasses.replace(outcome, resolution=Resolution.REVALIDATED)
+                outcome = evolve(outcome, resolution=Resolution.REVALIDATED)
             page_id = new_record_id()
             ref = await self._log(final, revisit, page_id)
             if final.rendered:        # the DOM the record was made from, derived from the response
-                await self._log(dataclasses.replace(final, body=final.rendered), conversion_of=page_id)
+                await self._log(evolve(final, body=final.rendered), conversion_of=page_id)
             if revisit is not None:   # the record keeps naming the full response it renewed
                 ref = task.previous.content_ref
         for f in outcome.related:       # after the chain: content_ref names the page's record
             if f.http_status:         # WARC-Concurrent-To the page's: a forget of the page finds it
                 await self._log(f, concurrent_to=page_id)
         stored = await store_outcome(self._metadata, outcome, ref)
-        return dataclasses.replace(stored, changed_fields=changed_fields(task.previous, stored.record))
+        return evolve(stored, changed_fields=changed_fields(task.previous, stored.record))
 
     async def _revisit(self, previous: UrlRecord | None, outcome: Outcome, final: FetchResult) -> Revisit | None:
         """The revisit record the final response is logged as, or None for a response record:

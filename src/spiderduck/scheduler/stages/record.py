@@ -46,7 +46,6 @@ crashed), or whose DOM could not be extracted, leaves the static HTML's record.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from typing import Awaitable, Callable, Sequence
@@ -67,6 +66,7 @@ from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
 from spiderduck.extract.walls import WALL_STATUSES
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
+from spiderduck.core.frozen import evolve
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 RENDERED_TYPE = "text/html; charset=utf-8"      # a rendered DOM, as the fetcher hands it over
@@ -148,7 +148,7 @@ class PostProcessor:
         fresh as the 304 says (RFC 9111 §4.3.4), with any validators the 304 sent anew."""
         previous = task.previous
         fetched_at = final.fetched_at or self._clock()
-        record = dataclasses.replace(
+        record = evolve(
             previous, url=task.submitted,
             redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
             fetched_at=fetched_at,
@@ -162,8 +162,8 @@ class PostProcessor:
         """When the record stops being fresh, and the validators a re-fetch of a 200 sends."""
         expires_at = self._freshness.expires_at(final, record.status, final.http_status, record.fetched_at)
         if final.http_status != 200:
-            return dataclasses.replace(record, expires_at=expires_at)
-        return dataclasses.replace(record, expires_at=expires_at, etag=freshness.etag(final),
+            return evolve(record, expires_at=expires_at)
+        return evolve(record, expires_at=expires_at, etag=freshness.etag(final),
                                    last_modified=freshness.last_modified(final))
 
     def _publisher_signals(self, final: FetchResult, record: UrlRecord, page: PageMetadata | None) -> UrlRecord:
@@ -173,7 +173,7 @@ class PostProcessor:
                                     signals.header_directives(headers, self._robots_token))
         if not directives:
             return record
-        return dataclasses.replace(record, robots_directives=directives, **signals.withheld(directives))
+        return evolve(record, robots_directives=directives, **signals.withheld(directives))
 
     async def _classify(self, task: CrawlTask, final: FetchResult,
                         record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
@@ -184,10 +184,10 @@ class PostProcessor:
         # those (`truncated`). A page whose first bytes give a preview is an OK page; a body they
         # give nothing usable from (not HTML, or no markup) is TOO_LARGE, with what they did say
         # (an image's size) kept.
-        record = dataclasses.replace(record, truncated=True)
+        record = evolve(record, truncated=True)
         if record.status is Status.UNSUPPORTED_CONTENT or (
                 record.status is Status.OK and not (page is not None and usable(page))):
-            record = dataclasses.replace(record, status=Status.TOO_LARGE, error=(
+            record = evolve(record, status=Status.TOO_LARGE, error=(
                 f"the body is larger than fetcher.max_body_bytes; the first {len(final.body)} bytes were read"))
         return record, page
 
@@ -196,23 +196,23 @@ class PostProcessor:
         """The record as the response makes it, and the page's metadata when it was extracted."""
         if task.failure is not None:
             status, error = task.failure
-            return dataclasses.replace(record, status=status, error=error), None
+            return evolve(record, status=status, error=error), None
         if final.status is not Status.OK:
-            return dataclasses.replace(record, status=final.status, error=final.error), None
+            return evolve(record, status=final.status, error=final.error), None
         status = status_for_http(final.http_status)
         if status is not Status.OK:
             if final.http_status in WALL_STATUSES and record.content_type in HTML_TYPES:
                 walled, page = await self._page(final, record)
                 if walled.status is Status.INTERSTITIAL:
                     return walled, page
-            return dataclasses.replace(record, status=status, error=f"HTTP {final.http_status}"), None
+            return evolve(record, status=status, error=f"HTTP {final.http_status}"), None
         if record.content_type not in HTML_TYPES:
             length = len(final.body)
             if record.content_type.startswith("image/"):     # SVG and unreadable headers: no size
                 info = images.probe(final.body) or images.ImageInfo(0, 0, "")
                 image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
-                return dataclasses.replace(record, status=Status.OK, image=image, content_length=length), None
-            return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, content_length=length,
+                return evolve(record, status=Status.OK, image=image, content_length=length), None
+            return evolve(record, status=Status.UNSUPPORTED_CONTENT, content_length=length,
                                        error=f"content type {record.content_type or 'unknown'} is not HTML"), None
         return await self._page(final, record)
 
@@ -226,7 +226,7 @@ class PostProcessor:
                 return self._with_page(final, record, page, RENDERED), page
         record, page = await self._static_page(final, record)
         if final.render_outcome == RENDER_TIMEOUT and record.status is Status.OK:
-            record = dataclasses.replace(record, status=Status.TIMEOUT, error=(
+            record = evolve(record, status=Status.TIMEOUT, error=(
                 "rendering the page took longer than render.timeout: the record holds what its static HTML gave"))
         return record, page
 
@@ -234,7 +234,7 @@ class PostProcessor:
                    head_alone: bool = False) -> UrlRecord:
         embed = embeds.first_player(page.players, self._embed_hosts, title=page.title)
         status, error = (Status.INTERSTITIAL, page.interstitial) if page.interstitial else (Status.OK, record.error)
-        return dataclasses.replace(record, **with_page(page), content_length=len(final.body), status=status,
+        return evolve(record, **with_page(page), content_length=len(final.body), status=status,
                                    error=error, truncated=record.truncated or head_alone, fetch_mode=mode,
                                    **({"embed_html": embed} if embed else {}))
 
@@ -246,10 +246,10 @@ class PostProcessor:
         except ExtractionTimeout as exc:
             page = await self._head_alone(final)
             if page is None:
-                return dataclasses.replace(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
+                return evolve(record, status=Status.TIMEOUT, error=str(exc), content_length=length), None
             head_alone = True       # OK and `truncated`: the metadata is of the page's head alone
         except ExtractionFailed as exc:
-            return dataclasses.replace(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
+            return evolve(record, status=Status.UNSUPPORTED_CONTENT, error=str(exc),
                                        content_length=length), None
         return self._with_page(final, record, page, STATIC, head_alone), page
 

@@ -14,7 +14,6 @@ last delivery (below).
 """
 from __future__ import annotations
 
-import dataclasses
 
 from spiderduck.core import redirects
 from spiderduck.core.errors import FetcherUnavailable
@@ -24,6 +23,7 @@ from spiderduck.core.status import Status
 from spiderduck.scheduler.forgetting import Forgetting, forgotten_outcome
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
+from spiderduck.core.frozen import evolve
 
 
 class RedirectFollower:
@@ -52,7 +52,7 @@ class RedirectFollower:
         chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects)
         if chain.hops[-1].status is Status.FORGOTTEN:
             return forgotten_outcome(task)      # nothing of the chain goes further
-        return await next(dataclasses.replace(task, hops=chain.hops, failure=chain.failure))
+        return await next(evolve(task, hops=chain.hops, failure=chain.failure))
 
     async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:
         try:

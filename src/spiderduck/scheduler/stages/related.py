@@ -60,6 +60,7 @@ from spiderduck.extract import images, oembed, signals
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
+from spiderduck.core.frozen import evolve
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -148,7 +149,7 @@ class RelatedFetcher:
             log.info("related fetches of %s: not done within %gs", outcome.record.final_url, self._timeout)
         except Exception:   # noqa: BLE001 -- the page's record stands whatever happens here
             log.warning("related fetches of %s failed", outcome.record.final_url, exc_info=True)
-        return dataclasses.replace(outcome, record=found.record, related=tuple(found.fetched))
+        return evolve(outcome, record=found.record, related=tuple(found.fetched))
 
     async def _complete(self, found: _Found, page: PageMetadata, deadline: float) -> None:
         """The image and the favicon, side by side. Each sets its field of found.record anew
@@ -180,7 +181,7 @@ class RelatedFetcher:
         failed: set[str] = set()
 
         def choose(image: Image | None) -> None:
-            found.record = dataclasses.replace(found.record, image=image, provenance=with_source(
+            found.record = evolve(found.record, image=image, provenance=with_source(
                 found.record.provenance, "image", image and (sources or {}).get(image.url) or ""))
 
         for candidate in candidates:
@@ -212,7 +213,7 @@ class RelatedFetcher:
             return
         probe = await self._image(url, found.fetched, deadline, kind="favicon")
         if probe is not None and probe.loads:
-            found.record = dataclasses.replace(found.record, favicon=url, provenance=with_source(
+            found.record = evolve(found.record, favicon=url, provenance=with_source(
                 found.record.provenance, "favicon", "/favicon.ico"))
 
     async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
@@ -307,7 +308,7 @@ def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
     provenance = record.provenance
     for name in fill.keys() & _OEMBED_SOURCES.keys():
         provenance = with_source(provenance, name, _OEMBED_SOURCES[name])
-    return dataclasses.replace(record, **fill, provenance=provenance)
+    return evolve(record, **fill, provenance=provenance)
 
 
 # The oEmbed document's field each record field is filled from (provenance: oembed:<field>).

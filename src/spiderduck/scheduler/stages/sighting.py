@@ -16,13 +16,13 @@ With traces on, the share's count is a `metadata add_share` span and a rejection
 """
 from __future__ import annotations
 
-import dataclasses
 
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.storing import store_outcome
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.stores.metadata import MetadataStore
+from spiderduck.core.frozen import evolve
 
 
 class SightingRecorder:
@@ -41,5 +41,5 @@ class SightingRecorder:
         if task.reply_to:               # a ResolveUrl call asking, not a share of the URL
             return outcome
         shares = await self._metadata.add_share(outcome.key)
-        return dataclasses.replace(
-            outcome, record=dataclasses.replace(outcome.record, share_count=shares))
+        return evolve(
+            outcome, record=evolve(outcome.record, share_count=shares))
