@@ -44,7 +44,8 @@ import nats
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import tree  # noqa: E402
 tree.use_this_tree()
-from pipeline_bench import corpus_pages, serve, service_log, start_service # noqa: E402
+from pipeline_bench import corpus_pages, serve, start_service              # noqa: E402
+from service_log import service_log                                      # noqa: E402
 from process_tree import RssSampler                                        # noqa: E402
 from tls_setup import BENCH_TOKEN, make_tls, tls_settings                 # noqa: E402
 

@@ -51,6 +51,7 @@ from process_tree import RssSampler, cpu_by_role, process_tree, tree_cpu
 from production_stores import cassandra_requests, requests_line, start_production
 from tls_setup import make_tls, tls_settings
 from up_streams import streams_made
+from service_log import log_counts, service_log
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
@@ -181,19 +182,6 @@ def start_service(args, port_api: int, port_fetcher: int, work: str,
             stdout=subprocess.DEVNULL, stderr=log, env=tree.env())
     service.log_path = log_path
     return service, config
-
-
-def service_log(service, tail: int = 2000) -> str:
-    with open(service.log_path, "rb") as log:
-        return log.read().decode("utf-8", "replace")[-tail:]
-
-
-def log_counts(service) -> str:
-    """How many lines the service logged at WARNING and at ERROR or worse (its stderr)."""
-    text = service_log(service, tail=1 << 30)
-    warnings = sum(" WARNING " in line or line.startswith("WARNING") for line in text.splitlines())
-    errors = sum(any(w in line for w in (" ERROR ", " CRITICAL ", "Traceback")) for line in text.splitlines())
-    return f"{warnings} warnings, {errors} errors"
 
 
 async def publish_all(js, urls: list[str]) -> None:
