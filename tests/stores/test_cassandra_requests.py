@@ -198,3 +198,29 @@ async def test_callers_one_turn_apart_share_requests_while_one_is_in_flight(cass
             assert requests == 20 if not flying else requests <= 3
         finally:
             await store.close()
+
+
+async def test_large_records_resolution_rows_go_together_and_no_batch_draws_a_warning(
+        cassandra_target, caplog):
+    # A record over 4 KiB goes alone (its partition); the resolution rows of the puts of a turn
+    # go together, at most 10 partitions a batch, and a chain of 12 URLs is split the same way.
+    async with throwaway_keyspace(cassandra_target) as url:
+        store = await open_metadata_store(url)
+        try:
+            moved = Moved()
+            with caplog.at_level(logging.WARNING, logger="cassandra"):
+                await asyncio.gather(*(
+                    store.put(f"http://big.test/{i}", record(url=f"http://s.test/big{i}",
+                                                             description="d" * 6_000),
+                              [f"http://s.test/big{i}"]) for i in range(12)))
+                chain = [f"http://hop.test/{i}" for i in range(11)]
+                await store.put("http://small.test/", record(title="Small"), chain)
+            assert not [r for r in caplog.records if "batch" in r.getMessage().lower()]
+            counts = moved()
+            # 12 records alone, 24 rows in 3 batches; then the chain's record and 12 rows in 2.
+            assert counts == {"put": 13, "write_resolution": 5}, counts
+            got = await asyncio.gather(*(store.get_many([f"http://s.test/big{i}"]) for i in range(12)))
+            assert all(g[0] is not None and len(g[0].description) == 6_000 for g in got)
+            assert (await store.get_many([chain[-1]]))[0].title == "Small"
+        finally:
+            await store.close()

@@ -17,12 +17,16 @@ are grouped by the first replica of each (the driver's token map), and each grou
 routed by its first key, so its coordinator holds every key of the group (with replication 1,
 all the data it reads; otherwise the quorum's other replicas are asked as for a single read).
 
+Resolution rows: a put whose record goes alone (over 4 KiB) leaves its URLs' resolution rows to
+a coalescer here, which writes those of a turn's puts in unlogged batches; of two puts naming
+one URL, the later's row is written.
+
 Shares: the increments of a turn go as one counter batch (never retried: an increment is not
 idempotent, so a failure reaches each caller as a retryable StoreError, as a single one did),
 then the totals are read in one request and written to each record row's `shares_seen` in one
 unlogged batch, each cell `USING TIMESTAMP total + 1` (spiderduck.stores.cassandra_metadata's
 module doc). Two shares of one key in a turn are one increment of two; both callers get the
-total after both. A batch of several partitions holds at most _BATCH_PARTITIONS of them and
+total after both. A batch of several partitions holds at most BATCH_PARTITIONS of them and
 stays under _ONE_BATCH_BYTES, split otherwise: Cassandra warns of an unlogged or counter batch
 over 10 partitions (unlogged_batch_across_partitions_warn_threshold) or over 5 KiB, and the
 driver logs each such warning.
@@ -44,7 +48,7 @@ if TYPE_CHECKING:
 _ONE_BATCH_BYTES = 4 * 1024
 _ROW_BYTES = 64
 _LONGEST_KEY = 65_535       # bytes of a partition key (Cassandra's limit)
-_BATCH_PARTITIONS = 10      # Cassandra's unlogged_batch_across_partitions_warn_threshold
+BATCH_PARTITIONS = 10      # Cassandra's unlogged_batch_across_partitions_warn_threshold
 
 QUERIES = {
     "resolve_in": "SELECT url, key FROM {ks}.resolutions WHERE url IN ?",
@@ -65,6 +69,7 @@ class Batches:
         self.record = Coalescer(self._records, most=most, flying=flying)
         self.count = Coalescer(self._counts, most=most, flying=flying)
         self.share = Coalescer(self._shares, most=most, merge=operator.add, flying=flying)
+        self.resolution = Coalescer(self._resolutions, most=most, merge=_later, flying=flying)
 
     async def _resolve(self, asked: dict) -> dict:
         rows, refused = await self._read("resolve", list(asked))
@@ -90,6 +95,20 @@ class Batches:
                                          for group in store.replica_groups(keys)))
         return [row for rows in answers for row in rows], refused
 
+    async def _resolutions(self, asked: dict) -> dict:
+        """Write each URL's resolution row (to its key): a put's, when it goes apart from its
+        record (cassandra_metadata's put)."""
+        store = self._store
+        fitting, refused = _fitting(list(asked))
+        writes = [(store._q["write_resolution"], (url, asked[url], store.ttl)) for url in fitting]
+        sizes = [url + asked[url] for url in fitting]
+        if len(writes) == 1:
+            await store._execute("write_resolution", *writes[0])
+        elif writes:
+            await asyncio.gather(*(store._execute("write_resolution", store._batched(part))
+                                   for part in _parts(writes, sizes)))
+        return refused
+
     async def _shares(self, asked: dict) -> dict:
         store, q = self._store, self._store._q
         fitting, refused = _fitting(list(asked))
@@ -112,6 +131,10 @@ class Batches:
             await asyncio.gather(*(store._execute("write_shares_seen", store._batched(part))
                                    for part in _parts(writes, [w[1][3] for w in writes])))
         return {**totals, **refused}
+
+
+def _later(_, later):
+    return later
 
 
 def _fitting(keys: list[str]) -> tuple[list[str], dict]:
@@ -156,12 +179,12 @@ def _routed_class():
 
 
 def _parts(statements: list, keys: list[str]) -> list[list]:
-    """statements (one per key, in keys' order) in runs of at most _BATCH_PARTITIONS keys that
-    stay under _ONE_BATCH_BYTES."""
+    """statements (one per key, in keys' order: the key, or what the row holds) in runs of at
+    most BATCH_PARTITIONS keys that stay under _ONE_BATCH_BYTES."""
     parts, part, size = [], [], 0
     for statement, key in zip(statements, keys):
         row = len(key) + _ROW_BYTES
-        if part and (size + row > _ONE_BATCH_BYTES or len(part) == _BATCH_PARTITIONS):
+        if part and (size + row > _ONE_BATCH_BYTES or len(part) == BATCH_PARTITIONS):
             parts.append(part)
             part, size = [], 0
         part.append(statement)

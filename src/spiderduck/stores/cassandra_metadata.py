@@ -9,11 +9,13 @@ fetched_at, and `record = null`, which replaces a version-1 JSON row without rea
 `earliest` cell (first_seen, below), one `aliases` row and one resolution row per alias (the
 `crawl_status` table that versions 1 and 2 also wrote is read by nothing, so it is no longer
 written). It reads nothing first, so it is idempotent and the driver may retry it. A put whose
-rows pass _ONE_BATCH_BYTES (4 KiB, most of it the record) goes as two concurrent batches
-instead, the record's partition (its row and its aliases, one partition key) alone and the
-resolution rows (or those one by one, when long URLs make even them pass it): Cassandra warns
-about (over 5 KiB) and refuses (over 50 KiB) a batch of several partitions by its size, never
-one of a single partition key (test_a_large_record_with_long_urls_is_stored puts 124 KB so). The rows of a batch may be applied in
+rows pass _ONE_BATCH_BYTES (4 KiB, most of it the record), or that names 10 URLs or more, goes
+as the record's partition (its row and its aliases, one partition key) alone, and its
+resolution rows coalesced with those of the other puts of the turn or of a round trip
+(spiderduck.stores.cassandra_batches, in batches of at most 10 partitions and 4 KiB): Cassandra
+warns about a batch of several partitions over 5 KiB or 10 partitions and refuses one over
+50 KiB, never one of a single partition key (test_a_large_record_with_long_urls_is_stored puts
+124 KB so). Of two puts of a turn naming one URL, the later's resolution row is written. The rows of a batch may be applied in
 any order; reads take a resolution whose record is not there yet as no record.
 
 first_seen without Paxos: of all the puts of a key, the earliest first_seen must win, whatever
@@ -105,7 +107,7 @@ from spiderduck.core import metrics
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores import cassandra_forget, cassandra_schema
-from spiderduck.stores.cassandra_batches import QUERIES as BATCH_QUERIES, Batches
+from spiderduck.stores.cassandra_batches import BATCH_PARTITIONS, QUERIES as BATCH_QUERIES, Batches
 from spiderduck.stores.cassandra_cluster import CassandraOptions, connect, translate
 from spiderduck.stores.cassandra_handoff import Handoff
 from spiderduck.stores.cassandra_rows import millis, stored_cell, to_record, to_wire
@@ -276,10 +278,6 @@ class CassandraMetadataStore(MetadataStore):
             groups.setdefault(replicas[0] if replicas else None, []).append(key)
         return list(groups.values())
 
-    @staticmethod
-    def _bound(statement, params: tuple):
-        return statement.bind(params)
-
     def _rows(self, name: str, params: tuple):
         return self._execute(name, self._q[name], params)
 
@@ -298,18 +296,15 @@ class CassandraMetadataStore(MetadataStore):
             (q["write_record"], (ttl, data, fetched, key)),               # the aliases
             (q["write_earliest"], (_EARLIEST_CLOCK - first_ms, ttl, first_ms, key)),
             *((q["write_alias"], (key, url, ttl)) for url in urls)])
-        rest = [(q["write_resolution"], (url, key, ttl)) for url in urls]
         rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in urls)
-        if len(data) + len(key) + _ROW_BYTES + 2 * rest_bytes <= _ONE_BATCH_BYTES:
-            requests = [self._batched(rest, record_part)]     # the common case: one request
-        elif rest_bytes <= _ONE_BATCH_BYTES:
-            requests = [record_part, self._batched(rest)]
-        else:                                         # many long URLs: a request each
-            requests = [record_part, *(self._bound(*statement) for statement in rest)]
-        if len(requests) == 1:
-            await self._execute("put", requests[0])
-        else:
-            await asyncio.gather(*(self._execute("put", request) for request in requests))
+        if (len(urls) < BATCH_PARTITIONS
+                and len(data) + len(key) + _ROW_BYTES + 2 * rest_bytes <= _ONE_BATCH_BYTES):
+            rest = [(q["write_resolution"], (url, key, ttl)) for url in urls]
+            await self._execute("put", self._batched(rest, record_part))   # the common case
+        else:              # the record's partition alone; its resolution rows with other puts'
+            resolution = self._batches.resolution
+            await asyncio.gather(self._execute("put", record_part),
+                                 *(resolution(url, key) for url in urls))
         return written
 
     async def get_many(self, urls: Sequence[str]) -> list[UrlRecord | None]:
