@@ -224,3 +224,13 @@ async def test_large_records_resolution_rows_go_together_and_no_batch_draws_a_wa
             assert (await store.get_many([chain[-1]]))[0].title == "Small"
         finally:
             await store.close()
+
+
+async def test_opening_a_store_logs_no_warning(cassandra_target, caplog):
+    # The driver warns of every protocol version the node declines while it negotiates (four
+    # lines at each start against Cassandra 5): an operator would read them as trouble.
+    with caplog.at_level(logging.WARNING):
+        async with throwaway_keyspace(cassandra_target) as url:
+            store = await open_metadata_store(url)
+            await store.close()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

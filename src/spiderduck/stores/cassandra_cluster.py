@@ -53,6 +53,7 @@ invalid requests), so callers never see the driver's own types.
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -244,8 +245,23 @@ def _retry_policy(max_retries: int):
     return IdempotentRetryPolicy()
 
 
+class _Negotiation(logging.Filter):
+    """Drops the driver's WARNING for each protocol version a node declines while the driver
+    negotiates down to the one it speaks (four lines at every connect to a Cassandra 5 node:
+    the driver's newest versions are betas). Negotiating is what it should do; the protocol in
+    use is logged at DEBUG by the driver itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno == logging.WARNING
+                    and str(record.msg).startswith("Downgrading core protocol version"))
+
+
+_NEGOTIATION = _Negotiation()
+
+
 def build_cluster(options: CassandraOptions):
     """A `cassandra.cluster.Cluster` for the options (not yet connected)."""
+    logging.getLogger("cassandra.cluster").addFilter(_NEGOTIATION)     # once: filters are a set
     from cassandra import ConsistencyLevel
     from cassandra.auth import PlainTextAuthProvider
     from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
