@@ -45,7 +45,7 @@ def test_probe_needs_only_the_first_bytes():
     assert probe(with_exif[:30_000]) is None
 
 
-@pytest.mark.parametrize("data", [b"", b"garbage" * 100, b"<svg width='10' height='10'/>",
+@pytest.mark.parametrize("data", [b"", b"garbage" * 100, b"<svg width='100%' height='10'/>",
                                   b"\xff\xd8\xff\xe0\x00\x10JFIF", b"\x89PNG\r\n\x1a\n"])
 def test_probe_says_nothing_of_what_it_cannot_read(data):
     assert probe(data) is None
@@ -77,7 +77,15 @@ async def test_an_image_over_the_body_cap_is_too_large_and_still_gets_its_size()
     assert record.content_length == 400                   # what was read, not what was claimed
 
 
-async def test_an_svg_is_an_image_of_unknown_size():
+async def test_an_svg_url_gets_the_size_its_root_states():
+    record = await process(FetchResult("http://a.test/logo.svg", Status.OK, 200,
+                                       (("Content-Type", "image/svg+xml"),),
+                                       b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 32">'))
+    assert record.status is Status.OK
+    assert record.image == Image("http://a.test/logo.svg", 64, 32, "image/svg+xml")
+
+
+async def test_an_svg_stating_no_size_is_an_image_of_unknown_size():
     record = await process(FetchResult("http://a.test/logo.svg", Status.OK, 200,
                                        (("Content-Type", "image/svg+xml"),), b"<svg/>"))
     assert record.status is Status.OK

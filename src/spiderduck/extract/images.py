@@ -1,4 +1,6 @@
-"""An image's width, height and type from its first bytes (Pillow reads the header only).
+"""An image's width, height and type from its first bytes (Pillow reads the header only; what
+Pillow reads only whole, GIF, WebP, AVIF/HEIF and SVG, spiderduck.extract.image_headers reads from
+the header).
 
 The representative image of a page is probed from a bounded read of `process.image_probe_bytes`;
 a URL that is itself an image is probed from the body already fetched. Pixels are never
@@ -13,6 +15,8 @@ from typing import NamedTuple
 
 from PIL import Image as PILImage
 from PIL import UnidentifiedImageError
+
+from spiderduck.extract import image_headers
 
 # What Pillow's format plugins raise on short or malformed headers.
 _UNREADABLE = (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError, IndexError,
@@ -42,10 +46,15 @@ def probe(data: bytes) -> ImageInfo | None:
                 width, height = im.size
                 kind = PILImage.MIME.get(im.format or "", "")
     except _UNREADABLE:
-        return _jpeg_frame(data)
+        return _jpeg_frame(data) or _from_header(data)
     if width <= 0 or height <= 0:
         return None
     return ImageInfo(width, height, kind)
+
+
+def _from_header(data: bytes) -> ImageInfo | None:
+    size = image_headers.read(data)
+    return ImageInfo(*size) if size is not None else None
 
 
 _SOF = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}   # start-of-frame markers (not DHT, JPG, DAC)

@@ -208,7 +208,7 @@ class PostProcessor:
             return evolve(record, status=status, error=f"HTTP {final.http_status}"), None
         if record.content_type not in HTML_TYPES:
             length = len(final.body)
-            if record.content_type.startswith("image/"):     # SVG and unreadable headers: no size
+            if record.content_type.startswith("image/"):     # unreadable headers: no size
                 info = images.probe(final.body) or images.ImageInfo(0, 0, "")
                 image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
                 return evolve(record, status=Status.OK, image=image, content_length=length), None
