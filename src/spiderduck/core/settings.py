@@ -26,11 +26,19 @@ __all__ = [
     "MAX_EMBED_HOSTS", "REMOVED_KEYS", "ProcessSettings", "RenderSettings", "RetentionSettings", "Settings",
 ]
 
+# An Accept-Language header (RFC 9110 12.5.4): language ranges, each with an optional q-value.
+_ACCEPT_LANGUAGE = re.compile(r"(?:(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)(?:\s*;\s*q=(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?))?"
+                              r"(?:\s*,\s*(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)(?:\s*;\s*q=(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?))?)*)?")
+MAX_ACCEPT_LANGUAGE = 256
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 @dataclass(frozen=True)
 class FetcherSettings:
     listen: str = "127.0.0.1:50052"   # gRPC address of FetcherService
     id: str = ""                      # this fetcher's name in logs and leases; empty = host:pid
     user_agent: str = f"SpiderDuck/{VERSION} (+https://github.com/spiderduck/spiderduck)"
+    accept_language: str = "en-US,en;q=0.9"  # Accept-Language of page requests (every HTML hop); "" = none
     default_rate: float = 1.0         # requests per second per domain
     rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
     max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS
@@ -78,6 +86,12 @@ class FetcherSettings:
                                       # wait. 2048: eight schedulers' max_in_flight (256) on one fetcher
 
     def __post_init__(self) -> None:
+        if len(self.accept_language) > MAX_ACCEPT_LANGUAGE or not _ACCEPT_LANGUAGE.fullmatch(self.accept_language):
+            raise ConfigError(f"fetcher.accept_language: {self.accept_language[:80]!r} is not an Accept-Language "
+                              f"value (language tags with q-values, e.g. 'de-DE,de;q=0.9', at most "
+                              f"{MAX_ACCEPT_LANGUAGE} characters; '' sends none)")
+        if _CONTROL.search(self.user_agent):
+            raise ConfigError("fetcher.user_agent: control characters (a line break, a tab) cannot be sent in a header")
         if self.max_concurrent_calls < 1:
             raise ConfigError(f"fetcher.max_concurrent_calls: {self.max_concurrent_calls} must be at least 1")
         if not self.max_rate > 0:

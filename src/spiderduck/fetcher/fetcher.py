@@ -126,7 +126,9 @@ class Fetcher:
         the request's metrics. `validators` make the request conditional: the well-formed ones
         (Validators.headers) go out as If-None-Match / If-Modified-Since on the page request,
         never on robots.txt's; a 304 answer is an OK result with http_status 304 and the
-        response's headers, as any other answer is. With `render`, a page whose answer is an empty
+        response's headers, as any other answer is. A page request (purpose "" or "page": every
+        hop of a redirect chain) carries fetcher.accept_language, so an origin that varies by
+        language answers one language every time; an image's or oEmbed's does not. With `render`, a page whose answer is an empty
         JavaScript shell is also rendered, when this fetcher has a renderer (src/spiderduck/fetcher/render_hop.py)."""
         try:
             url = urls.canonicalize(url)
@@ -156,10 +158,12 @@ class Fetcher:
             return self._halted(url, slot)
         self.check_owner(slot.domain)
         cap = self.settings.max_body_bytes
-        conditional = validators.headers() if validators else {}
+        headers = validators.headers() if validators else {}
+        if self.settings.accept_language and _PURPOSES.get(purpose) == "page":
+            headers["Accept-Language"] = self.settings.accept_language
         result = await self.http.get(url, on_sent=slot.mark_sent,
                                      max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap,
-                                     headers=conditional or None)
+                                     headers=headers or None)
         slot.observe(result)
         self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
