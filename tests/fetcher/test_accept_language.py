@@ -6,17 +6,10 @@ from __future__ import annotations
 import pytest
 from aiohttp import web
 
-from spiderduck.core import config
 from spiderduck.core.errors import ConfigError
 from spiderduck.fetcher.fetcher import Fetcher
 from spiderduck.fetcher.ownership import AllShards
-
-
-def settings(**kw):
-    values = {"fetcher.allowed_networks": ["127.0.0.0/8"],
-              "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "fetcher.default_rate": 100.0}
-    values.update(kw)
-    return config.load(env={}, overrides=values).fetcher
+from support.fetcher_settings import local_settings as settings
 
 
 class Origin:

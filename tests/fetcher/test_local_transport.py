@@ -7,22 +7,15 @@ import asyncio
 import pytest
 from aiohttp import web
 
-from spiderduck.core import config
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.freshness import Validators
 from spiderduck.core.status import Status
 from spiderduck.fetcher.fetcher import Fetcher
 from spiderduck.fetcher.local import LocalTransport
 from spiderduck.fetcher.ownership import AllShards
+from support.fetcher_settings import local_settings as settings
 
 ADDRESS = "127.0.0.1:50052"
-
-
-def settings(**kw):
-    values = {"fetcher.allowed_networks": ["127.0.0.0/8"],
-              "fetcher.dns_overrides": {"*.test": "127.0.0.1"}, "fetcher.default_rate": 100.0}
-    values.update(kw)
-    return config.load(env={}, overrides=values).fetcher
 
 
 class Elsewhere:
