@@ -88,3 +88,26 @@ def test_endless_boxes_are_walked_a_bounded_number_of_times():
     started = time.process_time()
     assert probe(data) is None
     assert time.process_time() - started < 0.5
+
+
+@pytest.mark.parametrize("data", [
+    b'<svg width="100" viewBox="0 0 1e-320 100">',               # a side overflowing to inf
+    b'<svg height="100" viewBox="0 0 100 1e-320">',
+    b"GIF89a\xff\xff\xff\xff",                                    # 65,535 a side: past the area
+    b'<svg width="65536" height="65536">',
+])
+def test_an_absurd_size_is_no_size(data):
+    assert probe(data) is None
+
+
+@pytest.mark.parametrize("svg", [
+    b"<svg " + b"a" * (image_headers.SVG_PREFIX - 6) + b">",      # one long attribute name
+    b"<svg " + b"a:" * (image_headers.SVG_PREFIX // 2 - 4) + b">",
+    b'<svg a="' + b"b" * (image_headers.SVG_PREFIX - 9),          # a value never closed
+    b"<svg" * (image_headers.SVG_PREFIX // 4),                    # roots never closed
+    b"<SVG " + b"w=1 " * (image_headers.SVG_PREFIX // 4 - 2) + b">",
+])
+def test_a_hostile_svg_prefix_is_read_in_linear_time(svg):
+    started = time.process_time()
+    assert probe(svg) is None
+    assert time.process_time() - started < 0.2

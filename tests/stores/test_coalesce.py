@@ -125,6 +125,20 @@ async def test_with_flying_a_caller_alone_is_sent_at_once():
     assert [list(r) for r in origin.requests] == [[1], [2], [3]]
 
 
+async def test_a_request_cancelled_before_it_ran_cancels_its_callers_instead_of_leaving_them():
+    origin = Origin()
+    get = Coalescer(origin, most=32)
+    call = asyncio.ensure_future(get(1))
+    while not get._sending:                            # the request's task made, not yet run
+        await asyncio.sleep(0)
+    for task in get._sending:
+        task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(call, 5)
+    assert origin.requests == []
+    assert await get(2) == 20                          # and the next one goes
+
+
 def test_a_batch_of_none_is_refused():
     with pytest.raises(ValueError):
         Coalescer(Origin(), most=0)

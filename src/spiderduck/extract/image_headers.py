@@ -9,6 +9,7 @@ its first `<svg` start tag is read for `width`, `height` and `viewBox`.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import NamedTuple
 
@@ -22,10 +23,19 @@ class Size(NamedTuple):
 SVG_PREFIX = 16 * 1024        # bytes of an SVG searched for its root element
 _BOXES = 64                   # ISO boxes walked at one level before giving up
 _MOST_PIXELS = 1 << 16        # a side longer than this (65,536) is not believed
+_MOST_AREA = 2 * 89_478_485   # nor an area past twice Pillow's MAX_IMAGE_PIXELS, which it refuses
 
 
 def read(data: bytes) -> Size | None:
-    """The size in the header of a GIF, WebP, AVIF/HEIF or SVG; None for anything else."""
+    """The size in the header of a GIF, WebP, AVIF/HEIF or SVG; None for anything else (and for
+    a header that makes no sense: a reader's error on hostile bytes is no size, never a raise)."""
+    try:
+        return _read(data)
+    except (ValueError, OverflowError, IndexError):
+        return None
+
+
+def _read(data: bytes) -> Size | None:
     if data[:6] in (b"GIF87a", b"GIF89a"):
         return _size(int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little"),
                      "image/gif")
@@ -36,8 +46,11 @@ def read(data: bytes) -> Size | None:
     return _svg(data[:SVG_PREFIX])
 
 
-def _size(width: int, height: int, kind: str) -> Size | None:
-    if 0 < width <= _MOST_PIXELS and 0 < height <= _MOST_PIXELS:
+def _size(width: float, height: float, kind: str) -> Size | None:
+    if not (math.isfinite(width) and math.isfinite(height)):
+        return None
+    width, height = round(width), round(height)
+    if 0 < width <= _MOST_PIXELS and 0 < height <= _MOST_PIXELS and width * height <= _MOST_AREA:
         return Size(width, height, kind)
     return None
 
@@ -102,9 +115,11 @@ def _isobmff(data: bytes) -> Size | None:
     return None
 
 
-_SVG_ROOT = re.compile(rb"<svg\b([^>]*)>", re.IGNORECASE)
+# Bounded so that no input of SVG_PREFIX bytes costs more than a linear scan: the root tag at
+# most 4 KiB, an attribute's name at most 64 characters and only where a name can start.
+_SVG_ROOT = re.compile(rb"<svg\b([^>]{0,4096})>", re.IGNORECASE)
 _COMMENT = re.compile(rb"<!--.*?(?:-->|$)", re.DOTALL)    # an unclosed one runs to the end
-_ATTRIBUTE = re.compile(rb"""([A-Za-z_:][-\w:.]*)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_ATTRIBUTE = re.compile(rb"""(?<![-\w:.])([A-Za-z_:][-\w:.]{0,63})\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 _LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(px|in|cm|mm|pt|pc)?\s*$")
 _PER_UNIT = {None: 1.0, "px": 1.0, "in": 96.0, "cm": 96 / 2.54, "mm": 9.6 / 2.54, "pt": 96 / 72,
              "pc": 16.0}
@@ -113,7 +128,7 @@ _PER_UNIT = {None: 1.0, "px": 1.0, "in": 96.0, "cm": 96 / 2.54, "mm": 9.6 / 2.54
 def _svg(data: bytes) -> Size | None:
     """width and height of the root `<svg>` in CSS pixels; where one is missing or relative
     (`100%`, `em`), from the viewBox's aspect; None when neither says."""
-    if b"<svg" not in data and b"<SVG" not in data:
+    if b"<svg" not in data.lower():
         return None
     root = _SVG_ROOT.search(_COMMENT.sub(b"", data))
     if root is None:
@@ -124,14 +139,14 @@ def _svg(data: bytes) -> Size | None:
     width, height = _length(attributes.get("width")), _length(attributes.get("height"))
     box = _view_box(attributes.get("viewbox"))
     if width and height:
-        return _size(round(width), round(height), "image/svg+xml")
+        return _size(width, height, "image/svg+xml")
     if box is None:
         return None
     if width:
-        return _size(round(width), round(width * box[1] / box[0]), "image/svg+xml")
+        return _size(width, width * box[1] / box[0], "image/svg+xml")
     if height:
-        return _size(round(height * box[0] / box[1]), round(height), "image/svg+xml")
-    return _size(round(box[0]), round(box[1]), "image/svg+xml")
+        return _size(height * box[0] / box[1], height, "image/svg+xml")
+    return _size(*box, "image/svg+xml")
 
 
 def _length(value: str | None) -> float | None:

@@ -45,6 +45,8 @@ def probe(data: bytes) -> ImageInfo | None:
             with PILImage.open(io.BytesIO(data)) as im:
                 width, height = im.size
                 kind = PILImage.MIME.get(im.format or "", "")
+    except PILImage.DecompressionBombError:
+        return None
     except _UNREADABLE:
         return _jpeg_frame(data) or _from_header(data)
     if width <= 0 or height <= 0:

@@ -21,8 +21,9 @@ Resolution rows: a put whose record goes alone (over 4 KiB) leaves its URLs' res
 a coalescer here, which writes those of a turn's puts in unlogged batches; of two puts naming
 one URL, the later's row is written.
 
-Shares: the increments of a turn go as one counter batch (never retried: an increment is not
-idempotent, so a failure reaches each caller as a retryable StoreError, as a single one did),
+Shares: the increments of a turn go as counter batches (never retried: an increment is not
+idempotent, so a batch's failure reaches each of its keys' callers as a retryable StoreError, as
+a single one did, and no other key's),
 then the totals are read in one request and written to each record row's `shares_seen` in one
 unlogged batch, each cell `USING TIMESTAMP total + 1` (spiderduck.stores.cassandra_metadata's
 module doc). Two shares of one key in a turn are one increment of two; both callers get the
@@ -117,9 +118,18 @@ class Batches:
         if len(increments) <= 1:
             for increment in increments:
                 await store._execute("add_shares", *increment)
-        else:                       # a failure fails every caller: some may have been counted
-            await asyncio.gather(*(store._execute("add_shares", store.counter_batch(part))
-                                   for part in _parts(increments, list(asked))))
+        else:              # a part that fails fails its own keys' callers, not the others'
+            parts = _parts(increments, list(asked))
+            answers = await asyncio.gather(*(store._execute("add_shares", store.counter_batch(part))
+                                             for part in parts), return_exceptions=True)
+            for part, answer in zip(parts, answers):
+                if isinstance(answer, BaseException):
+                    if not isinstance(answer, Exception):
+                        raise answer
+                    refused.update({key: answer for _, (_, key) in part})
+            asked = {key: count for key, count in asked.items() if key not in refused}
+            if not asked:
+                return refused
         counts = await self._counts(asked)
         totals = {key: counts.get(key, count) for key, count in asked.items()}
         writes = [(q["write_shares_seen"], (max(total, 0) + 1, store.ttl, total, key))

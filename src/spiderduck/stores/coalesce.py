@@ -16,6 +16,7 @@ goes to that key's callers alone; a caller cancelled meanwhile is skipped.
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Awaitable, Callable, Generic, Hashable, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -68,10 +69,14 @@ class Coalescer(Generic[K, V]):
             part = {key: queued[key] for key in keys[start:start + self._most]}
             task = self._loop.create_task(self._answer(part))
             self._sending.add(task)
-            task.add_done_callback(self._sent)
+            task.add_done_callback(functools.partial(self._sent, part))
 
-    def _sent(self, task: asyncio.Task) -> None:
+    def _sent(self, part: dict, task: asyncio.Task) -> None:
         self._sending.discard(task)
+        for _, futures in part.values():          # a task cancelled before it ran answered none
+            for future in futures:
+                if not future.done():
+                    future.cancel()
         if self._queued and not self._flush_soon and task.get_loop() is self._loop:
             self._flush_soon = True                   # the keys that waited for this one
             self._loop.call_soon(self._flush)
