@@ -26,7 +26,7 @@ def _plain_fields(cls: type) -> frozenset[str] | None:
     fields = dataclasses.fields(cls)
     plain = (not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
              and all(f.init for f in fields)
-             and len(fields) == len(getattr(cls, dataclasses._FIELDS)))   # no InitVar
+             and len(fields) == len(cls.__dataclass_fields__))   # no InitVar
     _PLAIN[cls] = names = frozenset(f.name for f in fields) if plain else None
     return names
 

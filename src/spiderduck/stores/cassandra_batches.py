@@ -28,7 +28,7 @@ then the totals are read in one request and written to each record row's `shares
 unlogged batch, each cell `USING TIMESTAMP total + 1` (spiderduck.stores.cassandra_metadata's
 module doc). Two shares of one key in a turn are one increment of two; both callers get the
 total after both. A batch of several partitions holds at most BATCH_PARTITIONS of them and
-stays under _ONE_BATCH_BYTES, split otherwise: Cassandra warns of an unlogged or counter batch
+stays under ONE_BATCH_BYTES, split otherwise: Cassandra warns of an unlogged or counter batch
 over 10 partitions (unlogged_batch_across_partitions_warn_threshold) or over 5 KiB, and the
 driver logs each such warning.
 """
@@ -45,9 +45,12 @@ from spiderduck.stores.coalesce import Coalescer
 if TYPE_CHECKING:
     from spiderduck.stores.cassandra_metadata import CassandraMetadataStore
 
-# A batch's rows by the bytes of their values (see cassandra_metadata._ONE_BATCH_BYTES).
-_ONE_BATCH_BYTES = 4 * 1024
-_ROW_BYTES = 64
+# A batch of several partitions stays under ONE_BATCH_BYTES by the bytes of its values: every
+# node logs one over 5 KiB (batch_size_warn_threshold) and refuses one over 50 KiB
+# (batch_size_fail_threshold). ROW_BYTES: a row's own overhead in that count (its timestamps and
+# lengths), generously. A put (cassandra_metadata) sizes its one batch by the same two.
+ONE_BATCH_BYTES = 4 * 1024
+ROW_BYTES = 64
 _LONGEST_KEY = 65_535       # bytes of a partition key (Cassandra's limit)
 BATCH_PARTITIONS = 10      # Cassandra's unlogged_batch_across_partitions_warn_threshold
 
@@ -102,12 +105,7 @@ class Batches:
         store = self._store
         fitting, refused = _fitting(list(asked))
         writes = [(store._q["write_resolution"], (url, asked[url], store.ttl)) for url in fitting]
-        sizes = [url + asked[url] for url in fitting]
-        if len(writes) == 1:
-            await store._execute("write_resolution", *writes[0])
-        elif writes:
-            await asyncio.gather(*(store._execute("write_resolution", store._batched(part))
-                                   for part in _parts(writes, sizes)))
+        await self._write("write_resolution", writes, [url + asked[url] for url in fitting])
         return refused
 
     async def _shares(self, asked: dict) -> dict:
@@ -134,13 +132,17 @@ class Batches:
         totals = {key: counts.get(key, count) for key, count in asked.items()}
         writes = [(q["write_shares_seen"], (max(total, 0) + 1, store.ttl, total, key))
                   for key, total in totals.items() if not isinstance(total, BaseException)]
-        if len(writes) <= 1:
-            for write in writes:
-                await store._execute("write_shares_seen", *write)
-        else:
-            await asyncio.gather(*(store._execute("write_shares_seen", store._batched(part))
-                                   for part in _parts(writes, [w[1][3] for w in writes])))
+        await self._write("write_shares_seen", writes, [w[1][3] for w in writes])
         return {**totals, **refused}
+
+    async def _write(self, name: str, writes: list, keys: list[str]) -> None:
+        """Plain writes (one per key, in keys' order): one alone, else unlogged batches (_parts)."""
+        store = self._store
+        if len(writes) == 1:
+            await store._execute(name, *writes[0])
+        elif writes:
+            await asyncio.gather(*(store._execute(name, store._batched(part))
+                                   for part in _parts(writes, keys)))
 
 
 def _later(_, later):
@@ -190,11 +192,11 @@ def _routed_class():
 
 def _parts(statements: list, keys: list[str]) -> list[list]:
     """statements (one per key, in keys' order: the key, or what the row holds) in runs of at
-    most BATCH_PARTITIONS keys that stay under _ONE_BATCH_BYTES."""
+    most BATCH_PARTITIONS keys that stay under ONE_BATCH_BYTES."""
     parts, part, size = [], [], 0
     for statement, key in zip(statements, keys):
-        row = len(key) + _ROW_BYTES
-        if part and (size + row > _ONE_BATCH_BYTES or len(part) == BATCH_PARTITIONS):
+        row = len(key) + ROW_BYTES
+        if part and (size + row > ONE_BATCH_BYTES or len(part) == BATCH_PARTITIONS):
             parts.append(part)
             part, size = [], 0
         part.append(statement)

@@ -9,7 +9,7 @@ fetched_at, and `record = null`, which replaces a version-1 JSON row without rea
 `earliest` cell (first_seen, below), one `aliases` row and one resolution row per alias (the
 `crawl_status` table that versions 1 and 2 also wrote is read by nothing, so it is no longer
 written). It reads nothing first, so it is idempotent and the driver may retry it. A put whose
-rows pass _ONE_BATCH_BYTES (4 KiB, most of it the record), or that names 10 URLs or more, goes
+rows pass ONE_BATCH_BYTES (4 KiB, most of it the record), or that names 10 URLs or more, goes
 as the record's partition (its row and its aliases, one partition key) alone, and its
 resolution rows coalesced with those of the other puts of the turn or of a round trip
 (spiderduck.stores.cassandra_batches, in batches of at most 10 partitions and 4 KiB): Cassandra
@@ -26,7 +26,7 @@ the timestamp, and the cell converges to the minimum as a min-register would. No
 writes that cell, so no real clock competes; _EARLIEST_CLOCK is far enough ahead of any real
 clock (2096) that a row deletion at the current time does not remove the cell.
 
-Shares (coalesced too: one counter batch, one read, one write a turn): the `shares` counter counts them (an increment is not idempotent, so it is never
+Shares (coalesced too: counter batches, one read and unlogged writes a turn): the `shares` counter counts them (an increment is not idempotent, so it is never
 retried: a failure surfaces as a retryable StoreError and the caller decides). `add_share`
 increments it, reads the total (the caller needs it), then writes that total to
 `records.shares_seen` with `USING TIMESTAMP total + 1`: totals only grow, so the largest wins
@@ -107,7 +107,8 @@ from spiderduck.core import metrics
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.record import UrlRecord
 from spiderduck.stores import cassandra_forget, cassandra_schema
-from spiderduck.stores.cassandra_batches import BATCH_PARTITIONS, QUERIES as BATCH_QUERIES, Batches
+from spiderduck.stores.cassandra_batches import (BATCH_PARTITIONS, ONE_BATCH_BYTES, QUERIES as BATCH_QUERIES,
+                                                  ROW_BYTES, Batches)
 from spiderduck.stores.cassandra_cluster import CassandraOptions, connect, translate
 from spiderduck.stores.cassandra_handoff import Handoff
 from spiderduck.stores.cassandra_rows import millis, stored_cell, to_record, to_wire
@@ -120,13 +121,6 @@ from spiderduck.core.frozen import evolve
 # is clamped to 1970..2096, so the timestamp stays between 0 and _EARLIEST_CLOCK.
 _EARLIEST_CLOCK = 4_000_000_000_000_000
 _LATEST_FIRST_SEEN_MS = _EARLIEST_CLOCK // 1000
-# A put whose rows pass this, by the bytes of their values, goes as more than one request (the
-# record's partition alone; the other rows as a batch, or one by one when their URLs alone pass
-# it): every node logs a batch of several partitions over 5 KiB (batch_size_warn_threshold) and
-# refuses one over 50 KiB (batch_size_fail_threshold). _ROW_BYTES: a row's own overhead in that
-# count (its timestamps and lengths), generously.
-_ONE_BATCH_BYTES = 4 * 1024
-_ROW_BYTES = 64
 _LONGEST_TTL = 20 * 365 * 24 * 3600   # Cassandra's (MAX_TTL): retention.metadata may not pass it
 
 
@@ -296,9 +290,9 @@ class CassandraMetadataStore(MetadataStore):
             (q["write_record"], (ttl, data, fetched, key)),               # the aliases
             (q["write_earliest"], (_EARLIEST_CLOCK - first_ms, ttl, first_ms, key)),
             *((q["write_alias"], (key, url, ttl)) for url in urls)])
-        rest_bytes = sum(len(url) + len(key) + _ROW_BYTES for url in urls)
+        rest_bytes = sum(len(url) + len(key) + ROW_BYTES for url in urls)
         if (len(urls) < BATCH_PARTITIONS
-                and len(data) + len(key) + _ROW_BYTES + 2 * rest_bytes <= _ONE_BATCH_BYTES):
+                and len(data) + len(key) + ROW_BYTES + 2 * rest_bytes <= ONE_BATCH_BYTES):
             rest = [(q["write_resolution"], (url, key, ttl)) for url in urls]
             await self._execute("put", self._batched(rest, record_part))   # the common case
         else:              # the record's partition alone; its resolution rows with other puts'
