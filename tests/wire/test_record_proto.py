@@ -8,7 +8,8 @@ import math
 
 import pytest
 
-from spiderduck.core.record import FieldSource, Image, Redirect, UrlRecord, Video, with_page
+from spiderduck.core.record import (Audio, Document, FieldSource, Image, Label, Offer, Redirect, UrlRecord, Video,
+                                    with_page)
 from spiderduck.core.status import Status
 from spiderduck.wire import record_proto
 from conftest import shared_path
@@ -23,11 +24,12 @@ def protobuf_json(rec: UrlRecord) -> dict:
 
 EVERYTHING = UrlRecord(
     url="http://s.test/a", canonical_url="http://n.test/c", status=Status.OK, http_status=200,
-    redirects=(Redirect("http://s.test/a", 301), Redirect("http://m.test/b", 0)),
+    redirects=(Redirect("http://s.test/a", 301), Redirect("http://m.test/b", 0),
+               Redirect("http://m.test/r", 200, "meta-refresh")),
     content_type="text/html", charset="utf-8", title="Tïtle", description="D", site_name="S",
     author="A", published_time="2020-03-04T05:06:07.250+02:00", lang="en",
     image=Image("http://n.test/i.png", 640, 0, "image/png"), favicon="http://n.test/f.ico",
-    type="article", video=Video("http://n.test/v.mp4"),
+    type="article", video=Video("http://n.test/v.mp4", 1280, 720, "video/mp4", 2**40 + 7),
     structured_data={"json-ld": [{"@type": "X", "n": 3, "f": 2.5, "t": True, "z": None,
                                   "deep": {"list": [1, "two", [3]]}}], "opengraph": {}},
     share_count=12, first_seen=1_700_000_000.123456, fetched_at=1_700_000_001.0,
@@ -38,14 +40,22 @@ EVERYTHING = UrlRecord(
     embed_html='<iframe src="https://www.youtube.com/embed/x"></iframe>', fediverse_creator="@a@b.test",
     truncated=True, modified_time="2021-05-06T07:08:09Z", fetch_mode="rendered",
     provenance=(FieldSource("title", "og:title"), FieldSource("image", "<img>"),
-                FieldSource("author", "json-ld:author"), FieldSource("favicon", "/favicon.ico")))
+                FieldSource("author", "json-ld:author"), FieldSource("favicon", "/favicon.ico"),
+                FieldSource("offer", "json-ld:offers")),
+    medium="product", images=(Image("http://n.test/i.png", 640, 0, "image/png"), Image("http://n.test/2.jpg")),
+    logo=Image("http://n.test/logo.svg", 0, 0, "image/svg+xml"), theme_color="#00aaff",
+    theme_color_dark="#101010", card_style="summary_large_image",
+    labels=(Label("Price", "€19.99"), Label("Reading time", "")), offer=Offer("19.99", "EUR", "in_stock"),
+    word_count=1234, reading_time_s=322, audio=Audio("http://n.test/a.mp3", "audio/mpeg", 3_448),
+    document=Document(19), file_size=2**35 + 3)
 
 CASES = {
     "everything": EVERYTHING,
     "nothing": UrlRecord(url="", status=Status.STATUS_UNSPECIFIED),
     "failed": UrlRecord(url="ftp://x", status=Status.INVALID_URL, error="unsupported scheme ftp",
                         fetched_at=5.5),
-    "empty media": UrlRecord(url="http://a.test/", status=Status.OK, image=Image(""), video=Video("")),
+    "empty media": UrlRecord(url="http://a.test/", status=Status.OK, image=Image(""), video=Video(""),
+                             logo=Image(""), audio=Audio(""), document=Document(), offer=Offer()),
     "date only": UrlRecord(url="http://a.test/", status=Status.OK, published_time="2017-06-29"),
     "unreadable date": UrlRecord(url="http://a.test/", status=Status.OK, published_time="last Tuesday"),
     "nanoseconds": UrlRecord(url="http://a.test/", status=Status.OK, fetched_at=1.000000001,

@@ -12,10 +12,16 @@ from spiderduck.core.status import Status
 from spiderduck.core.frozen import evolve
 
 
+# Redirect.kind: how a hop moved on to the next URL.
+HTTP_REDIRECT, META_REFRESH, REFRESH_HEADER = "http", "meta-refresh", "refresh-header"
+REDIRECT_KINDS = (HTTP_REDIRECT, META_REFRESH, REFRESH_HEADER)
+
+
 @dataclass(frozen=True)
 class Redirect:
     url: str
     http_status: int
+    kind: str = HTTP_REDIRECT         # REDIRECT_KINDS: a 3xx Location, <meta http-equiv=refresh>, a Refresh header
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,44 @@ class Image(Media):
 
 @dataclass(frozen=True)
 class Video(Media):
-    """The page's video (og:video)."""
+    """The page's video (og:video), or the file's own (a video file)."""
+    duration_ms: int = 0              # 0: unknown
+
+
+@dataclass(frozen=True)
+class Audio:
+    """The page's audio (og:audio, twitter:player:stream, <audio>), or the file itself."""
+    url: str
+    content_type: str = ""
+    duration_ms: int = 0              # 0: unknown
+
+
+@dataclass(frozen=True)
+class Document:
+    """What a document file (a PDF) says of itself beyond the common fields."""
+    pages: int = 0                    # 0: unknown
+
+
+@dataclass(frozen=True)
+class Label:
+    """One label pair a card shows (twitter:label1 / twitter:data1): as written."""
+    name: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A product's offer: price as its decimal text, currency ISO 4217, availability in snake
+    case of schema.org's ItemAvailability names (in_stock, out_of_stock, pre_order, ...)."""
+    price: str = ""
+    currency: str = ""
+    availability: str = ""
+
+
+# UrlRecord.medium: what the link is (the page's own statements, or the file's type).
+MEDIUMS = ("article", "video", "audio", "image", "document", "product", "profile", "website", "file")
+# UrlRecord.card_style: the card the page asks for (twitter:card), else derived from its image.
+CARD_STYLES = ("summary", "summary_large_image", "player", "app")
 
 
 @dataclass(frozen=True)
@@ -59,7 +102,9 @@ class FieldSource:
 
 # The fields provenance covers, in the order it lists them.
 PROVENANCE_FIELDS = ("title", "description", "image", "site_name", "author", "published_time",
-                     "canonical_url", "lang", "favicon")
+                     "canonical_url", "lang", "favicon", "medium", "images", "logo",
+                     "theme_color", "theme_color_dark", "card_style", "labels", "offer", "word_count",
+                     "reading_time_s", "audio", "video", "document", "file_size")
 
 
 def with_source(provenance: tuple[FieldSource, ...], field: str, source: str) -> tuple[FieldSource, ...]:
@@ -93,6 +138,17 @@ class PageMetadata:
     sensitive: bool = False
     fediverse_creator: str = ""
     provenance: tuple[FieldSource, ...] = ()  # one per filled field (PROVENANCE_FIELDS), canonical_url too
+    medium: str = ""                  # MEDIUMS: og:type, JSON-LD @type
+    images: tuple[Image, ...] = ()    # every card image the page declares, in page order, de-duplicated
+    logo: Image | None = None         # the publisher's logo (not the favicon)
+    theme_color: str = ""             # #rrggbb
+    theme_color_dark: str = ""        # #rrggbb, for (prefers-color-scheme: dark)
+    card_style: str = ""              # CARD_STYLES
+    labels: tuple[Label, ...] = ()    # twitter:label1/data1 and onwards, in order
+    offer: Offer | None = None        # a product's offer
+    word_count: int = 0               # an article's main text, in words
+    reading_time_s: int = 0           # its reading time: stated, else word_count at 230 a minute
+    audio: Audio | None = None        # og:audio, twitter:player:stream, <audio>
     # Not part of the record:
     oembed_url: str = ""              # the page's oEmbed, for related fetches
     interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
@@ -149,6 +205,19 @@ class UrlRecord:
     modified_time: str = ""           # RFC 3339, or empty: when the page says it was last modified
     provenance: tuple[FieldSource, ...] = ()  # where each filled field was read (PROVENANCE_FIELDS' order)
     fetch_mode: str = ""              # STATIC or RENDERED: how the page was read; '' when none was
+    medium: str = ""                  # MEDIUMS: what the link is
+    images: tuple[Image, ...] = ()    # every card image the page declares, in page order (image: the first usable)
+    logo: Image | None = None         # the publisher's logo, apart from the favicon
+    theme_color: str = ""             # #rrggbb
+    theme_color_dark: str = ""        # #rrggbb, for (prefers-color-scheme: dark)
+    card_style: str = ""              # CARD_STYLES
+    labels: tuple[Label, ...] = ()    # the label pairs a card shows, in order, as written
+    offer: Offer | None = None        # a product's offer
+    word_count: int = 0               # an article's main text, in words
+    reading_time_s: int = 0           # its reading time in seconds
+    audio: Audio | None = None        # the page's audio, or the audio file itself
+    document: Document | None = None  # a document file's own facts (a PDF's pages)
+    file_size: int = 0                # a file's size as its origin declares it (Content-Length, Content-Range's total)
 
     @property
     def ok(self) -> bool:

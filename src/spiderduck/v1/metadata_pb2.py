@@ -27,55 +27,63 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cspiderduck/v1/metadata.proto\x12\rspiderduck.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\",\n\x08Redirect\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x13\n\x0bhttp_status\x18\x02 \x01(\x05\"I\n\x05Image\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\"I\n\x05Video\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\"\xab\x08\n\x0bUrlMetadata\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x15\n\rcanonical_url\x18\x02 \x01(\t\x12%\n\x06status\x18\x03 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12\x13\n\x0bhttp_status\x18\x04 \x01(\x05\x12*\n\tredirects\x18\x05 \x03(\x0b\x32\x17.spiderduck.v1.Redirect\x12\x14\n\x0c\x63ontent_type\x18\x06 \x01(\t\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\r\n\x05title\x18\x08 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\t \x01(\t\x12\x11\n\tsite_name\x18\n \x01(\t\x12\x0e\n\x06\x61uthor\x18\x0b \x01(\t\x12\x32\n\x0epublished_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04lang\x18\r \x01(\t\x12#\n\x05image\x18\x0e \x01(\x0b\x32\x14.spiderduck.v1.Image\x12\x0f\n\x07\x66\x61vicon\x18\x0f \x01(\t\x12\x0c\n\x04type\x18\x10 \x01(\t\x12#\n\x05video\x18\x11 \x01(\x0b\x32\x14.spiderduck.v1.Video\x12\x30\n\x0fstructured_data\x18\x12 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0bshare_count\x18\x13 \x01(\x05\x12.\n\nfirst_seen\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nfetched_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63ontent_ref\x18\x16 \x01(\t\x12\x11\n\tfinal_url\x18\x17 \x01(\t\x12\r\n\x05\x65rror\x18\x18 \x01(\t\x12\x16\n\x0e\x63ontent_length\x18\x19 \x01(\x05\x12.\n\nexpires_at\x18\x1a \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x1b \x01(\t\x12\x31\n\rlast_modified\x18\x1c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11robots_directives\x18\x1d \x03(\t\x12\x11\n\tclean_url\x18\x1e \x01(\t\x12\x16\n\x0eremoved_params\x18\x1f \x03(\t\x12\x11\n\tsensitive\x18  \x01(\x08\x12\x12\n\nembed_html\x18! \x01(\t\x12\x19\n\x11\x66\x65\x64iverse_creator\x18\" \x01(\t\x12.\n\nprovenance\x18# \x03(\x0b\x32\x1a.spiderduck.v1.FieldSource\x12\x12\n\nfetch_mode\x18$ \x01(\t\x12\x11\n\ttruncated\x18% \x01(\x08\x12\x31\n\rmodified_time\x18& \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"X\n\x0b\x46ieldSource\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12*\n\x08rejected\x18\x03 \x03(\x0b\x32\x18.spiderduck.v1.Candidate\":\n\tCandidate\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"[\n\x07\x46inding\x12\x10\n\x08platform\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\x12\r\n\x05\x66ield\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\" \n\x11\x45xplainUrlRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\"\x9f\x01\n\x0b\x45xplanation\x12,\n\x08metadata\x18\x01 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12*\n\x06\x66ields\x18\x02 \x03(\x0b\x32\x1a.spiderduck.v1.FieldSource\x12(\n\x08\x66indings\x18\x03 \x03(\x0b\x32\x16.spiderduck.v1.Finding\x12\x0c\n\x04note\x18\x04 \x01(\t\"%\n\x15GetUrlMetadataRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\"n\n\x11UrlMetadataResult\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12,\n\x08metadata\x18\x03 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12\x0f\n\x07pending\x18\x04 \x01(\x08\"K\n\x16GetUrlMetadataResponse\x12\x31\n\x07results\x18\x01 \x03(\x0b\x32 .spiderduck.v1.UrlMetadataResult\"]\n\x11ResolveUrlRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\x12*\n\x07max_age\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07refresh\x18\x03 \x01(\x08\"=\n\rForgetRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"J\n\x0e\x46orgetResponse\x12\x0f\n\x07records\x18\x01 \x01(\x05\x12\x17\n\x0f\x63ontent_records\x18\x02 \x01(\x05\x12\x0e\n\x06\x65vents\x18\x03 \x01(\x05\"\x16\n\x14ListForgottenRequest\"{\n\x0e\x46orgottenEntry\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\n\n\x02\x62y\x18\x04 \x01(\t\x12\x30\n\x0c\x66orgotten_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\x15ListForgottenResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.spiderduck.v1.ForgottenEntry\"/\n\x0fUnforgetRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\"#\n\x10UnforgetResponse\x12\x0f\n\x07\x65ntries\x18\x01 \x01(\x05*\x88\x02\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\x15\n\x11ROBOTS_DISALLOWED\x10\x02\x12\x13\n\x0f\x42LOCKED_ADDRESS\x10\x03\x12\x0f\n\x0bINVALID_URL\x10\x04\x12\r\n\tDNS_ERROR\x10\x05\x12\x14\n\x10\x43ONNECTION_ERROR\x10\x06\x12\x0b\n\x07TIMEOUT\x10\x07\x12\x16\n\x12TOO_MANY_REDIRECTS\x10\x08\x12\r\n\tTOO_LARGE\x10\t\x12\x0e\n\nHTTP_ERROR\x10\n\x12\x17\n\x13UNSUPPORTED_CONTENT\x10\x0b\x12\x10\n\x0cINTERSTITIAL\x10\x0c\x12\r\n\tFORGOTTEN\x10\r2\xfe\x03\n\x0fMetadataService\x12]\n\x0eGetUrlMetadata\x12$.spiderduck.v1.GetUrlMetadataRequest\x1a%.spiderduck.v1.GetUrlMetadataResponse\x12P\n\nResolveUrl\x12 .spiderduck.v1.ResolveUrlRequest\x1a .spiderduck.v1.UrlMetadataResult\x12J\n\nExplainUrl\x12 .spiderduck.v1.ExplainUrlRequest\x1a\x1a.spiderduck.v1.Explanation\x12\x45\n\x06\x46orget\x12\x1c.spiderduck.v1.ForgetRequest\x1a\x1d.spiderduck.v1.ForgetResponse\x12Z\n\rListForgotten\x12#.spiderduck.v1.ListForgottenRequest\x1a$.spiderduck.v1.ListForgottenResponse\x12K\n\x08Unforget\x12\x1e.spiderduck.v1.UnforgetRequest\x1a\x1f.spiderduck.v1.UnforgetResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cspiderduck/v1/metadata.proto\x12\rspiderduck.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\":\n\x08Redirect\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x13\n\x0bhttp_status\x18\x02 \x01(\x05\x12\x0c\n\x04kind\x18\x03 \x01(\t\"I\n\x05Image\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\"^\n\x05Video\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05width\x18\x02 \x01(\x05\x12\x0e\n\x06height\x18\x03 \x01(\x05\x12\x14\n\x0c\x63ontent_type\x18\x04 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x05 \x01(\x03\"?\n\x05\x41udio\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_type\x18\x02 \x01(\t\x12\x13\n\x0b\x64uration_ms\x18\x03 \x01(\x03\"\x19\n\x08\x44ocument\x12\r\n\x05pages\x18\x01 \x01(\x05\"$\n\x05Label\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\">\n\x05Offer\x12\r\n\x05price\x18\x01 \x01(\t\x12\x10\n\x08\x63urrency\x18\x02 \x01(\t\x12\x14\n\x0c\x61vailability\x18\x03 \x01(\t\"\xa2\x0b\n\x0bUrlMetadata\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x15\n\rcanonical_url\x18\x02 \x01(\t\x12%\n\x06status\x18\x03 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12\x13\n\x0bhttp_status\x18\x04 \x01(\x05\x12*\n\tredirects\x18\x05 \x03(\x0b\x32\x17.spiderduck.v1.Redirect\x12\x14\n\x0c\x63ontent_type\x18\x06 \x01(\t\x12\x0f\n\x07\x63harset\x18\x07 \x01(\t\x12\r\n\x05title\x18\x08 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\t \x01(\t\x12\x11\n\tsite_name\x18\n \x01(\t\x12\x0e\n\x06\x61uthor\x18\x0b \x01(\t\x12\x32\n\x0epublished_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04lang\x18\r \x01(\t\x12#\n\x05image\x18\x0e \x01(\x0b\x32\x14.spiderduck.v1.Image\x12\x0f\n\x07\x66\x61vicon\x18\x0f \x01(\t\x12\x0c\n\x04type\x18\x10 \x01(\t\x12#\n\x05video\x18\x11 \x01(\x0b\x32\x14.spiderduck.v1.Video\x12\x30\n\x0fstructured_data\x18\x12 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x13\n\x0bshare_count\x18\x13 \x01(\x05\x12.\n\nfirst_seen\x18\x14 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nfetched_at\x18\x15 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0b\x63ontent_ref\x18\x16 \x01(\t\x12\x11\n\tfinal_url\x18\x17 \x01(\t\x12\r\n\x05\x65rror\x18\x18 \x01(\t\x12\x16\n\x0e\x63ontent_length\x18\x19 \x01(\x05\x12.\n\nexpires_at\x18\x1a \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0c\n\x04\x65tag\x18\x1b \x01(\t\x12\x31\n\rlast_modified\x18\x1c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11robots_directives\x18\x1d \x03(\t\x12\x11\n\tclean_url\x18\x1e \x01(\t\x12\x16\n\x0eremoved_params\x18\x1f \x03(\t\x12\x11\n\tsensitive\x18  \x01(\x08\x12\x12\n\nembed_html\x18! \x01(\t\x12\x19\n\x11\x66\x65\x64iverse_creator\x18\" \x01(\t\x12.\n\nprovenance\x18# \x03(\x0b\x32\x1a.spiderduck.v1.FieldSource\x12\x12\n\nfetch_mode\x18$ \x01(\t\x12\x11\n\ttruncated\x18% \x01(\x08\x12\x31\n\rmodified_time\x18& \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06medium\x18\' \x01(\t\x12$\n\x06images\x18( \x03(\x0b\x32\x14.spiderduck.v1.Image\x12\"\n\x04logo\x18) \x01(\x0b\x32\x14.spiderduck.v1.Image\x12\x13\n\x0btheme_color\x18* \x01(\t\x12\x18\n\x10theme_color_dark\x18+ \x01(\t\x12\x12\n\ncard_style\x18, \x01(\t\x12$\n\x06labels\x18- \x03(\x0b\x32\x14.spiderduck.v1.Label\x12#\n\x05offer\x18. \x01(\x0b\x32\x14.spiderduck.v1.Offer\x12\x12\n\nword_count\x18/ \x01(\x05\x12\x16\n\x0ereading_time_s\x18\x30 \x01(\x05\x12#\n\x05\x61udio\x18\x31 \x01(\x0b\x32\x14.spiderduck.v1.Audio\x12)\n\x08\x64ocument\x18\x32 \x01(\x0b\x32\x17.spiderduck.v1.Document\x12\x11\n\tfile_size\x18\x33 \x01(\x03\"X\n\x0b\x46ieldSource\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12\x0e\n\x06source\x18\x02 \x01(\t\x12*\n\x08rejected\x18\x03 \x03(\x0b\x32\x18.spiderduck.v1.Candidate\":\n\tCandidate\x12\x0e\n\x06source\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"[\n\x07\x46inding\x12\x10\n\x08platform\x18\x01 \x01(\t\x12\x0c\n\x04\x63ode\x18\x02 \x01(\t\x12\x10\n\x08severity\x18\x03 \x01(\t\x12\r\n\x05\x66ield\x18\x04 \x01(\t\x12\x0f\n\x07message\x18\x05 \x01(\t\" \n\x11\x45xplainUrlRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\"\x9f\x01\n\x0b\x45xplanation\x12,\n\x08metadata\x18\x01 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12*\n\x06\x66ields\x18\x02 \x03(\x0b\x32\x1a.spiderduck.v1.FieldSource\x12(\n\x08\x66indings\x18\x03 \x03(\x0b\x32\x16.spiderduck.v1.Finding\x12\x0c\n\x04note\x18\x04 \x01(\t\"%\n\x15GetUrlMetadataRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\"n\n\x11UrlMetadataResult\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05\x66ound\x18\x02 \x01(\x08\x12,\n\x08metadata\x18\x03 \x01(\x0b\x32\x1a.spiderduck.v1.UrlMetadata\x12\x0f\n\x07pending\x18\x04 \x01(\x08\"K\n\x16GetUrlMetadataResponse\x12\x31\n\x07results\x18\x01 \x03(\x0b\x32 .spiderduck.v1.UrlMetadataResult\"]\n\x11ResolveUrlRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\x12*\n\x07max_age\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0f\n\x07refresh\x18\x03 \x01(\x08\"=\n\rForgetRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\"J\n\x0e\x46orgetResponse\x12\x0f\n\x07records\x18\x01 \x01(\x05\x12\x17\n\x0f\x63ontent_records\x18\x02 \x01(\x05\x12\x0e\n\x06\x65vents\x18\x03 \x01(\x05\"\x16\n\x14ListForgottenRequest\"{\n\x0e\x46orgottenEntry\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\x12\x0e\n\x06reason\x18\x03 \x01(\t\x12\n\n\x02\x62y\x18\x04 \x01(\t\x12\x30\n\x0c\x66orgotten_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"G\n\x15ListForgottenResponse\x12.\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x1d.spiderduck.v1.ForgottenEntry\"/\n\x0fUnforgetRequest\x12\x0c\n\x04urls\x18\x01 \x03(\t\x12\x0e\n\x06\x64omain\x18\x02 \x01(\t\"#\n\x10UnforgetResponse\x12\x0f\n\x07\x65ntries\x18\x01 \x01(\x05*\x88\x02\n\x06Status\x12\x16\n\x12STATUS_UNSPECIFIED\x10\x00\x12\x06\n\x02OK\x10\x01\x12\x15\n\x11ROBOTS_DISALLOWED\x10\x02\x12\x13\n\x0f\x42LOCKED_ADDRESS\x10\x03\x12\x0f\n\x0bINVALID_URL\x10\x04\x12\r\n\tDNS_ERROR\x10\x05\x12\x14\n\x10\x43ONNECTION_ERROR\x10\x06\x12\x0b\n\x07TIMEOUT\x10\x07\x12\x16\n\x12TOO_MANY_REDIRECTS\x10\x08\x12\r\n\tTOO_LARGE\x10\t\x12\x0e\n\nHTTP_ERROR\x10\n\x12\x17\n\x13UNSUPPORTED_CONTENT\x10\x0b\x12\x10\n\x0cINTERSTITIAL\x10\x0c\x12\r\n\tFORGOTTEN\x10\r2\xfe\x03\n\x0fMetadataService\x12]\n\x0eGetUrlMetadata\x12$.spiderduck.v1.GetUrlMetadataRequest\x1a%.spiderduck.v1.GetUrlMetadataResponse\x12P\n\nResolveUrl\x12 .spiderduck.v1.ResolveUrlRequest\x1a .spiderduck.v1.UrlMetadataResult\x12J\n\nExplainUrl\x12 .spiderduck.v1.ExplainUrlRequest\x1a\x1a.spiderduck.v1.Explanation\x12\x45\n\x06\x46orget\x12\x1c.spiderduck.v1.ForgetRequest\x1a\x1d.spiderduck.v1.ForgetResponse\x12Z\n\rListForgotten\x12#.spiderduck.v1.ListForgottenRequest\x1a$.spiderduck.v1.ListForgottenResponse\x12K\n\x08Unforget\x12\x1e.spiderduck.v1.UnforgetRequest\x1a\x1f.spiderduck.v1.UnforgetResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'spiderduck.v1.metadata_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_STATUS']._serialized_start=2618
-  _globals['_STATUS']._serialized_end=2882
+  _globals['_STATUS']._serialized_start=3222
+  _globals['_STATUS']._serialized_end=3486
   _globals['_REDIRECT']._serialized_start=142
-  _globals['_REDIRECT']._serialized_end=186
-  _globals['_IMAGE']._serialized_start=188
-  _globals['_IMAGE']._serialized_end=261
-  _globals['_VIDEO']._serialized_start=263
-  _globals['_VIDEO']._serialized_end=336
-  _globals['_URLMETADATA']._serialized_start=339
-  _globals['_URLMETADATA']._serialized_end=1406
-  _globals['_FIELDSOURCE']._serialized_start=1408
-  _globals['_FIELDSOURCE']._serialized_end=1496
-  _globals['_CANDIDATE']._serialized_start=1498
-  _globals['_CANDIDATE']._serialized_end=1556
-  _globals['_FINDING']._serialized_start=1558
-  _globals['_FINDING']._serialized_end=1649
-  _globals['_EXPLAINURLREQUEST']._serialized_start=1651
-  _globals['_EXPLAINURLREQUEST']._serialized_end=1683
-  _globals['_EXPLANATION']._serialized_start=1686
-  _globals['_EXPLANATION']._serialized_end=1845
-  _globals['_GETURLMETADATAREQUEST']._serialized_start=1847
-  _globals['_GETURLMETADATAREQUEST']._serialized_end=1884
-  _globals['_URLMETADATARESULT']._serialized_start=1886
-  _globals['_URLMETADATARESULT']._serialized_end=1996
-  _globals['_GETURLMETADATARESPONSE']._serialized_start=1998
-  _globals['_GETURLMETADATARESPONSE']._serialized_end=2073
-  _globals['_RESOLVEURLREQUEST']._serialized_start=2075
-  _globals['_RESOLVEURLREQUEST']._serialized_end=2168
-  _globals['_FORGETREQUEST']._serialized_start=2170
-  _globals['_FORGETREQUEST']._serialized_end=2231
-  _globals['_FORGETRESPONSE']._serialized_start=2233
-  _globals['_FORGETRESPONSE']._serialized_end=2307
-  _globals['_LISTFORGOTTENREQUEST']._serialized_start=2309
-  _globals['_LISTFORGOTTENREQUEST']._serialized_end=2331
-  _globals['_FORGOTTENENTRY']._serialized_start=2333
-  _globals['_FORGOTTENENTRY']._serialized_end=2456
-  _globals['_LISTFORGOTTENRESPONSE']._serialized_start=2458
-  _globals['_LISTFORGOTTENRESPONSE']._serialized_end=2529
-  _globals['_UNFORGETREQUEST']._serialized_start=2531
-  _globals['_UNFORGETREQUEST']._serialized_end=2578
-  _globals['_UNFORGETRESPONSE']._serialized_start=2580
-  _globals['_UNFORGETRESPONSE']._serialized_end=2615
-  _globals['_METADATASERVICE']._serialized_start=2885
-  _globals['_METADATASERVICE']._serialized_end=3395
+  _globals['_REDIRECT']._serialized_end=200
+  _globals['_IMAGE']._serialized_start=202
+  _globals['_IMAGE']._serialized_end=275
+  _globals['_VIDEO']._serialized_start=277
+  _globals['_VIDEO']._serialized_end=371
+  _globals['_AUDIO']._serialized_start=373
+  _globals['_AUDIO']._serialized_end=436
+  _globals['_DOCUMENT']._serialized_start=438
+  _globals['_DOCUMENT']._serialized_end=463
+  _globals['_LABEL']._serialized_start=465
+  _globals['_LABEL']._serialized_end=501
+  _globals['_OFFER']._serialized_start=503
+  _globals['_OFFER']._serialized_end=565
+  _globals['_URLMETADATA']._serialized_start=568
+  _globals['_URLMETADATA']._serialized_end=2010
+  _globals['_FIELDSOURCE']._serialized_start=2012
+  _globals['_FIELDSOURCE']._serialized_end=2100
+  _globals['_CANDIDATE']._serialized_start=2102
+  _globals['_CANDIDATE']._serialized_end=2160
+  _globals['_FINDING']._serialized_start=2162
+  _globals['_FINDING']._serialized_end=2253
+  _globals['_EXPLAINURLREQUEST']._serialized_start=2255
+  _globals['_EXPLAINURLREQUEST']._serialized_end=2287
+  _globals['_EXPLANATION']._serialized_start=2290
+  _globals['_EXPLANATION']._serialized_end=2449
+  _globals['_GETURLMETADATAREQUEST']._serialized_start=2451
+  _globals['_GETURLMETADATAREQUEST']._serialized_end=2488
+  _globals['_URLMETADATARESULT']._serialized_start=2490
+  _globals['_URLMETADATARESULT']._serialized_end=2600
+  _globals['_GETURLMETADATARESPONSE']._serialized_start=2602
+  _globals['_GETURLMETADATARESPONSE']._serialized_end=2677
+  _globals['_RESOLVEURLREQUEST']._serialized_start=2679
+  _globals['_RESOLVEURLREQUEST']._serialized_end=2772
+  _globals['_FORGETREQUEST']._serialized_start=2774
+  _globals['_FORGETREQUEST']._serialized_end=2835
+  _globals['_FORGETRESPONSE']._serialized_start=2837
+  _globals['_FORGETRESPONSE']._serialized_end=2911
+  _globals['_LISTFORGOTTENREQUEST']._serialized_start=2913
+  _globals['_LISTFORGOTTENREQUEST']._serialized_end=2935
+  _globals['_FORGOTTENENTRY']._serialized_start=2937
+  _globals['_FORGOTTENENTRY']._serialized_end=3060
+  _globals['_LISTFORGOTTENRESPONSE']._serialized_start=3062
+  _globals['_LISTFORGOTTENRESPONSE']._serialized_end=3133
+  _globals['_UNFORGETREQUEST']._serialized_start=3135
+  _globals['_UNFORGETREQUEST']._serialized_end=3182
+  _globals['_UNFORGETRESPONSE']._serialized_start=3184
+  _globals['_UNFORGETRESPONSE']._serialized_end=3219
+  _globals['_METADATASERVICE']._serialized_start=3489
+  _globals['_METADATASERVICE']._serialized_end=3999
 # @@protoc_insertion_point(module_scope)

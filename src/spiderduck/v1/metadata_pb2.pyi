@@ -44,12 +44,14 @@ INTERSTITIAL: Status
 FORGOTTEN: Status
 
 class Redirect(_message.Message):
-    __slots__ = ("url", "http_status")
+    __slots__ = ("url", "http_status", "kind")
     URL_FIELD_NUMBER: _ClassVar[int]
     HTTP_STATUS_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     url: str
     http_status: int
-    def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ...) -> None: ...
+    kind: str
+    def __init__(self, url: _Optional[str] = ..., http_status: _Optional[int] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class Image(_message.Message):
     __slots__ = ("url", "width", "height", "content_type")
@@ -64,19 +66,55 @@ class Image(_message.Message):
     def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
 
 class Video(_message.Message):
-    __slots__ = ("url", "width", "height", "content_type")
+    __slots__ = ("url", "width", "height", "content_type", "duration_ms")
     URL_FIELD_NUMBER: _ClassVar[int]
     WIDTH_FIELD_NUMBER: _ClassVar[int]
     HEIGHT_FIELD_NUMBER: _ClassVar[int]
     CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
     url: str
     width: int
     height: int
     content_type: str
-    def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ...) -> None: ...
+    duration_ms: int
+    def __init__(self, url: _Optional[str] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., content_type: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
+
+class Audio(_message.Message):
+    __slots__ = ("url", "content_type", "duration_ms")
+    URL_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_TYPE_FIELD_NUMBER: _ClassVar[int]
+    DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    url: str
+    content_type: str
+    duration_ms: int
+    def __init__(self, url: _Optional[str] = ..., content_type: _Optional[str] = ..., duration_ms: _Optional[int] = ...) -> None: ...
+
+class Document(_message.Message):
+    __slots__ = ("pages",)
+    PAGES_FIELD_NUMBER: _ClassVar[int]
+    pages: int
+    def __init__(self, pages: _Optional[int] = ...) -> None: ...
+
+class Label(_message.Message):
+    __slots__ = ("name", "value")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    value: str
+    def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class Offer(_message.Message):
+    __slots__ = ("price", "currency", "availability")
+    PRICE_FIELD_NUMBER: _ClassVar[int]
+    CURRENCY_FIELD_NUMBER: _ClassVar[int]
+    AVAILABILITY_FIELD_NUMBER: _ClassVar[int]
+    price: str
+    currency: str
+    availability: str
+    def __init__(self, price: _Optional[str] = ..., currency: _Optional[str] = ..., availability: _Optional[str] = ...) -> None: ...
 
 class UrlMetadata(_message.Message):
-    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified", "robots_directives", "clean_url", "removed_params", "sensitive", "embed_html", "fediverse_creator", "provenance", "fetch_mode", "truncated", "modified_time")
+    __slots__ = ("url", "canonical_url", "status", "http_status", "redirects", "content_type", "charset", "title", "description", "site_name", "author", "published_time", "lang", "image", "favicon", "type", "video", "structured_data", "share_count", "first_seen", "fetched_at", "content_ref", "final_url", "error", "content_length", "expires_at", "etag", "last_modified", "robots_directives", "clean_url", "removed_params", "sensitive", "embed_html", "fediverse_creator", "provenance", "fetch_mode", "truncated", "modified_time", "medium", "images", "logo", "theme_color", "theme_color_dark", "card_style", "labels", "offer", "word_count", "reading_time_s", "audio", "document", "file_size")
     URL_FIELD_NUMBER: _ClassVar[int]
     CANONICAL_URL_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
@@ -115,6 +153,19 @@ class UrlMetadata(_message.Message):
     FETCH_MODE_FIELD_NUMBER: _ClassVar[int]
     TRUNCATED_FIELD_NUMBER: _ClassVar[int]
     MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
+    MEDIUM_FIELD_NUMBER: _ClassVar[int]
+    IMAGES_FIELD_NUMBER: _ClassVar[int]
+    LOGO_FIELD_NUMBER: _ClassVar[int]
+    THEME_COLOR_FIELD_NUMBER: _ClassVar[int]
+    THEME_COLOR_DARK_FIELD_NUMBER: _ClassVar[int]
+    CARD_STYLE_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    OFFER_FIELD_NUMBER: _ClassVar[int]
+    WORD_COUNT_FIELD_NUMBER: _ClassVar[int]
+    READING_TIME_S_FIELD_NUMBER: _ClassVar[int]
+    AUDIO_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
     url: str
     canonical_url: str
     status: Status
@@ -153,7 +204,20 @@ class UrlMetadata(_message.Message):
     fetch_mode: str
     truncated: bool
     modified_time: _timestamp_pb2.Timestamp
-    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., robots_directives: _Optional[_Iterable[str]] = ..., clean_url: _Optional[str] = ..., removed_params: _Optional[_Iterable[str]] = ..., sensitive: _Optional[bool] = ..., embed_html: _Optional[str] = ..., fediverse_creator: _Optional[str] = ..., provenance: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., fetch_mode: _Optional[str] = ..., truncated: _Optional[bool] = ..., modified_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    medium: str
+    images: _containers.RepeatedCompositeFieldContainer[Image]
+    logo: Image
+    theme_color: str
+    theme_color_dark: str
+    card_style: str
+    labels: _containers.RepeatedCompositeFieldContainer[Label]
+    offer: Offer
+    word_count: int
+    reading_time_s: int
+    audio: Audio
+    document: Document
+    file_size: int
+    def __init__(self, url: _Optional[str] = ..., canonical_url: _Optional[str] = ..., status: _Optional[_Union[Status, str]] = ..., http_status: _Optional[int] = ..., redirects: _Optional[_Iterable[_Union[Redirect, _Mapping]]] = ..., content_type: _Optional[str] = ..., charset: _Optional[str] = ..., title: _Optional[str] = ..., description: _Optional[str] = ..., site_name: _Optional[str] = ..., author: _Optional[str] = ..., published_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., lang: _Optional[str] = ..., image: _Optional[_Union[Image, _Mapping]] = ..., favicon: _Optional[str] = ..., type: _Optional[str] = ..., video: _Optional[_Union[Video, _Mapping]] = ..., structured_data: _Optional[_Union[_struct_pb2.Struct, _Mapping]] = ..., share_count: _Optional[int] = ..., first_seen: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., fetched_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., content_ref: _Optional[str] = ..., final_url: _Optional[str] = ..., error: _Optional[str] = ..., content_length: _Optional[int] = ..., expires_at: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., etag: _Optional[str] = ..., last_modified: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., robots_directives: _Optional[_Iterable[str]] = ..., clean_url: _Optional[str] = ..., removed_params: _Optional[_Iterable[str]] = ..., sensitive: _Optional[bool] = ..., embed_html: _Optional[str] = ..., fediverse_creator: _Optional[str] = ..., provenance: _Optional[_Iterable[_Union[FieldSource, _Mapping]]] = ..., fetch_mode: _Optional[str] = ..., truncated: _Optional[bool] = ..., modified_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., medium: _Optional[str] = ..., images: _Optional[_Iterable[_Union[Image, _Mapping]]] = ..., logo: _Optional[_Union[Image, _Mapping]] = ..., theme_color: _Optional[str] = ..., theme_color_dark: _Optional[str] = ..., card_style: _Optional[str] = ..., labels: _Optional[_Iterable[_Union[Label, _Mapping]]] = ..., offer: _Optional[_Union[Offer, _Mapping]] = ..., word_count: _Optional[int] = ..., reading_time_s: _Optional[int] = ..., audio: _Optional[_Union[Audio, _Mapping]] = ..., document: _Optional[_Union[Document, _Mapping]] = ..., file_size: _Optional[int] = ...) -> None: ...
 
 class FieldSource(_message.Message):
     __slots__ = ("field", "source", "rejected")

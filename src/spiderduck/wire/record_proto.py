@@ -22,7 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from spiderduck.core.record import FieldSource, Image, PageMetadata, Redirect, UrlRecord, Video, with_page
 from spiderduck.core.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
-from spiderduck.wire import struct_wire
+from spiderduck.wire import record_card, struct_wire
 from spiderduck.wire.struct_wire import varint
 from spiderduck.core.frozen import evolve
 
@@ -111,7 +111,7 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
     for name in _SCALARS:
         setattr(msg, name, getattr(rec, name))
     for r in rec.redirects:
-        msg.redirects.add(url=r.url, http_status=r.http_status)
+        msg.redirects.add(**record_card.redirect_to_proto(r))
     for name in _DATES:
         ts = _ts_from_rfc3339(getattr(rec, name)) if getattr(rec, name) else None
         if ts is not None:
@@ -135,6 +135,7 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
             getattr(msg, name).extend(getattr(rec, name))
     for p in _provenance(rec):
         msg.provenance.add(field=p.field, source=p.source)
+    record_card.to_proto(rec, msg)
     return msg
 
 
@@ -147,14 +148,14 @@ def _provenance(rec: UrlRecord) -> list[FieldSource]:
 def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     values: dict[str, Any] = {name: getattr(msg, name) for name in _SCALARS}
     values["status"] = Status(msg.status)
-    values["redirects"] = tuple(Redirect(r.url, r.http_status) for r in msg.redirects)
+    values["redirects"] = tuple(record_card.redirect_from_proto(r) for r in msg.redirects)
     for name in _DATES:
         if msg.HasField(name):
             values[name] = getattr(msg, name).ToJsonString()
     if msg.HasField("image"):
         values["image"] = Image(msg.image.url, msg.image.width, msg.image.height, msg.image.content_type)
     if msg.HasField("video"):
-        values["video"] = Video(msg.video.url, msg.video.width, msg.video.height, msg.video.content_type)
+        values["video"] = record_card.video_from_proto(msg.video)
     if msg.HasField("structured_data"):
         values["structured_data"] = StructuredData(msg.structured_data.SerializeToString())
     for name in _TIMES:
@@ -163,6 +164,7 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
     for name in _LISTS:
         values[name] = tuple(getattr(msg, name))
     values["provenance"] = tuple(FieldSource(p.field, p.source) for p in msg.provenance)
+    values.update(record_card.from_proto(msg))
     return UrlRecord(**values)
 
 
@@ -210,7 +212,7 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
     if rec.http_status:
         out["http_status"] = rec.http_status
     if rec.redirects:
-        out["redirects"] = [_nonzero({"url": r.url, "http_status": r.http_status}) for r in rec.redirects]
+        out["redirects"] = [record_card.redirect_dict(r) for r in rec.redirects]
     for name in ("content_type", "charset", "title", "description", "site_name", "author"):
         if getattr(rec, name):
             out[name] = getattr(rec, name)
@@ -259,6 +261,7 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         ts = _ts_from_rfc3339(rec.modified_time)
         if ts is not None:
             out["modified_time"] = ts.ToJsonString()
+    record_card.to_dict(rec, out)
     return out
 
 
@@ -276,8 +279,7 @@ def _nonzero(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v}
 
 
-def _media(m: Image | Video) -> dict[str, Any]:
-    return _nonzero({"url": m.url, "width": m.width, "height": m.height, "content_type": m.content_type})
+_media = record_card.media_dict
 
 
 _KEY_WORDS = {True: "true", False: "false", None: "null"}
