@@ -43,3 +43,27 @@ def test_an_integrators_type_mistake_is_caught(tmp_path):
     lines = done.stdout.lower()            # mypy versions spell list[bool] as List[bool] or not
     assert re.search(r"use_spiderduck.py:4: error: list comprehension has incompatible type list\[bool\]", lines)
     assert re.search(r'use_spiderduck.py:6: error: argument "timeout" to "resolve" of "client"', lines)
+
+
+def test_the_card_fields_are_typed(tmp_path):
+    """Issue 41's fields reach an integrator typed: a label's name is text, a file's size and an
+    audio's length are ints, `images` a list of Image; using them wrongly is caught."""
+    use = tmp_path / "use_card.py"
+    use.write_text(
+        "from spiderduck.client import Lookup\n"
+        "def card(lookup: Lookup) -> str:\n"
+        "    assert lookup.record is not None\n"
+        "    r = lookup.record\n"
+        "    sizes: list[int] = [r.file_size, r.audio.duration_ms, r.video.duration_ms, r.document.pages,\n"
+        "                        r.word_count, r.reading_time_s, len(r.images), r.logo.width]\n"
+        "    texts: list[str] = [r.medium, r.theme_color, r.theme_color_dark, r.card_style, r.offer.price,\n"
+        "                        r.offer.currency, r.offer.availability, r.redirects[0].kind, r.images[0].url]\n"
+        "    return ', '.join(f'{l.name}: {l.value}' for l in r.labels) + str(sizes) + ''.join(texts)\n"
+        "def wrong(lookup: Lookup) -> str:\n"
+        "    assert lookup.record is not None\n"
+        "    return lookup.record.file_size\n")                 # an int, not str
+    done = mypy(str(use))
+    assert done.returncode == 1, done.stdout
+    assert re.search(r"use_card.py:12: error: incompatible return value type \(got \"int\", expected \"str\"\)",
+                     done.stdout.lower()), done.stdout
+    assert done.stdout.lower().count("error:") == 1, done.stdout

@@ -242,3 +242,24 @@ def with_page(page: PageMetadata) -> dict[str, Any]:
     if page.canonical_url:
         values["canonical_url"] = page.canonical_url
     return values
+
+
+def field_text(record: UrlRecord | PageMetadata, field: str) -> str:
+    """A field's value as one line of text (ExplainUrl's and the web page's "why this preview"):
+    a media field's URL, a list's items joined, an offer's parts, a number as digits; '' when empty."""
+    value = getattr(record, field, None)
+    if value is None or value == "" or value == 0 or value == ():
+        return ""
+    if isinstance(value, (Media, Audio)):
+        return value.url
+    if isinstance(value, Document):
+        return f"{value.pages} pages" if value.pages else ""
+    if isinstance(value, Offer):
+        return " ".join(v for v in (value.price, value.currency, value.availability) if v)
+    if isinstance(value, tuple):
+        return "; ".join(f"{v.name}: {v.value}" if isinstance(v, Label) else field_text_of(v) for v in value)
+    return str(value)
+
+
+def field_text_of(value: object) -> str:
+    return value.url if isinstance(value, (Media, Audio)) else str(value)

@@ -20,7 +20,8 @@ from spiderduck.wire import record_proto
 
 from spiderduck.core import urls
 from spiderduck.core.freshness import Freshness
-from spiderduck.core.record import Candidate, FieldSource, UrlRecord
+from spiderduck.core.record import Candidate, FieldSource, UrlRecord, field_text
+from spiderduck.web.card_facts import facts_of
 from spiderduck.extract.embeds import from_oembed_html
 from spiderduck.query.findings import findings
 from spiderduck.core.frozen import evolve
@@ -71,6 +72,7 @@ class Hop:
     url: str
     http_status: int
     link: str                  # the URL when it may be a link, else ''
+    kind: str = ""             # how it moved on (Redirect.kind) when not a plain 3xx
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,14 @@ class Card:
     http_status: int
     error: str
     sensitive: bool
+    medium: str = ""
+    logo: str = ""             # http(s) only, else ''
+    facts: tuple[tuple[str, str], ...] = ()   # (name, text): labels, offer, reading time, duration, pages, size
 
     @property
     def origins(self) -> dict[str, list[str]]:
         """The CSP sources this card loads from: img-src and frame-src."""
-        images = sorted({o for o in (origin_of(self.image), origin_of(self.favicon)) if o})
+        images = sorted({o for o in (origin_of(self.image), origin_of(self.favicon), origin_of(self.logo)) if o})
         return {"img-src": images, "frame-src": [self.embed_origin] if self.embed_origin else []}
 
 
@@ -110,14 +115,15 @@ def card_of(record: UrlRecord, allow_hosts: Sequence[str]) -> Card:
         image=image,
         favicon=web_url(record.favicon), embed=Markup(embed) if embed_origin else Markup(""),
         embed_origin=embed_origin, status=record.status.name, http_status=record.http_status,
-        error=record.error, sensitive=record.sensitive)
+        error=record.error, sensitive=record.sensitive, medium=record.medium,
+        logo=web_url(record.logo.url) if record.logo is not None else "", facts=facts_of(record))
 
 
 def chain_of(record: UrlRecord) -> list[Hop]:
     """Each hop, the final one last, with the HTTP status it answered."""
-    hops = [(r.url, r.http_status) for r in record.redirects]
-    hops.append((record.final_url or record.url, record.http_status))
-    return [Hop(url, status, web_url(url)) for url, status in hops]
+    hops = [(r.url, r.http_status, "" if r.kind == "http" else r.kind) for r in record.redirects]
+    hops.append((record.final_url or record.url, record.http_status, ""))
+    return [Hop(url, status, web_url(url), kind) for url, status, kind in hops]
 
 
 @dataclass(frozen=True)
@@ -177,10 +183,7 @@ def why_of(record: UrlRecord, explained: tuple[FieldSource, ...] = (), note: str
     metadata = record_proto.to_proto(record)
     fields = []
     for p in explained or record.provenance:
-        value = getattr(record, p.field, "")
-        if p.field in ("image", "video"):
-            value = value.url if value is not None else ""
-        fields.append(FieldRow(p.field, str(value or ""), p.source, p.rejected))
+        fields.append(FieldRow(p.field, field_text(record, p.field), p.source, p.rejected))
     platforms: dict[str, list[FindingRow]] = {}
     for f in findings(metadata):
         platforms.setdefault(f.platform, []).append(FindingRow(f.severity, f.code, f.field, f.message))
