@@ -71,3 +71,24 @@ def test_lists_are_cut_to_their_limits_and_an_oversized_embed_is_dropped():
     assert len(out.robots_directives) == MAX_LIST_ITEMS
     assert len(out.removed_params[0]) == OTHER_TEXT_LIMIT and out.removed_params[1] == "utm_source"
     assert out.embed_html == ""
+
+
+def test_the_card_fields_are_bounded_too():
+    from spiderduck.core.record import Audio, Document, Label, Offer
+    from spiderduck.wire.record_limits import MAX_CARD_ITEMS
+    long_url = "http://a.test/" + "x" * MAX_URL_CHARS
+    rec = bounded(dataclasses.replace(
+        BASE, images=tuple(Image(f"http://a.test/{n}.png", 2**40) for n in range(10_000)) + (Image(long_url),),
+        logo=Image(long_url), labels=tuple(Label("n" * 10_000, "v\ud800" * 10_000) for _ in range(1_000)),
+        offer=Offer("9" * 100_000, "E" * 1_000, "a" * 1_000), audio=Audio("http://a.test/a.mp3", "t" * 1_000, -3),
+        video=Video("http://a.test/v.mp4", duration_ms=-1), word_count=2**40, reading_time_s=-7,
+        document=Document(2**40), file_size=-1, theme_color="#" * 10_000, medium="m" * 10_000,
+        redirects=(Redirect("http://a.test/r", 200, "k" * 10_000),)))
+    assert len(rec.images) == MAX_CARD_ITEMS and rec.images[0].width == 2**31 - 1
+    assert rec.logo is None and len(rec.labels) == MAX_CARD_ITEMS
+    assert len(rec.labels[0].name) == OTHER_TEXT_LIMIT and rec.labels[0].value.startswith("v\ufffd")
+    assert len(rec.offer.price) == OTHER_TEXT_LIMIT and rec.audio.duration_ms == 0 and rec.video.duration_ms == 0
+    assert (rec.word_count, rec.reading_time_s, rec.document.pages, rec.file_size) == (2**31 - 1, 0, 2**31 - 1, 0)
+    assert len(rec.theme_color) == len(rec.medium) == len(rec.redirects[0].kind) == OTHER_TEXT_LIMIT
+    assert len(record_proto.to_bytes(rec)) < 64 * 1024        # storable, and its event small
+    assert bounded(rec) is rec

@@ -10,7 +10,11 @@ readable over gRPC, and small enough that its UrlProcessed event fits NATS's max
 - an optional URL (canonical, favicon, image, video) longer than MAX_URL_CHARS is dropped;
 - a list (robots_directives, removed_params) keeps its first MAX_LIST_ITEMS items, each cut at
   OTHER_TEXT_LIMIT;
-- image and video sizes are clamped to 0..2^31-1 (protobuf int32);
+- image and video sizes are clamped to 0..2^31-1 (protobuf int32), as are word_count,
+  reading_time_s and a document's pages; lengths and a file's size are never negative;
+- the card's lists keep their first MAX_CARD_ITEMS images and labels, a label's name and value
+  cut at OTHER_TEXT_LIMIT, as are an offer's parts; an image, logo or audio whose URL is longer
+  than MAX_URL_CHARS is dropped;
 - structured data over MAX_STRUCTURED_BYTES, encoded, loses its last JSON-LD blocks and
   microdata items, then its OpenGraph, until it fits (or is dropped).
 
@@ -20,18 +24,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from spiderduck.core.record import Image, UrlRecord, Video
+from spiderduck.core.record import Audio, Image, Label, Offer, UrlRecord, Video
 from spiderduck.wire import struct_wire
 from spiderduck.core.frozen import evolve
 
 TEXT_LIMITS = {"title": 1_000, "description": 5_000, "error": 2_000, "embed_html": 4_096}
 OTHER_TEXT_LIMIT = 256       # site_name, author, type, lang, charset, content_type, published_time, ...
 MAX_LIST_ITEMS = 32
+MAX_CARD_ITEMS = 8           # images, labels: a card shows one image and two labels
 MAX_URL_CHARS = 8_192
 MAX_STRUCTURED_BYTES = 256 * 1024
 _INT32 = 2**31 - 1
 _TEXT = ("title", "description", "error", "site_name", "author", "type", "lang", "charset",
-         "content_type", "published_time", "modified_time", "fediverse_creator", "fetch_mode")
+         "content_type", "published_time", "modified_time", "fediverse_creator", "fetch_mode",
+         "medium", "theme_color", "theme_color_dark", "card_style")
+_COUNTS = ("word_count", "reading_time_s")       # int32
 _URLS = ("url", "canonical_url", "final_url", "favicon", "content_ref", "clean_url")
 _OPTIONAL_URLS = ("canonical_url", "favicon", "clean_url")
 _LISTS = ("robots_directives", "removed_params")
@@ -78,21 +85,58 @@ def bounded(rec: UrlRecord) -> UrlRecord:
             kept = tuple(trim(v, OTHER_TEXT_LIMIT) for v in items[:MAX_LIST_ITEMS])
             if kept != items:
                 changes[name] = kept
-    for name in ("image", "video"):
+    for name in ("image", "video", "logo"):
         media = getattr(rec, name)
         if media is not None:
             fixed = _media(media)
             if fixed is not media:
                 changes[name] = fixed
+    changes.update(_card(rec))
     if not 0 <= rec.content_length <= _INT32:
         changes["content_length"] = min(max(rec.content_length, 0), _INT32)
-    if rec.redirects and any(clean_text(r.url) is not r.url for r in rec.redirects):
-        changes["redirects"] = tuple(evolve(r, url=clean_text(r.url)) for r in rec.redirects)
+    if rec.redirects and any(clean_text(r.url) is not r.url or len(r.kind) > OTHER_TEXT_LIMIT
+                             for r in rec.redirects):
+        changes["redirects"] = tuple(evolve(r, url=clean_text(r.url), kind=trim(r.kind, OTHER_TEXT_LIMIT))
+                                     for r in rec.redirects)
     if rec.structured_data:
         data = _structured(rec.structured_data)
         if data is not rec.structured_data:
             changes["structured_data"] = data
     return evolve(rec, **changes) if changes else rec
+
+
+def _card(rec: UrlRecord) -> dict[str, Any]:
+    """The changes that bound issue 41's card fields (images, labels, offer, audio, counts)."""
+    changes: dict[str, Any] = {}
+    if rec.images:
+        images = tuple(m for m in (_media(i) for i in rec.images[:MAX_CARD_ITEMS]) if m is not None)
+        if images != rec.images:
+            changes["images"] = images
+    if rec.labels:
+        labels = tuple(Label(trim(label.name, OTHER_TEXT_LIMIT), trim(label.value, OTHER_TEXT_LIMIT))
+                       for label in rec.labels[:MAX_CARD_ITEMS])
+        if labels != rec.labels:
+            changes["labels"] = labels
+    if rec.offer is not None:
+        offer = Offer(*(trim(v, OTHER_TEXT_LIMIT) for v in (rec.offer.price, rec.offer.currency,
+                                                            rec.offer.availability)))
+        if offer != rec.offer:
+            changes["offer"] = offer
+    if rec.audio is not None:
+        audio = rec.audio
+        bounded_audio = None if len(audio.url) > MAX_URL_CHARS else Audio(
+            clean_text(audio.url), trim(audio.content_type, OTHER_TEXT_LIMIT), max(audio.duration_ms, 0))
+        if bounded_audio != audio:
+            changes["audio"] = bounded_audio
+    for name in _COUNTS:
+        value = getattr(rec, name)
+        if not 0 <= value <= _INT32:
+            changes[name] = min(max(value, 0), _INT32)
+    if rec.document is not None and not 0 <= rec.document.pages <= _INT32:
+        changes["document"] = evolve(rec.document, pages=min(max(rec.document.pages, 0), _INT32))
+    if rec.file_size < 0:
+        changes["file_size"] = 0
+    return changes
 
 
 def _media(media: Image | Video) -> Image | Video | None:
@@ -103,6 +147,8 @@ def _media(media: Image | Video) -> Image | Video | None:
         value = getattr(media, name)
         if not 0 <= value <= _INT32:
             changes[name] = min(max(value, 0), _INT32)
+    if getattr(media, "duration_ms", 0) < 0:
+        changes["duration_ms"] = 0
     url, content_type = clean_text(media.url), trim(media.content_type, OTHER_TEXT_LIMIT)
     if url is not media.url:
         changes["url"] = url
