@@ -161,3 +161,12 @@ class RunningService:
     async def __aexit__(self, *exc) -> None:
         self.stop.set()
         await asyncio.wait_for(self.task, 30)
+
+
+async def crawl(settings: Settings, urls: dict[str, str], timeout: float = 60) -> dict[str, dict | None]:
+    """Run the service, submit each URL, wait for their events, and return their records by name."""
+    async with RunningService(settings), Client(settings) as client:
+        for url in urls.values():
+            await client.submit_url(url)
+        await client.events.wait_for(len(urls), timeout=timeout)
+        return dict(zip(urls, await client.get(list(urls.values()))))

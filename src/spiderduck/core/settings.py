@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from spiderduck.core import oembed_providers
 from spiderduck.core.errors import ConfigError
 from spiderduck.core.settings_api import MAX_EXPLAIN_WORKERS, MetadataApiSettings, WebSettings
 from spiderduck.core.settings_duration import DURATION, Duration
@@ -213,6 +214,11 @@ class ProcessSettings:
                                       # hosts whose iframe a record's embed_html may hold: exact names, or
                                       # "*.example.com" for its subdomains; [] = no embeds; default:
                                       # DEFAULT_EMBED_HOSTS above
+    oembed_providers: str = ""        # a JSON file of oEmbed providers in oembed.com's providers.json format,
+                                      # for pages that link no oEmbed document: its providers are added
+                                      # to the list shipped (oembed.com's), or replace the one of the same
+                                      # provider_name or provider_url; checked at load (at most 4 MiB,
+                                      # http(s) schemes with a host and endpoints); empty = the shipped list
 
     def __post_init__(self) -> None:
         if self.parser not in HTML_PARSERS:
@@ -229,6 +235,11 @@ class ProcessSettings:
             if not isinstance(host, str) or len(host) > 253 or not _HOST_GLOB.fullmatch(host):
                 raise ConfigError(f"process.embed_allow_hosts: {str(host)[:80]!r} is not a lower-case host "
                                   f"name or *.domain glob")
+        if self.oembed_providers:
+            try:
+                oembed_providers.read_file(self.oembed_providers)
+            except oembed_providers.ProvidersError as exc:
+                raise ConfigError(f"process.oembed_providers: {exc}") from None
 
 
 @dataclass(frozen=True)

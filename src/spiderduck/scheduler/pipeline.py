@@ -29,6 +29,7 @@ from spiderduck.bus.submissions import DeadLetter, Resubmit
 from spiderduck.core.config import Settings
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.metrics import Recorder
+from spiderduck.extract import oembed_registry
 from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.events import Publish
 from spiderduck.scheduler.forgetting import Forgetting
@@ -81,7 +82,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,
                        min_image_size=p.min_image_size, embed_allow_hosts=p.embed_allow_hosts,
-                       metrics=metrics, forgetting=forgetting),
+                       metrics=metrics, forgetting=forgetting,
+                       oembed_endpoint=oembed_registry.load(p.oembed_providers).endpoint_for),
         PostProcessor(parser=p.parser, freshness=freshness, extract=extract,
                       robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
                       clock=clock),

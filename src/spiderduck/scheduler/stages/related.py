@@ -8,8 +8,10 @@ After the Post Processor has made a page's record, two more documents may be rea
 the fetcher owning its domain (robots.txt, rate and the address guard apply, as to every fetch):
 
 - the page's oEmbed document, when the page lacks a title, author, site name or image, fills
-  those it lacks (`<link type="application/json+oembed">`), but never an image the publisher
-  withheld (max-image-preview:none: extraction.signals); its iframe (type video or rich) is the
+  those it lacks (the document the page links, `<link type="application/json+oembed">`, or else
+  the one a provider of the registry names for its final URL: extract.oembed_registry,
+  process.oembed_providers), but never an image the publisher withheld
+  (max-image-preview:none: extraction.signals); its iframe (type video or rich) is the
   record's embed_html when the page's own players gave none and its host is in
   process.embed_allow_hosts (extraction.embeds). It is also read for that alone, when the
   document is on the registrable domain of an allowed host;
@@ -121,8 +123,10 @@ class RelatedFetcher:
     def __init__(self, fetch: FetchHop, *, enabled: bool, max_redirects: int,
                  image_probe_bytes: int, oembed_max_bytes: int, timeout: float, cache_size: int,
                  metrics: Recorder, min_image_size: int = 50, embed_allow_hosts: Sequence[str] = (),
-                 forgetting: Forgetting | None = None):
+                 forgetting: Forgetting | None = None,
+                 oembed_endpoint: Callable[[str], str | None] = lambda url: None):
         self._fetch = fetch
+        self._oembed_endpoint = oembed_endpoint
         self._forgotten = forgetting or Forgetting()
         self._embed_hosts = tuple(embed_allow_hosts)
         self._min_size = min_image_size
@@ -161,9 +165,10 @@ class RelatedFetcher:
 
     async def _complete_image(self, found: _Found, page: PageMetadata, deadline: float) -> None:
         record, fetched = found.record, found.fetched
-        if page.oembed_url and (not (record.title and record.author and record.site_name and record.image)
-                                or not record.embed_html and embeds.may_embed(page.oembed_url, self._embed_hosts)):
-            got = await self._oembed(page.oembed_url, fetched, deadline)
+        oembed_url = page.oembed_url or self._oembed_endpoint(record.final_url or record.url) or ""
+        if oembed_url and (not (record.title and record.author and record.site_name and record.image)
+                           or not record.embed_html and embeds.may_embed(oembed_url, self._embed_hosts)):
+            got = await self._oembed(oembed_url, fetched, deadline)
             found.record = _with_oembed(found.record, got)
         first = found.record.image
         if first is None:
