@@ -152,3 +152,29 @@ def test_matching_is_linear_in_the_url_and_the_pattern():
     assert oembed_registry._pieces("/x" + "*" * 100_000 + "y") == ("/x", "y")
     assert glob_match(("/", "b", "d"), "/abcd") and not glob_match(("/", "b", "d"), "/adcb")
     assert glob_match(("/watch",), "/watch") and not glob_match(("/watch",), "/watch2")
+
+
+def test_the_build_script_does_what_build_js_does_and_leaves_out_what_cannot_be_looked_up(tmp_path):
+    """scripts/build_oembed_providers.py over a checkout of our own making (iamcal/oembed's layout)."""
+    import importlib.util
+    from conftest import ROOT
+    spec = importlib.util.spec_from_file_location("build_oembed_providers", ROOT / "scripts" / "build_oembed_providers.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    (tmp_path / "providers").mkdir()
+    (tmp_path / "providers" / "b.yml").write_text(
+        "---\n- provider_name: Bee\n  provider_url: https://bee.test/\n  endpoints:\n"
+        "  - schemes:\n    - https://bee.test/*\n    - bee:*\n    url: https://bee.test/oembed.{format}\n"
+        "    docs_url: https://bee.test/docs\n    example_urls:\n    - https://bee.test/oembed.json?url=x\n"
+        "    notes: a note\n    discovery: true\n  - schemes:\n    - https://bee.test/app/*\n"
+        "    url: bee://oembed\n...\n")
+    (tmp_path / "providers" / "a.yml").write_text(
+        "---\n- provider_name: Ay\n  provider_url: https://ay.test/\n  endpoints:\n"
+        "  - schemes:\n    - https://*.ay.test/*\n    url: https://ay.test/oembed\n    formats: [json]\n...\n")
+    built = json.loads(script.build(tmp_path))
+    assert built == [
+        {"provider_name": "Ay", "provider_url": "https://ay.test/",
+         "endpoints": [{"schemes": ["https://*.ay.test/*"], "url": "https://ay.test/oembed", "formats": ["json"]}]},
+        {"provider_name": "Bee", "provider_url": "https://bee.test/",
+         "endpoints": [{"schemes": ["https://bee.test/*"], "url": "https://bee.test/oembed.{format}",
+                        "discovery": True}]}]
