@@ -40,6 +40,8 @@ class FetcherSettings:
     id: str = ""                      # this fetcher's name in logs and leases; empty = host:pid
     user_agent: str = f"SpiderDuck/{VERSION} (+https://github.com/spiderduck/spiderduck)"
     accept_language: str = "en-US,en;q=0.9"  # Accept-Language of page requests (every HTML hop); "" = none
+                                      # (a rendered page's requests carry it too, and its scripts
+                                      # see its languages in navigator.languages)
     default_rate: float = 1.0         # requests per second per domain
     rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
     max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS

@@ -183,7 +183,8 @@ class Fetcher:
         local bucket at render.subresource_rate (src/spiderduck/fetcher/subresource_pace.py), which
         paces the robots.txt fetch too; through the address guard and the body cap
         (src/spiderduck/fetcher/render_hop.py). Never raises for the URL's sake: a refusal is a
-        failed result, and the render goes on without it."""
+        failed result, and the render goes on without it. It carries fetcher.accept_language, as the
+        browser's requests do (the renderer gives the browser the same value)."""
         try:
             url = urls.canonicalize(url)
             host = urls.host_of(url)
@@ -206,7 +207,9 @@ class Fetcher:
             self._check_held(domain)
         except (DomainHalted, FetcherBusy, WrongFetcher) as exc:
             return FetchResult(url=url, status=Status.CONNECTION_ERROR, error=str(exc), fetcher_id=self.id)
-        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT, on_sent=pace.mark_sent)
+        languages = {"Accept-Language": self.settings.accept_language} if self.settings.accept_language else None
+        result = await self.http.get(url, accept=render_hop.SUBRESOURCE_ACCEPT, on_sent=pace.mark_sent,
+                                     headers=languages)
         pace.observe(result)
         self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES["render"],
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")

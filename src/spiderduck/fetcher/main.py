@@ -37,7 +37,8 @@ def renderer_for(settings: Settings):
     if not settings.render.enabled:
         return None
     from spiderduck.fetcher.render import Renderer      # only a fetcher that renders loads it
-    return lambda fetch: Renderer(settings.render, fetch, user_agent=settings.fetcher.user_agent)
+    return lambda fetch: Renderer(settings.render, fetch, user_agent=settings.fetcher.user_agent,
+                                  accept_language=settings.fetcher.accept_language)
 
 
 async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shards: bool = False,

@@ -68,11 +68,15 @@ class PageRender:
     """Render `url` (answered with `body`, `headers`, `status`) once: `run` gives the HTML."""
 
     def __init__(self, cdp: CdpConnection, fetch: SubFetch, *, url: str, body: bytes,
-                 headers: Sequence[tuple[str, str]], status: int, user_agent: str, timeout: float):
+                 headers: Sequence[tuple[str, str]], status: int, user_agent: str, timeout: float,
+                 accept_language: str = ""):
         self.cdp, self._fetch, self.url = cdp, fetch, url
         self._document = {"responseCode": status, "responseHeaders": response_headers(headers),
                           "body": base64.b64encode(body).decode()}
-        self._ua, self._timeout = user_agent, timeout
+        self._timeout = timeout
+        self._override = {"userAgent": user_agent}
+        if accept_language:
+            self._override["acceptLanguage"] = accept_language
         self.context = ""
         self.target = ""
         self.requests = 0           # fetched through `fetch` and fulfilled
@@ -98,7 +102,8 @@ class PageRender:
                                     {"targetId": self.target, "flatten": True}))["sessionId"]
         await self._intercept(session, frame=True)
         await self._send("Page.enable", session=session)
-        await self._send("Network.setUserAgentOverride", {"userAgent": self._ua}, session=session)
+        # fetcher.accept_language as the page's navigator.language(s) and its requests' header
+        await self._send("Network.setUserAgentOverride", self._override, session=session)
 
     async def load(self) -> str:
         """Navigate, wait for the load event and then for no request pending for QUIET_SECONDS:

@@ -1,6 +1,6 @@
 """Render a page whose static HTML is an empty JavaScript shell (issue 31), bounded.
 
-    async with Renderer(settings.render, fetch, user_agent=ua) as renderer:
+    async with Renderer(settings.render, fetch, user_agent=ua, accept_language=al) as renderer:
         rendered = await renderer.render(url, body, headers, status)
         if rendered.outcome == "ok": ... rendered.html
 
@@ -49,12 +49,30 @@ class Rendered:
     seconds: float = 0.0    # the whole call, the wait for a place included
 
 
+def browser_languages(accept_language: str) -> str:
+    """An Accept-Language header (fetcher.accept_language, checked at load) as the language list
+    the browser is given (CDP's acceptLanguage: its navigator.languages, from which it writes its
+    own header): the tags, most wanted first, without q-values, `*` or a tag refused (q=0)."""
+    ranked = []
+    for order, item in enumerate(accept_language.split(",")):
+        tag, _, params = item.partition(";")
+        q = params.strip().removeprefix("q=").strip() if params else "1"
+        try:
+            weight = float(q)
+        except ValueError:
+            weight = 1.0
+        if tag.strip() and tag.strip() != "*" and weight > 0:
+            ranked.append((-weight, order, tag.strip()))
+    return ",".join(tag for *_, tag in sorted(ranked))
+
+
 class Renderer:
     def __init__(self, settings: RenderSettings, fetch: SubFetch, *, user_agent: str,
-                 clock=time.monotonic):
+                 accept_language: str = "", clock=time.monotonic):
         self.settings = settings
         self._fetch = fetch
         self._ua = user_agent
+        self._languages = browser_languages(accept_language)
         self._clock = clock
         self._places = asyncio.Semaphore(settings.max_concurrent)
         self._starting = asyncio.Lock()
@@ -97,7 +115,8 @@ class Renderer:
                 except (BrowserFailed, CdpError, TimeoutError, OSError):
                     return self._done(Rendered("error", seconds=self._clock() - started))
                 page = PageRender(browser.cdp, self._fetch, url=url, body=body, headers=headers,
-                                  status=status, user_agent=self._ua, timeout=self.settings.timeout)
+                                  status=status, user_agent=self._ua, accept_language=self._languages,
+                                  timeout=self.settings.timeout)
                 try:
                     outcome, html = await self._run(page)
                 finally:
