@@ -133,6 +133,8 @@ def test_an_unreadable_providers_file_is_a_config_error(tmp_path):
         config.load(None, env={}, overrides={"process.oembed_providers": str(tmp_path / "missing.json")})
     with pytest.raises(ProvidersError, match="cannot read"):
         oembed_providers.read_file(str(tmp_path))       # a directory
+    with pytest.raises(ProvidersError, match="over 4,194,304 bytes"):
+        oembed_providers.read_file("/dev/zero")          # endless: read no further than the cap
 
 
 def test_a_good_providers_file_loads(tmp_path):
