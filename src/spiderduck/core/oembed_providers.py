@@ -3,9 +3,8 @@
 The format (https://oembed.com/providers.json): a list of providers, each
 `{"provider_name", "provider_url", "endpoints": [{"schemes": [...], "url", "discovery"?,
 "formats"?}]}`. A scheme is a URL with `*` wildcards (`*` stands for any run of characters);
-an endpoint's `url` may hold `{format}`. Both the list shipped with SpiderDuck
-(src/spiderduck/extract/oembed_providers.json) and the operator's `process.oembed_providers`
-are read here; the lookup built from them is src/spiderduck/extract/oembed_registry.py's.
+an endpoint's `url` may hold `{format}`. Both the list shipped with SpiderDuck (oembed.com's,
+as the micawber package carries it) and the operator's `process.oembed_providers` are read here; the lookup built from them is src/spiderduck/extract/oembed_registry.py's.
 
 What is refused (ProvidersError, a ValueError; the settings make it a ConfigError naming the
 key): a file that cannot be read, is over MAX_FILE_BYTES, is not JSON (too deep included) or not
@@ -83,8 +82,10 @@ def read_file(path: str) -> tuple[Provider, ...]:
         raise ProvidersError(f"{path}: {exc}") from None
 
 
-def parse(data: bytes | str) -> tuple[Provider, ...]:
-    """The providers of a providers.json document."""
+def parse(data: bytes | str, *, lenient: bool = False) -> tuple[Provider, ...]:
+    """The providers of a providers.json document. `lenient` (the shipped list, which we do not
+    write): a scheme or endpoint that would be refused is left out instead (oembed.com's list
+    holds `spotify:*` and a scheme of two URLs joined by " - ")."""
     if len(data) > MAX_FILE_BYTES:
         raise ProvidersError(f"over {MAX_FILE_BYTES:,} bytes")
     try:
@@ -95,7 +96,7 @@ def parse(data: bytes | str) -> tuple[Provider, ...]:
         raise ProvidersError("not a list of providers")
     providers, schemes = [], 0
     for index, entry in enumerate(tree):
-        provider = _provider(entry, index)
+        provider = _provider(entry, index, lenient)
         schemes += sum(len(e.schemes) for e in provider.endpoints)
         if schemes > MAX_SCHEMES:
             raise ProvidersError(f"more than {MAX_SCHEMES:,} schemes")
@@ -103,7 +104,7 @@ def parse(data: bytes | str) -> tuple[Provider, ...]:
     return tuple(providers)
 
 
-def _provider(entry: Any, index: int) -> Provider:
+def _provider(entry: Any, index: int, lenient: bool = False) -> Provider:
     if not isinstance(entry, dict):
         raise ProvidersError(f"provider {index} is not an object")
     name, url = entry.get("provider_name"), entry.get("provider_url", "")
@@ -115,10 +116,18 @@ def _provider(entry: Any, index: int) -> Provider:
     endpoints = entry.get("endpoints")
     if not isinstance(endpoints, list):
         raise ProvidersError(f"provider {name[:80]!r}: endpoints is not a list")
+    if lenient:
+        kept = []
+        for e in endpoints:
+            try:
+                kept.append(_endpoint(e, name, lenient))
+            except ProvidersError:
+                continue
+        return Provider(name, url, tuple(kept))
     return Provider(name, url, tuple(_endpoint(e, name) for e in endpoints))
 
 
-def _endpoint(entry: Any, provider: str) -> Endpoint:
+def _endpoint(entry: Any, provider: str, lenient: bool = False) -> Endpoint:
     where = f"provider {provider[:80]!r}"
     if not isinstance(entry, dict):
         raise ProvidersError(f"{where}: an endpoint is not an object")
@@ -127,6 +136,8 @@ def _endpoint(entry: Any, provider: str) -> Endpoint:
         raise ProvidersError(f"{where}: endpoint {str(url)[:80]!r} is not an http(s) URL")
     if not isinstance(schemes, list) or len(schemes) > MAX_SCHEMES:
         raise ProvidersError(f"{where}: schemes is not a list")
+    if lenient:
+        schemes = [s for s in schemes if isinstance(s, str) and split_scheme(s) is not None]
     for scheme in schemes:
         if not isinstance(scheme, str) or split_scheme(scheme) is None:
             raise ProvidersError(f"{where}: scheme {str(scheme)[:80]!r} is not an http(s) URL with a host "

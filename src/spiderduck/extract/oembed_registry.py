@@ -1,9 +1,9 @@
 """oEmbed without a discovery link: the endpoint a registry of providers names for a page's URL.
 
 A page that links no oEmbed document (`<link type="application/json+oembed">`, extract.oembed)
-may still be on a provider's host: the registry is oembed.com's providers list, shipped as
-oembed_providers.json beside this module when built (scripts/build_oembed_providers.py, MIT,
-LICENSES/), plus the operator's `process.oembed_providers`, a file in the same format whose
+may still be on a provider's host: the registry is oembed.com's providers list (MIT), as the
+micawber package (MIT, a dependency kept for this data alone: its code is never imported) ships
+it in micawber/providers.json, plus the operator's `process.oembed_providers`, a file in the same format whose
 providers are added, or replace the shipped one with the same provider_name or provider_url.
 Both are read by spiderduck.core.oembed_providers (bounded, checked).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from importlib import resources
+from importlib import metadata
 from typing import Iterable, NamedTuple
 from urllib.parse import quote, urlsplit
 
@@ -28,7 +28,7 @@ from spiderduck.core.oembed_providers import Provider
 
 log = logging.getLogger("spiderduck.extract")
 
-SHIPPED = "oembed_providers.json"
+SHIPPED = ("micawber", "micawber/providers.json")   # (distribution, file): oembed.com's list
 
 
 class _Rule(NamedTuple):
@@ -122,13 +122,17 @@ def _site(url: str) -> str:
 
 
 def shipped() -> tuple[Provider, ...]:
-    """The providers shipped with SpiderDuck; none when the file was not built."""
+    """The providers shipped with SpiderDuck (oembed.com's list, from the micawber distribution's
+    data, read without importing it); none when it is missing or unreadable (logged)."""
+    name, path = SHIPPED
     try:
-        data = resources.files("spiderduck.extract").joinpath(SHIPPED).read_bytes()
-    except FileNotFoundError:
-        log.info("oEmbed: no %s shipped; only process.oembed_providers is used", SHIPPED)
+        with open(metadata.distribution(name).locate_file(path), "rb") as file:
+            data = file.read(oembed_providers.MAX_FILE_BYTES + 1)
+        return oembed_providers.parse(data, lenient=True)
+    except (metadata.PackageNotFoundError, OSError, oembed_providers.ProvidersError) as exc:
+        log.warning("oEmbed: the providers list of %s cannot be read (%s); only process.oembed_providers "
+                    "is used", name, exc)
         return ()
-    return oembed_providers.parse(data)
 
 
 @functools.lru_cache(maxsize=4)
