@@ -140,7 +140,7 @@ _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
     named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
     assert named == set(_DURATIONS)
-    assert len(_DURATIONS) == 47
+    assert len(_DURATIONS) == 48
 
 
 @pytest.mark.parametrize("path", _DURATIONS)
@@ -176,3 +176,15 @@ def test_durations_are_known_by_type_not_by_name():
     # A plain number of Settings (a factor, not a time) takes no unit either.
     with pytest.raises(ConfigError, match="fetcher.backoff_factor: bad value '2s'"):
         config.load(env={}, overrides={"fetcher.backoff_factor": "2s"})
+
+
+def test_meta_refresh_max_delay_is_a_duration_not_negative_and_zero_turns_it_off():
+    from spiderduck.core.settings import ProcessSettings
+    assert config.load(env={}).process.meta_refresh_max_delay == 5.0
+    assert config.load(env={}, overrides={"process.meta_refresh_max_delay": "1500ms"}).process.meta_refresh_max_delay == 1.5
+    assert config.load(env={}, overrides={"process.meta_refresh_max_delay": 0}).process.meta_refresh_max_delay == 0
+    for bad in (-1, "-5s", "soon", float("nan")):
+        with pytest.raises(ConfigError, match="process.meta_refresh_max_delay"):
+            config.load(env={}, overrides={"process.meta_refresh_max_delay": bad})
+    with pytest.raises(ConfigError, match="process.meta_refresh_max_delay"):
+        ProcessSettings(meta_refresh_max_delay=-1.0)

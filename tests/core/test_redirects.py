@@ -161,3 +161,41 @@ async def test_what_fetch_raises_is_raised():
         return answer(u, 302, "http://b.test/")
     with pytest.raises(ConnectionError, match="no fetcher"):
         await follow(fetch, "http://a.test/", max_redirects=5)
+
+
+# --- other ways on: a refresh (the scheduler's spiderduck.extract.refresh) --------------------
+
+def refreshes(result: FetchResult):
+    """A stand-in for the scheduler's refresh rule: a 200 whose Refresh header names a URL."""
+    value = result.header("refresh") if result.http_status == 200 else None
+    return ("refresh-header", value) if value else None
+
+
+async def test_a_refresh_is_a_hop_of_its_kind_and_counts_against_the_limit():
+    responses = {"http://a.test/": answer("http://a.test/", 301, "http://b.test/"),
+                 "http://b.test/": answer("http://b.test/", 200, "http://c.test/", name="Refresh"),
+                 "http://c.test/": answer("http://c.test/", 200)}
+    asked = []
+
+    async def fetch(u):
+        asked.append(u)
+        return responses[u]
+    chain = await follow(fetch, "http://a.test/", max_redirects=5, refresh=refreshes)
+    assert asked == ["http://a.test/", "http://b.test/", "http://c.test/"]
+    assert chain.kinds == ("http", "refresh-header") and chain.failure is None
+    chain = await follow(fetch, "http://a.test/", max_redirects=1, refresh=refreshes)
+    assert len(chain.hops) == 2 and chain.kinds == ("http",)
+    assert chain.failure == (Status.TOO_MANY_REDIRECTS, "more than 1 redirects")
+    plain = await follow(fetch, "http://a.test/", max_redirects=5)       # without it: final
+    assert len(plain.hops) == 2 and plain.kinds == ("http",) and plain.failure is None
+
+
+async def test_a_refresh_loop_ends_at_the_limit_and_is_named():
+    responses = {"http://a.test/": answer("http://a.test/", 200, "http://b.test/", name="Refresh"),
+                 "http://b.test/": answer("http://b.test/", 200, "http://a.test/", name="Refresh")}
+
+    async def fetch(u):
+        return responses[u]
+    chain = await follow(fetch, "http://a.test/", max_redirects=3, refresh=refreshes)
+    assert len(chain.hops) == 4 and chain.kinds == ("refresh-header",) * 3
+    assert chain.failure == (Status.TOO_MANY_REDIRECTS, "more than 3 redirects (a redirect loop)")

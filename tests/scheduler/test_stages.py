@@ -210,7 +210,7 @@ async def run_chain(responses: dict, max_redirects=10) -> CrawlTask:
 
     async def last(task):
         return task
-    return await RedirectFollower(fetch_hop, max_redirects=max_redirects, last_attempt=0)(
+    return await RedirectFollower(fetch_hop, max_redirects=max_redirects, last_attempt=0, refresh_max_delay=5.0)(
         CrawlTask("x", 0.0, url="http://a.test/"), last)
 
 
@@ -278,7 +278,7 @@ async def test_a_conditional_hop_goes_only_to_the_renewed_records_final_url():
 
     async def last(task):
         return task
-    follower = RedirectFollower(fetch_hop, max_redirects=5, last_attempt=0)
+    follower = RedirectFollower(fetch_hop, max_redirects=5, last_attempt=0, refresh_max_delay=5.0)
     await follower(CrawlTask("x", 0.0, url="http://s.test/2", previous=STORED), last)
     date = "Thu, 01 Jan 1970 00:15:00 GMT"
     assert sent == [("http://s.test/2", None), ("http://a.test/p", Validators('"v1"', date))]

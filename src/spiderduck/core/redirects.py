@@ -4,9 +4,14 @@
 
 Input: the first URL (canonical) and `fetch(url) -> FetchResult`, one request that never
 follows a redirect itself.
-Output: a Chain: every answer in order (`hops`), and `failure`, None when the last answer is
+Output: a Chain: every answer in order (`hops`), how each but the last moved on (`kinds`:
+record.HTTP_REDIRECT, or the kind `refresh` named), and `failure`, None when the last answer is
 the final one, else why the chain stopped at a redirect: (TOO_MANY_REDIRECTS, reason) past
 `max_redirects` redirects, (INVALID_URL, reason) for a Location that is no fetchable URL.
+`refresh(result) -> (kind, URL) | None`, when given, is asked of each answer that is no 3xx: a
+page that sends the reader on by other means (a meta refresh, a Refresh header: the scheduler's
+spiderduck.extract.refresh). Its hop is a redirect like any other: counted against
+`max_redirects`, fetched by the same `fetch`.
 Failure: what `fetch` raises, unchanged; the rules themselves raise only InvalidUrl (target).
 
 The rules:
@@ -29,6 +34,7 @@ from typing import Awaitable, Callable, Sequence
 
 from spiderduck.core import urls
 from spiderduck.core.fetch import FetchResult
+from spiderduck.core.record import HTTP_REDIRECT
 from spiderduck.core.status import Status
 
 __all__ = ["Chain", "REDIRECT_STATUSES", "follow", "is_loop", "is_redirect", "location",
@@ -37,6 +43,7 @@ __all__ = ["Chain", "REDIRECT_STATUSES", "follow", "is_loop", "is_redirect", "lo
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 Fetch = Callable[[str], Awaitable[FetchResult]]
+Refresh = Callable[[FetchResult], "tuple[str, str] | None"]   # an answer's next hop: (kind, canonical URL)
 
 
 def is_redirect(code: int) -> bool:
@@ -82,24 +89,31 @@ def is_loop(requested: Sequence[str]) -> bool:
 class Chain:
     hops: tuple[FetchResult, ...]
     failure: tuple[Status, str] | None = None
+    kinds: tuple[str, ...] = ()     # how each hop but the last moved on (record.REDIRECT_KINDS)
 
 
-async def follow(fetch: Fetch, url: str, *, max_redirects: int) -> Chain:
+async def follow(fetch: Fetch, url: str, *, max_redirects: int, refresh: Refresh | None = None) -> Chain:
     """Requests `url`, then each redirect's target, up to `max_redirects` redirects (see the
     module doc)."""
     hops: list[FetchResult] = []
+    kinds: list[str] = []
     asked = [url]
     while True:
         result = await fetch(url)
         hops.append(result)
-        loc = location(result)
+        kind, loc = HTTP_REDIRECT, location(result)
         if loc is None:
-            return Chain(tuple(hops))
+            moved = refresh(result) if refresh is not None else None
+            if moved is None:
+                return Chain(tuple(hops), kinds=tuple(kinds))
+            kind, loc = moved
         if len(hops) > max_redirects:
             loop = " (a redirect loop)" if is_loop(asked) else ""
-            return Chain(tuple(hops), (Status.TOO_MANY_REDIRECTS, f"more than {max_redirects} redirects{loop}"))
+            return Chain(tuple(hops), (Status.TOO_MANY_REDIRECTS, f"more than {max_redirects} redirects{loop}"),
+                         tuple(kinds))
         try:
             url = target(url, loc)
         except urls.InvalidUrl as exc:
-            return Chain(tuple(hops), (Status.INVALID_URL, f"redirect to an unusable URL: {exc}"))
+            return Chain(tuple(hops), (Status.INVALID_URL, f"redirect to an unusable URL: {exc}"), tuple(kinds))
+        kinds.append(kind)
         asked.append(url)

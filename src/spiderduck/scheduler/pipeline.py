@@ -77,7 +77,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                      release_wait=settings.shutdown_grace - settings.drain_seconds),
         CrawlRecorder(metadata, content, forgetting=forgetting),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver,
-                         forgetting=forgetting),
+                         refresh_max_delay=p.meta_refresh_max_delay, forgetting=forgetting),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,

@@ -45,6 +45,7 @@ class CrawlTask:
     url: str = ""                   # canonical form, set by the crawl decider
     hops: tuple[FetchResult, ...] = ()  # one per request of the redirect chain, in order
     failure: tuple[Status, str] | None = None  # why the chain stopped early, if it did
+    hop_kinds: tuple[str, ...] = ()  # how each hop but the last moved on (record.REDIRECT_KINDS)
     previous: UrlRecord | None = None  # the stored record this crawl renews, set by the crawl decider
     refresh: bool = False           # asked to re-fetch a fresh record (within min_refresh_interval: not)
     submission_id: str = ""         # the producer's id of the submission, echoed in the event

@@ -57,7 +57,7 @@ from spiderduck.core import freshness
 from spiderduck.core import telemetry
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
-from spiderduck.core.record import RENDERED, STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
+from spiderduck.core.record import HTTP_REDIRECT, RENDERED, STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
 from spiderduck.core.status import Status, status_for_http
 from spiderduck.extract import embeds
 from spiderduck.extract import extract_page, images, signals
@@ -88,6 +88,14 @@ def media_type(result: FetchResult) -> str:
 def usable(page: PageMetadata) -> bool:
     """The page's metadata makes a preview: a title, a description or an image."""
     return bool(page.title or page.description or page.image)
+
+
+def redirects_of(task: CrawlTask) -> tuple[Redirect, ...]:
+    """The record's redirects: each hop but the last, with how it moved on (a 3xx, a meta
+    refresh, a Refresh header: the Redirect Follower's `hop_kinds`)."""
+    kinds = task.hop_kinds
+    return tuple(Redirect(h.url, h.http_status, kinds[i] if i < len(kinds) else HTTP_REDIRECT)
+                 for i, h in enumerate(task.hops[:-1]))
 
 
 def archivable(record: UrlRecord) -> bool:
@@ -134,7 +142,7 @@ class PostProcessor:
             url=task.submitted, status=Status.OK, canonical_url=final.url, final_url=final.url,
             clean_url=clean_url, removed_params=removed_params,
             http_status=final.http_status,
-            redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
+            redirects=redirects_of(task),
             content_type=media_type(final) if final.http_status else "",
             fetched_at=final.fetched_at or self._clock())
         record, page = await self._classify(task, final, record)
@@ -150,7 +158,7 @@ class PostProcessor:
         fetched_at = final.fetched_at or self._clock()
         record = evolve(
             previous, url=task.submitted,
-            redirects=tuple(Redirect(h.url, h.http_status) for h in task.hops[:-1]),
+            redirects=redirects_of(task),
             fetched_at=fetched_at,
             expires_at=self._freshness.expires_at(final, previous.status, previous.http_status, fetched_at),
             etag=freshness.etag(final) or previous.etag,

@@ -7,19 +7,23 @@ each hop is polite on its own domain. When the task renews a stored record (`pre
 to that record's final URL is conditional: it sends the record's ETag and Last-Modified
 (spiderduck.core.freshness.Validators), and the origin may answer 304. Going past fetcher.max_redirects
 gives TOO_MANY_REDIRECTS (as httpx's TooManyRedirects), a Location that is no fetchable URL
-INVALID_URL: both are outcomes, not failures. A hop whose URL is on the denylist is not fetched:
+INVALID_URL: both are outcomes, not failures. A page with no card of its own that refreshes to
+another URL within process.meta_refresh_max_delay (`<meta http-equiv="refresh">`, a Refresh
+header: spiderduck.extract.refresh) is a hop too, fetched and counted as a 3xx's is: a page
+request (fetcher.accept_language) through the same guard, politeness and denylist. The task's
+`hop_kinds` say how each hop but the last moved on (record.REDIRECT_KINDS). A hop whose URL is on the denylist is not fetched:
 the whole chain answers FORGOTTEN, and no stage inside sees it (spiderduck.scheduler.forgetting).
 Failure: FetcherUnavailable when no fetcher answers a hop (retryable), except on the message's
 last delivery (below).
 """
 from __future__ import annotations
 
-
 from spiderduck.core import redirects
 from spiderduck.core.errors import FetcherUnavailable
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.core.status import Status
+from spiderduck.extract import refresh
 from spiderduck.scheduler.forgetting import Forgetting, forgotten_outcome
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
@@ -33,8 +37,9 @@ class RedirectFollower:
     rather than only a dead letter."""
 
     def __init__(self, fetch_hop: FetchHop, *, max_redirects: int, last_attempt: int,
-                 forgetting: Forgetting | None = None):
+                 refresh_max_delay: float, forgetting: Forgetting | None = None):
         self._fetch_hop = fetch_hop
+        self._refresh_max_delay = refresh_max_delay
         self._forgotten = forgetting or Forgetting()
         self._max_redirects = max_redirects
         self._last_attempt = last_attempt
@@ -49,10 +54,18 @@ class RedirectFollower:
             # Conditional only where the stored response came from: its final URL.
             conditional = validators if validators and url == renewed.final_url else None
             return await self._hop(url, task.attempt, conditional)
-        chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects)
+        chain = await redirects.follow(hop, task.url, max_redirects=self._max_redirects,
+                                       refresh=self._refresh if self._refresh_max_delay > 0 else None)
         if chain.hops[-1].status is Status.FORGOTTEN:
             return forgotten_outcome(task)      # nothing of the chain goes further
-        return await next(evolve(task, hops=chain.hops, failure=chain.failure))
+        return await next(evolve(task, hops=chain.hops, failure=chain.failure, hop_kinds=chain.kinds))
+
+    def _refresh(self, result: FetchResult) -> tuple[str, str] | None:
+        """Where a successful answer's refresh sends the reader, if it is a hop (extract.refresh)."""
+        if result.status is not Status.OK or not 200 <= result.http_status < 300:
+            return None
+        return refresh.next_hop(result.url, result.body, content_type=result.header("content-type"),
+                                header=result.header("refresh"), max_delay=self._refresh_max_delay)
 
     async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:
         try:
