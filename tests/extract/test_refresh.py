@@ -183,3 +183,16 @@ def test_hostile_values_never_raise_and_stay_quick(body, header):
 
 def test_deep_nesting_or_many_tags_is_a_page_of_its_own():
     assert hop(html(REDIRECTING + meta("0;url=/b"), "<p>" * 2_500)) is None
+
+
+def test_the_cheap_test_passes_only_a_refresh_to_the_parse():
+    from spiderduck.extract.refresh import MAX_MARKERS, _says_refresh
+    content_type = '<meta http-equiv="Content-Type" content="text/html; charset=utf-8">'
+    assert not _says_refresh(html(content_type + '<meta http-equiv="X-UA-Compatible" content="IE=edge">'))
+    assert _says_refresh(html(content_type + "<META HTTP-EQUIV = 'REFRESH' CONTENT=0>"))
+    assert _says_refresh(html("<meta http-equiv=Refresh content=0>"))
+    # Past MAX_MARKERS other http-equivs, the parse decides: the refresh after them is found.
+    crowd = content_type * (MAX_MARKERS + 4)
+    assert _says_refresh(html(crowd + meta("0;url=/b")))
+    assert hop(html(crowd + meta("0;url=/b"))) == (META_REFRESH, "http://site.test/b")
+    assert hop(html(crowd)) is None

@@ -27,7 +27,8 @@ followed when, in order:
 
 Work is bounded and cheap for the pages that have no refresh, which are nearly all: a body over
 SCAN_BYTES is a page of its own (a redirect page is a few KiB) and is never parsed; a smaller one
-without the bytes "http-equiv" (any case) and without a Refresh header is not parsed either. A
+without `http-equiv="refresh"` in its bytes (any case) and without a Refresh header is not parsed
+either. A
 parse reads at most SCAN_BYTES, and a page of more than MAX_TAGS tags is a page of its own, so a
 deep nest is never built. A content or header value longer than MAX_VALUE_CHARS is ignored.
 """
@@ -48,6 +49,8 @@ SCAN_BYTES = 65_536
 MAX_TEXT_CHARS = 200
 # Tags in the bytes examined: more is a page of its own (and keeps lexbor off a deep nest).
 MAX_TAGS = 2_000
+# http-equiv attributes looked at for "refresh" before a parse (a page has one or two).
+MAX_MARKERS = 16
 # A content attribute or Refresh header longer than this is ignored (a URL is at most a few KiB).
 MAX_VALUE_CHARS = 8_192
 
@@ -124,7 +127,7 @@ def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | N
             if body.strip() and has_own_card(_tree(body)):
                 return None
             return REFRESH_HEADER, hop
-    if not html or b"http-equiv" not in body.lower():
+    if not html or not _says_refresh(body):
         return None
     tree = _tree(body)
     refresh = _meta_refresh(tree)
@@ -134,6 +137,21 @@ def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | N
     if hop is None or has_own_card(tree):
         return None
     return META_REFRESH, hop
+
+
+def _says_refresh(body: bytes) -> bool:
+    """The cheap test before a parse: the bytes "http-equiv" (any case) with "refresh" right after
+    (`http-equiv = "Refresh"`), so the common `http-equiv="Content-Type"` costs no parse. Past
+    MAX_MARKERS of them, the parse decides."""
+    low = body.lower()
+    at = low.find(b"http-equiv")
+    for _ in range(MAX_MARKERS):
+        if at < 0:
+            return False
+        if b"refresh" in low[at + 10:at + 32]:
+            return True
+        at = low.find(b"http-equiv", at + 10)
+    return at >= 0
 
 
 def _is_html(content_type: str | None, body: bytes) -> bool:
