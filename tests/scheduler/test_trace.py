@@ -115,3 +115,10 @@ async def test_a_stage_of_other_types_in_and_out_shows_them_as_they_are():
     assert ("     task  'http://a.test/ http://b.test/'\n"
             "        -> CrawlTask(submitted='http://a.test/', received_at=0.0)\n") in text
     assert text.count("2. Answer            answered  -> FRESH OK") == 2
+
+
+def test_a_refresh_hop_says_its_kind_and_a_3xx_says_nothing_more():
+    from spiderduck.cli.trace_view import _fetch_lines
+    from spiderduck.core.record import META_REFRESH, Redirect
+    assert _fetch_lines((Redirect("http://a.test/", 301), Redirect("http://b.test/", 200, META_REFRESH))) == [
+        "http://a.test/ -> 301", "http://b.test/ -> 200 (meta-refresh)"]

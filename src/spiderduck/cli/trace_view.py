@@ -22,7 +22,7 @@ from typing import Any, Iterable
 
 from spiderduck.cli.text import cut
 from spiderduck.core.fetch import FetchResult
-from spiderduck.core.record import Redirect, UrlRecord
+from spiderduck.core.record import HTTP_REDIRECT, Redirect, UrlRecord
 from spiderduck.scheduler.task import Outcome
 from spiderduck.scheduler.trace import Change, StageRun
 
@@ -121,7 +121,9 @@ def _fetch_lines(value: Any) -> list[str] | None:
 
 def _hop(hop: FetchResult | Redirect) -> str:
     url = cut(hop.url, VALUE_LIMIT)
-    if isinstance(hop, Redirect) or hop.http_status:
+    if isinstance(hop, Redirect):     # a refresh hop says so: "-> 200 (meta-refresh)"
+        return f"{url} -> {hop.http_status}" + (f" ({hop.kind})" if hop.kind != HTTP_REDIRECT else "")
+    if hop.http_status:
         return f"{url} -> {hop.http_status}"
     error = f" ({cut(hop.error, VALUE_LIMIT)})" if hop.error else ""
     return f"{url} -> {hop.status.name}{error}"
