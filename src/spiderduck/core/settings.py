@@ -212,10 +212,8 @@ class ProcessSettings:
                                       # use (affinity, capped by a container's CPU limit)
     extract_timeout: Duration = 2.0   # seconds one page's extraction may take; past it the worker is
                                       # killed and the page recorded as TIMEOUT (other pages never wait)
-    meta_refresh_max_delay: Duration = 5.0  # a page with no card of its own that refreshes to
-                                      # another URL within this many seconds (<meta http-equiv=refresh>,
-                                      # a Refresh header) is a redirect hop, counted against
-                                      # fetcher.max_redirects; 0 = refreshes are never followed
+    meta_refresh_max_delay: Duration = 5.0  # a card-less page refreshing elsewhere within this (meta
+                                      # refresh, Refresh header) is a redirect hop; 0 = none followed
     embed_allow_hosts: list[str] = field(default_factory=lambda: list(DEFAULT_EMBED_HOSTS))
                                       # hosts whose iframe a record's embed_html may hold: exact names, or
                                       # "*.example.com" for its subdomains; [] = no embeds; default:
@@ -236,8 +234,7 @@ class ProcessSettings:
         if self.extract_timeout <= 0:
             raise ConfigError(f"process.extract_timeout: {self.extract_timeout:g}s must be positive")
         if not self.meta_refresh_max_delay >= 0:
-            raise ConfigError(f"process.meta_refresh_max_delay: {self.meta_refresh_max_delay:g}s is negative "
-                              f"(0 = never follow a refresh)")
+            raise ConfigError(f"process.meta_refresh_max_delay: {self.meta_refresh_max_delay:g}s is negative")
         if not isinstance(self.embed_allow_hosts, list) or len(self.embed_allow_hosts) > MAX_EMBED_HOSTS:
             raise ConfigError(f"process.embed_allow_hosts: a list of at most {MAX_EMBED_HOSTS} host names")
         for host in self.embed_allow_hosts:
