@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+from spiderduck.core.config import FetcherSettings
 from support.service import Client, RunningService, service_settings
 
 CAP = 1 << 20
@@ -42,9 +43,12 @@ async def test_partial_pathological_and_mislabelled_pages(tmp_path, nats_server,
     big = records["big"]
     assert (big["status"], big["title"], big["description"]) == ("OK", "A big page", "Its head is fine")
     assert big["truncated"] is True and big["content_length"] == CAP
-    for name in ("garbage", "garbage-html"):
-        assert records[name]["status"] == "TOO_LARGE", records[name]
-        assert records[name]["truncated"] is True and "fetcher.max_body_bytes" in records[name]["error"]
+    garbage_html = records["garbage-html"]
+    assert garbage_html["status"] == "TOO_LARGE", garbage_html
+    assert garbage_html["truncated"] is True and "fetcher.max_body_bytes" in garbage_html["error"]
+    garbage = records["garbage"]                # a file (issue 41): its head, a card of its name
+    assert (garbage["status"], garbage["title"]) == ("OK", "garbage"), garbage
+    assert garbage["content_length"] == min(CAP, FetcherSettings().file_head_bytes)
 
     deep = records["deep"]
     assert (deep["status"], deep["title"], deep["description"]) == ("OK", "A big page", "Its head is fine")

@@ -21,7 +21,7 @@ from support.cli import Proc, run_cli, up_config
 from support.service import Client, RunningService, service_settings, wait_port
 
 STAGES = ["Decoder", "Notifier", "SightingRecorder", "CrawlDecider", "CrawlRecorder",
-          "RedirectFollower", "RelatedFetcher", "PostProcessor"]
+          "RedirectFollower", "FileReader", "RelatedFetcher", "PostProcessor"]
 
 
 def png(width: int, height: int) -> bytes:

@@ -1,5 +1,6 @@
-"""The Post Processor on what is not HTML: an image URL gets its size and type, anything else
-its content type and length; and the image probe itself, on real encoder output."""
+"""The Post Processor on what is not HTML (a file, issue 41): an OK card, an image URL's with its
+size and type, any file's with its content type, length read and declared size; and the image
+probe itself, on real encoder output."""
 import io
 
 import pytest
@@ -66,15 +67,17 @@ async def test_an_image_url_gets_a_record_with_its_dimensions():
     assert record.content_type == "image/png" and record.content_length == len(png)
 
 
-async def test_an_image_over_the_body_cap_is_too_large_and_still_gets_its_size():
+async def test_an_image_over_the_head_is_a_card_of_its_first_bytes_with_its_declared_size():
     jpeg = encoded("JPEG", (1024, 768))
     record = await process(FetchResult("http://a.test/big.jpg", Status.OK, 200,
                                        (("Content-Type", "image/jpeg"), ("Content-Length", "52428800")),
                                        jpeg[:400], truncated=True))
-    assert record.status is Status.TOO_LARGE and "fetcher.max_body_bytes" in record.error
-    assert record.truncated
+    # Issue 41: a file is OK from its first bytes, not TOO_LARGE; `truncated` only if its card says so.
+    assert record.status is Status.OK and not record.error and not record.truncated
     assert record.image == Image("http://a.test/big.jpg", 1024, 768, "image/jpeg")
+    assert record.medium == "image" and record.title == "big"
     assert record.content_length == 400                   # what was read, not what was claimed
+    assert record.file_size == 52428800                   # what was claimed
 
 
 async def test_an_svg_url_gets_the_size_its_root_states():
@@ -92,18 +95,28 @@ async def test_an_svg_stating_no_size_is_an_image_of_unknown_size():
     assert record.image == Image("http://a.test/logo.svg", 0, 0, "image/svg+xml")
 
 
-async def test_other_types_get_content_type_and_length():
+async def test_other_types_are_cards_with_content_type_length_and_size():
     pdf = await process(FetchResult("http://a.test/f.pdf", Status.OK, 200,
                                     (("Content-Type", "application/pdf"), ("Content-Length", "12345")),
                                     b"%PDF-1.7"))
-    assert pdf.status is Status.UNSUPPORTED_CONTENT and "application/pdf" in pdf.error
+    assert pdf.status is Status.OK and pdf.title == "f" and pdf.medium
     assert (pdf.content_type, pdf.content_length) == ("application/pdf", 8)    # bytes read, not the header
+    assert pdf.file_size == 12345
+    assert record_proto.to_dict(pdf)["file_size"] in (12345, "12345")        # int64 in JSON
     whole = await process(FetchResult("http://a.test/d.json", Status.OK, 200,
                                       (("Content-Type", "application/json"),), b'{"a": 1}'))
-    assert whole.content_length == 8
+    assert whole.content_length == 8 and whole.file_size == 8   # read whole: its size is known
     cut = await process(FetchResult("http://a.test/v.mp4", Status.OK, 200,
                                     (("Content-Type", "video/mp4"),), b"x" * 10, truncated=True))
-    assert cut.status is Status.TOO_LARGE and cut.content_length == 10
+    assert cut.status is Status.OK and cut.title == "v" and cut.content_length == 10 and cut.file_size == 0
+
+
+async def test_a_cut_file_that_gives_nothing_to_show_is_too_large():
+    nameless = await process(FetchResult("http://a.test/", Status.OK, 200,
+                                         (("Content-Type", "application/octet-stream"),), b"\0" * 10,
+                                         truncated=True))
+    assert nameless.status is Status.TOO_LARGE and "file_head_bytes" in nameless.error
+    assert nameless.content_length == 10
 
 
 async def test_a_page_over_the_body_cap_is_what_its_first_bytes_said():
@@ -127,5 +140,5 @@ async def test_a_content_length_that_is_not_a_length_is_not_believed(header):
     record = await process(FetchResult("http://a.test/f.pdf", Status.OK, 200,
                                        (("Content-Type", "application/pdf"), ("Content-Length", header)),
                                        b"%PDF", truncated=True))
-    assert record.content_length == 4
-    assert record_proto.to_dict(record)["status"] == "TOO_LARGE"            # and it serializes
+    assert record.content_length == 4 and record.file_size == 0
+    assert record_proto.to_dict(record)["status"] == "OK"                   # and it serializes

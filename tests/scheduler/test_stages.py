@@ -241,21 +241,22 @@ async def test_a_304_or_a_3xx_without_location_is_final():
 
 
 # --- process ------------------------------------------------------------------------------
-@pytest.mark.parametrize("result,status", [
-    (hop("http://a.test/", 500), Status.HTTP_ERROR),
-    (FetchResult("http://a.test/", Status.TIMEOUT, error="slow"), Status.TIMEOUT),
+@pytest.mark.parametrize("result,status,mode", [
+    (hop("http://a.test/", 500), Status.HTTP_ERROR, ""),
+    (FetchResult("http://a.test/", Status.TIMEOUT, error="slow"), Status.TIMEOUT, ""),
+    # A file is a card (issue 41): OK when read whole, TOO_LARGE when cut and nothing to show.
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "application/pdf"),), b"%PDF"),
-     Status.UNSUPPORTED_CONTENT),
+     Status.OK, ""),
     (FetchResult("http://a.test/", Status.OK, 200, (("Content-Type", "video/mp4"),), b"x", truncated=True),
-     Status.TOO_LARGE),
+     Status.TOO_LARGE, ""),
     (FetchResult("http://a.test/", Status.OK, 200, (), b"<!doctype html><title>Sniffed</title>"),
-     Status.OK),
+     Status.OK, "static"),
 ])
-async def test_post_processor_maps_the_final_hop_onto_one_status(result, status):
+async def test_post_processor_maps_the_final_hop_onto_one_status(result, status, mode):
     out = await post_process(CrawlTask("http://a.test/", 0.0, url="http://a.test/", hops=(result,)))
     assert out.record.status is status
     assert out.record.ok or out.record.error
-    assert out.record.fetch_mode == ("static" if status is Status.OK else "")    # read from the HTML, or no page
+    assert out.record.fetch_mode == mode        # read from the HTML, or no page
 
 
 async def post_process(task: CrawlTask) -> Outcome:
@@ -320,7 +321,7 @@ def test_the_pipeline_prints_its_chain(tmp_path):
     pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing,
                               metrics=metrics.recorder("test"))
     assert repr(pipeline) == ("Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> "
-                              "CrawlRecorder -> RedirectFollower -> RelatedFetcher -> PostProcessor")
+                              "CrawlRecorder -> RedirectFollower -> FileReader -> RelatedFetcher -> PostProcessor")
 
 
 async def test_unexpected_exceptions_become_retryable_stage_failures():

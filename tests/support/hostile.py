@@ -47,7 +47,8 @@ CAP = 1 << 20      # fetcher.max_body_bytes in the size tests
 
 
 def bomb_routes(localweb) -> dict[str, str]:
-    """url -> what it is: each sends far more than CAP, decoded; each must be TOO_LARGE."""
+    """url -> what it is: each sends far more than CAP, decoded (a page read up to CAP; "huge", a
+    file, read up to fetcher.file_head_bytes)."""
     html = b"<!doctype html><title>Bomb</title>" + b" " * (50 * CAP)
     deflater = zlib.compressobj(9, zlib.DEFLATED, zlib.MAX_WBITS)
     encodings = {"gzip": gzip.compress(html, 6), "deflate": deflater.compress(html) + deflater.flush(),
@@ -133,7 +134,7 @@ def garbage_routes(localweb) -> dict[str, str | tuple[str, ...]]:
         # Parsed in a worker: done within process.extract_timeout, or recorded TIMEOUT saying so.
         localweb.page("junk.test", "/nested", "<div>" * 100_000 + "<title>Deep</title>"): ("OK", "TIMEOUT"),
         localweb.page("junk.test", "/not-html", b"%PDF-1.7 garbage", content_type="application/pdf"):
-            "UNSUPPORTED_CONTENT",
+            "OK",           # a file: its card, titled from its name (issue 41)
         localweb.page("junk.test", "/bad-gzip", b"not gzip at all",
                       headers={"Content-Encoding": "gzip"}): "CONNECTION_ERROR",
         localweb.page("junk.test", "/huge-header", "<title>H</title>",

@@ -46,6 +46,11 @@ class FetcherSettings:
     rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
     max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS
     max_body_bytes: int = 2_097_152   # body bytes read per response; the rest is cut off
+    file_head_bytes: int = 65_536     # body bytes read of a page hop whose answer is not HTML (a file: PDF,
+                                      # audio, video, image); max_body_bytes when that is less. The File
+                                      # Reader asks for more by Range requests only where the format needs them
+    file_max_requests: int = 3        # requests per file at most (its first GET included; redirects and
+                                      # robots.txt aside): the head, then Range requests (issue 41)
     connect_timeout: Duration = 5.0   # seconds to open a connection
     total_timeout: Duration = 20.0    # seconds for one whole request, body included
     queue_size: int = 1000            # waiting requests per domain; more is RESOURCE_EXHAUSTED, and so
@@ -95,6 +100,10 @@ class FetcherSettings:
                               f"{MAX_ACCEPT_LANGUAGE} characters; '' sends none)")
         if _CONTROL.search(self.user_agent):
             raise ConfigError("fetcher.user_agent: control characters (a line break, a tab) cannot be sent in a header")
+        if self.file_head_bytes < 1:
+            raise ConfigError(f"fetcher.file_head_bytes: {self.file_head_bytes} must be at least 1")
+        if self.file_max_requests < 1:
+            raise ConfigError(f"fetcher.file_max_requests: {self.file_max_requests} must be at least 1 (the first GET)")
         if self.max_concurrent_calls < 1:
             raise ConfigError(f"fetcher.max_concurrent_calls: {self.max_concurrent_calls} must be at least 1")
         if not self.max_rate > 0:

@@ -21,7 +21,8 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from spiderduck.core.record import Candidate, FieldSource, Image, PageMetadata, Video
+from spiderduck.core.record import Audio, Candidate, Document, FieldSource, Image, PageMetadata, Video
+from spiderduck.extract.files import FileCard
 from spiderduck.extract.worker import JOB_HEADER
 from spiderduck.wire.record_proto import StructuredData
 
@@ -30,6 +31,8 @@ PIPE_BYTES = 4 << 20      # a whole page per write: a 64 KiB pipe takes a loop t
 _ALLOWED = {("spiderduck.core.record", "PageMetadata"): PageMetadata, ("spiderduck.core.record", "Image"): Image,
             ("spiderduck.core.record", "Video"): Video, ("spiderduck.core.record", "FieldSource"): FieldSource,
             ("spiderduck.core.record", "Candidate"): Candidate,
+            ("spiderduck.core.record", "Audio"): Audio, ("spiderduck.core.record", "Document"): Document,
+            ("spiderduck.extract.files", "FileCard"): FileCard,
             ("spiderduck.wire.record_proto", "StructuredData"): StructuredData}
 
 
@@ -79,6 +82,8 @@ class Job:
     holders: set = field(default_factory=set)    # workers it was written to that owe an answer
     http_status: int = 200    # of the response (a wall may answer 403 or 503: see extraction.interstitial)
     explain: bool = False     # answer (PageMetadata, every value offered) (extraction.rejected)
+    file: tuple | None = None  # a file's card instead: (total, ((offset, length), ...)), its parts
+                               # the body's slices in order (spiderduck.extract.files.FileBytes)
 
     @property
     def settled(self) -> bool:
@@ -103,7 +108,7 @@ class Worker:
         # The page out of band (protocol 5): the pickle holds the rest, the page is written as
         # it is, never copied into the pickle (worker.read_job reads the two).
         data = pickle.dumps((job.id, pickle.PickleBuffer(job.body), job.url, job.content_type,
-                             job.http_status, job.explain), protocol=5, buffer_callback=lambda _: False)
+                             job.http_status, job.explain, job.file), protocol=5, buffer_callback=lambda _: False)
         try:
             self.proc.stdin.write(JOB_HEADER.pack(len(data), len(job.body)) + data)
             self.proc.stdin.write(job.body)           # not joined: that would copy the page

@@ -3,6 +3,7 @@
     pool = ExtractionPool(workers=2, budget=2.0, parser="selectolax", robots_token="spiderduck")
     async with pool:
         page = await pool.extract(body, url, content_type)
+        card = await pool.file_card(content_type, url, have)    # a file's (spiderduck.extract.files)
 
 Parsing a page is CPU work that would stall every other URL of the scheduler's event loop (a
 page of 100,000 nested elements takes lexbor 30 s), and worker processes use the other cores.
@@ -39,6 +40,7 @@ from spiderduck.core import metrics
 from spiderduck.core.errors import SpiderDuckError
 from spiderduck.core.record import PageMetadata
 from spiderduck.extract.channel import Job, Worker, loads, widen
+from spiderduck.extract.files import FileBytes, FileCard
 from spiderduck.extract.worker import HEADER
 
 log = logging.getLogger("spiderduck.scheduler")
@@ -307,12 +309,23 @@ class ExtractionPool:
         from a worker within the budget; raises as `extract` does."""
         return await self._run(body, url, content_type, http_status, explain=True)
 
+    async def file_card(self, content_type: str, url: str, have: FileBytes) -> FileCard:
+        """A file's card from its parts (spiderduck.extract.files.file_card), from a worker
+        within the budget; raises as `extract` does (ExtractionFailed for an answer that is no card)."""
+        spans = tuple((offset, len(data)) for offset, data in have.parts)
+        card = await self._run(b"".join(data for _, data in have.parts), url, content_type, 200,
+                               file=(have.total, spans))
+        if not isinstance(card, FileCard):
+            raise ExtractionFailed(f"a file's card was answered by a {type(card).__name__}")
+        return card
+
     async def _run(self, body: bytes, url: str, content_type: str | None, http_status: int,
-                   explain: bool = False):
+                   explain: bool = False, file: tuple | None = None):
         if self._closed:
             raise PoolClosing("the extraction pool is closing")
         job = Job(next(self._ids), body, url, content_type,
-                   asyncio.get_running_loop().create_future(), http_status=http_status, explain=explain)
+                   asyncio.get_running_loop().create_future(), http_status=http_status, explain=explain,
+                   file=file)
         self._waiting.append(job)
         self._pump()
         return await job.future

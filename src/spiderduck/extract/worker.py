@@ -7,7 +7,8 @@ and a pickle; a job's (JOB_HEADER) is the lengths of its pickle and of its page,
 the page goes out of band (pickle protocol 5), so it is never copied into a pickle. It answers "ready" once its imports are done, then, one job at a time and in
 order, for each `(job_id, body, url, content_type)` answers `(job_id, "ok", PageMetadata)` or
 `(job_id, "error", reason)` (a job marked `explain` answers `(PageMetadata, offers)` instead:
-spiderduck.extract.rejected); the page's structured data comes as protobuf Struct bytes
+spiderduck.extract.rejected; a file's job, its parts' offsets and lengths in `file`, answers its
+FileCard: spiderduck.extract.files.file_card); the page's structured data comes as protobuf Struct bytes
 (spiderduck.wire.record_proto.StructuredData). It ends when stdin closes. Anything printed goes to stderr, so
 nothing but frames reaches the pool.
 
@@ -58,6 +59,18 @@ def write_frame(fh, value) -> None:
     fh.flush()
 
 
+def file_bytes(body, file):
+    """The FileBytes a file's job carries: (total, ((offset, length), ...)) over `body`, the
+    parts' bytes one after the other."""
+    from spiderduck.extract.files import FileBytes
+    total, spans = file
+    parts, at = [], 0
+    for offset, length in spans:
+        parts.append((offset, bytes(body[at:at + length])))
+        at += length
+    return FileBytes(total, tuple(parts))
+
+
 def main(argv: list[str]) -> int:
     parser, robots_token, budget = argv[0], argv[1], float(argv[2])
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
@@ -67,6 +80,7 @@ def main(argv: list[str]) -> int:
     out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(2, 1)                          # print() and stray writes go to stderr, not the frames
     
+    from spiderduck.extract import files
     from spiderduck.extract.page import extract_page
     from spiderduck.extract.rejected import explain_page
     from spiderduck.wire.record_proto import StructuredData
@@ -76,22 +90,25 @@ def main(argv: list[str]) -> int:
     gc.set_threshold(10_000, *gc.get_threshold()[1:])   # as the roles do (src/spiderduck/cli/roles.py serve)
     write_frame(out, "ready")
     while (job := read_job(jobs)) is not None:
-        job_id, body, url, content_type, http_status, explain = job
+        job_id, body, url, content_type, http_status, explain, file = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
-            if explain:
-                page, offers = explain_page(body, url, content_type, parser=parser, robots_token=robots_token,
-                                            http_status=http_status)
+            if file is not None:
+                value = files.file_card(content_type or "", url, file_bytes(body, file))
             else:
-                page = extract_page(body, url, content_type, parser=parser, robots_token=robots_token,
-                                    http_status=http_status)
-            if page.structured_data:       # encoded here, once, rather than on the event loop
-                page = evolve(
-                    page, structured_data=StructuredData.from_dict(page.structured_data))
+                if explain:
+                    page, offers = explain_page(body, url, content_type, parser=parser,
+                                                robots_token=robots_token, http_status=http_status)
+                else:
+                    page = extract_page(body, url, content_type, parser=parser, robots_token=robots_token,
+                                        http_status=http_status)
+                if page.structured_data:   # encoded here, once, rather than on the event loop
+                    page = evolve(page, structured_data=StructuredData.from_dict(page.structured_data))
+                value = (page, offers) if explain else page
         except Exception as exc:   # noqa: BLE001 -- one page's failure is that page's answer
             answer = (job_id, "error", f"{type(exc).__name__}: {exc}"[:500])
         else:
-            answer = (job_id, "ok", (page, offers) if explain else page)
+            answer = (job_id, "ok", value)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         write_frame(out, answer)

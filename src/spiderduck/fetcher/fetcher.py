@@ -8,7 +8,13 @@
          its Crawl-delay for our user agent is told to the slot
       -> a turn on the slot, at the domain's pace (politeness, pacing, domain_health)
       -> HttpClient.get (never follows redirects; a re-fetch's validators as If-None-Match and
-         If-Modified-Since, on the page request only) -> the slot observes the outcome
+         If-Modified-Since, on the page request only; a file's part as Range) -> the slot
+         observes the outcome
+
+A page hop whose answer declares a type other than HTML (a file) is read up to
+fetcher.file_head_bytes only; the scheduler's File Reader asks for what else the file's format
+needs by `range` requests (issue 41), each one more Fetcher.fetch: the same slot, robots.txt
+and guard as any other.
 """
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ import time
 
 from spiderduck.core import metrics
 
-from spiderduck.core import urls
+from spiderduck.core import byte_ranges, urls
 from spiderduck.core.config import FetcherSettings, RenderSettings
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.fetch import FetchResult
@@ -42,7 +48,8 @@ from spiderduck.core.frozen import evolve
 
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
-_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render"}
+_PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render",
+             "file": "file"}
 
 
 def fetcher_id(settings: FetcherSettings) -> str:
@@ -117,7 +124,7 @@ class Fetcher:
 
     async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
                     max_wait: float = 0.0, validators: Validators | None = None,
-                    render: bool = False) -> FetchResult:
+                    render: bool = False, range: str = "") -> FetchResult:
         """One hop. Raises FetcherBusy when the domain's queue is full, or when its
         turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
@@ -129,7 +136,16 @@ class Fetcher:
         response's headers, as any other answer is. A page request (purpose "" or "page": every
         hop of a redirect chain) carries fetcher.accept_language, so an origin that varies by
         language answers one language every time; an image's or oEmbed's does not. With `render`, a page whose answer is an empty
-        JavaScript shell is also rendered, when this fetcher has a renderer (src/spiderduck/fetcher/render_hop.py)."""
+        JavaScript shell is also rendered, when this fetcher has a renderer (src/spiderduck/fetcher/render_hop.py).
+        A page hop's answer that declares a type other than HTML is read up to
+        fetcher.file_head_bytes only (`truncated` when there was more). `range` ("bytes=START-END",
+        spiderduck.core.byte_ranges) asks for a file's part: sent as Range with
+        Accept-Encoding: identity (offsets are of the file, not of an encoding of it); its answer
+        (a 206, or a 200 from an origin that ignores Range) is read up to fetcher.max_body_bytes.
+        A malformed range raises byte_ranges.InvalidRange before anything is sent."""
+        cap = self.settings.max_body_bytes
+        if range:
+            byte_ranges.parse_range(range, cap)
         try:
             url = urls.canonicalize(url)
         except urls.InvalidUrl as exc:
@@ -157,13 +173,16 @@ class Fetcher:
         except DomainHalted:
             return self._halted(url, slot)
         self.check_owner(slot.domain)
-        cap = self.settings.max_body_bytes
         headers = validators.headers() if validators else {}
-        if self.settings.accept_language and _PURPOSES.get(purpose) == "page":
+        page = _PURPOSES.get(purpose) == "page"
+        if self.settings.accept_language and page:
             headers["Accept-Language"] = self.settings.accept_language
+        if range:
+            headers.update({"Range": range, "Accept-Encoding": "identity"})
         result = await self.http.get(url, on_sent=slot.mark_sent,
                                      max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap,
-                                     headers=headers or None)
+                                     headers=headers or None,
+                                     file_bytes=self.settings.file_head_bytes if page and not range else 0)
         slot.observe(result)
         self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")

@@ -17,6 +17,7 @@ from spiderduck.core.config import FetcherSettings
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.status import Status
 from spiderduck.fetcher.guard import AddressGuard, BlockedAddress
+from spiderduck.fetcher.render_hop import HTML_TYPES
 from spiderduck.fetcher.resolver import GuardedResolver
 
 @dataclass(frozen=True)
@@ -62,11 +63,13 @@ class HttpClient:
     async def get(self, url: str, *, max_bytes: int | None = None,
                   accept: str = "text/html,application/xhtml+xml,*/*;q=0.8",
                   on_sent: Callable[[], None] | None = None,
-                  headers: Mapping[str, str] | None = None) -> FetchResult:
+                  headers: Mapping[str, str] | None = None, file_bytes: int = 0) -> FetchResult:
         """GET one URL. `on_sent` is called the moment the request headers leave (after the
         connection is up), so politeness can space what the origin actually sees. `headers`
         are sent besides User-Agent and Accept (a conditional re-fetch's If-None-Match and
-        If-Modified-Since); the caller vouches for them."""
+        If-Modified-Since); the caller vouches for them. `file_bytes` > 0: an answer that
+        declares a type other than HTML (a file) is read up to that many bytes only, and the
+        connection closed."""
         limit = self._limits.max_body_bytes if max_bytes is None else max_bytes
         started = self._clock()
         fetched_at = self._wall()
@@ -86,7 +89,11 @@ class HttpClient:
                     peer = _peer_address(resp)
                     if peer:
                         self._guard.check(host, peer)
+                    if file_bytes > 0 and not _html_or_untyped(resp.headers.get("Content-Type")):
+                        limit = min(limit, file_bytes)
                     body, truncated = await _read_bounded(resp.content, limit)
+                    if truncated:       # the rest is never read: the connection is not reused
+                        resp.close()
                     return FetchResult(
                         url=url, status=Status.OK, http_status=resp.status,
                         headers=tuple((k, v) for k, v in resp.headers.items()),
@@ -110,6 +117,12 @@ async def _headers_sent(session, ctx, params) -> None:
     on_sent = (ctx.trace_request_ctx or {}).get("on_sent")
     if on_sent is not None:
         on_sent()
+
+
+def _html_or_untyped(content_type: str | None) -> bool:
+    """Whether a declared Content-Type is HTML, or absent (sniffed later, read as a page)."""
+    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    return not kind or kind in HTML_TYPES
 
 
 def _peer_address(resp: aiohttp.ClientResponse) -> str | None:

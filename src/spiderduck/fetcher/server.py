@@ -6,7 +6,8 @@ What the fetcher's gRPC server receives is capped (spiderduck.rpc.server's reque
   FetcherService  FETCH_REQUEST_CAP (113 KiB): a FetchRequest is one URL (at most MAX_URL_CHARS
                   characters, 4 bytes each in UTF-8 at worst: 32 KiB), two validators as an origin
                   sent them (an entity-tag and an HTTP-date, each at most one header line: 8 KiB),
-                  a purpose word and numbers; 49 KiB at most, with 64 KiB of headroom.
+                  a purpose word, a file's byte range (byte_ranges.MAX_RANGE_CHARS) and numbers;
+                  49 KiB at most, with 64 KiB of headroom. A malformed range is INVALID_ARGUMENT.
   FetcherAdmin    ADMIN_REQUEST_CAP (319 KiB): one domain, host name or URL (32 KiB) per call, or
                   ListDomains naming up to 1,000 host names (253 bytes each, DNS's longest, 8 of
                   framing); with 64 KiB of headroom.
@@ -21,7 +22,7 @@ from opentelemetry.trace import SpanKind
 
 from spiderduck.wire import fetch_proto
 
-from spiderduck.core import telemetry
+from spiderduck.core import byte_ranges, telemetry
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.freshness import Validators
@@ -50,6 +51,11 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
     async def Fetch(self, request: fetcher_pb2.FetchRequest, context: grpc.aio.ServicerContext):
         if not request.url:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "url is required")
+        if request.range:
+            try:
+                byte_ranges.parse_range(request.range, self._fetcher.settings.max_body_bytes)
+            except byte_ranges.InvalidRange as exc:
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         with telemetry.span("Fetch", parent=telemetry.extract(context.invocation_metadata()),
                             kind=SpanKind.SERVER,
                             attributes={"url.full": request.url, "spiderduck.purpose": request.purpose}):
@@ -60,7 +66,8 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             validators = Validators(request.if_none_match, request.if_modified_since)
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
                                                purpose=request.purpose, max_wait=request.deadline_seconds,
-                                               validators=validators or None, render=request.render)
+                                               validators=validators or None, render=request.render,
+                                               range=request.range)
         except FetcherBusy as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except WrongFetcher as exc:

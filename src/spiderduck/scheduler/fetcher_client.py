@@ -117,13 +117,14 @@ class GrpcTransport:
             self._channels, self._stubs = [], {}
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
-                    timeout: float, validators: Validators | None = None, render: bool = False) -> FetchResult:
+                    timeout: float, validators: Validators | None = None, render: bool = False,
+                    range: str = "") -> FetchResult:
         """One hop by the fetcher at `address`; `validators` travel as FetchRequest.if_none_match
-        and .if_modified_since, `render` as FetchRequest.render. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
+        and .if_modified_since, `render` as FetchRequest.render, `range` as FetchRequest.range. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
         `timeout`) or FetcherUnavailable."""
         self._longest = max(self._longest, timeout)
         request = fetcher_pb2.FetchRequest(url=url, purpose=purpose, max_body_bytes=max_body_bytes,
-                                           deadline_seconds=timeout, render=render)
+                                           deadline_seconds=timeout, render=render, range=range)
         if validators:
             request.if_none_match = validators.if_none_match
             request.if_modified_since = validators.if_modified_since
@@ -169,7 +170,7 @@ class FetcherClient:
 
     async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0,
                     timeout: float = 0.0, wait_if_busy: bool = True,
-                    validators: Validators | None = None) -> FetchResult:
+                    validators: Validators | None = None, range: str = "") -> FetchResult:
         """One hop through the fetcher owning the URL's domain.
 
         `purpose` ("page", "image", "oembed") labels it in the fetcher's metrics;
@@ -178,7 +179,8 @@ class FetcherClient:
         queue full, or its turn past the deadline) raises DomainBusy at once instead of
         backing off and trying again: for fetches that are worth little late. `validators`
         (a re-fetch of a stored page) make the hop conditional: the fetcher sends them as
-        If-None-Match / If-Modified-Since, and a 304 comes back as the hop's answer."""
+        If-None-Match / If-Modified-Since, and a 304 comes back as the hop's answer. `range`
+        ("bytes=START-END", spiderduck.core.byte_ranges) asks for a file's part (purpose "file")."""
         domain = urls.registrable_domain(urls.host_of(url))
         limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
         render = purpose == "page" and self._render_timeout > 0
@@ -188,11 +190,11 @@ class FetcherClient:
             with telemetry.span("fetch hop", kind=SpanKind.CLIENT,
                                 attributes={"url.full": url, "spiderduck.purpose": purpose}):
                 return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
-                                         validators, render)
+                                         validators, render, range)
 
     async def _fetch(self, url: str, domain: str, purpose: str, max_body_bytes: int,
                      limit: float, wait_if_busy: bool, validators: Validators | None,
-                     render: bool = False) -> FetchResult:
+                     render: bool = False, range: str = "") -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + limit
         attempt = 0
@@ -206,7 +208,8 @@ class FetcherClient:
             try:
                 return await self._transport.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
                                                    timeout=remaining, validators=validators,
-                                                   **({"render": True} if render else {}))
+                                                   **({"render": True} if render else {}),
+                                                   **({"range": range} if range else {}))
             except WrongFetcher as exc:
                 last = str(exc)
                 self.reroutes += 1

@@ -1,7 +1,7 @@
 """The scheduler's pipeline, in its one fixed order (src/spiderduck/scheduler/stages/, outer first).
 
     Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> CrawlRecorder
-            -> RedirectFollower -> RelatedFetcher -> PostProcessor
+            -> RedirectFollower -> FileReader -> RelatedFetcher -> PostProcessor
 
 Outer stages wrap inner ones: the notifier publishes after the outcome is stored, so an event
 always describes stored state. The decider may answer (FRESH, STALE, JOINED, REJECTED) without a
@@ -11,8 +11,10 @@ ends FORGOTTEN (spiderduck.scheduler.forgetting). Two stages write the metadata
 store, and the split is by what they record: the Sighting Recorder records every sighting (a
 share; the record of a rejection, which no crawl stored), outside the decider; the Crawl
 Recorder records a crawl (its WARC records and record) inside the decider's single-flight
-window, so the next sighting of the URL finds its record. The related fetches (a page's image
-and oEmbed) complete the record the Post Processor made.
+window, so the next sighting of the URL finds its record. A final answer that is not HTML is a
+file: the File Reader reads the byte ranges its format needs (fetcher.file_max_requests at most)
+before the Post Processor makes its card. The related fetches (a page's image and oEmbed)
+complete the record the Post Processor made.
 
 The stores are wrapped here, once, for the stages that call them: with traces on, each store call
 is a span (src/spiderduck/scheduler/traced_stores.py), so no stage makes spans of its own calls.
@@ -32,11 +34,13 @@ from spiderduck.core.metrics import Recorder
 from spiderduck.extract import oembed_registry
 from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.events import Publish
+from spiderduck.scheduler.file_record import FileCardJob
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.announcement import Notifier
 from spiderduck.scheduler.stages.chain import Pipeline, compose
 from spiderduck.scheduler.stages.crawl_decision import CrawlDecider
 from spiderduck.scheduler.stages.crawl_record import CrawlRecorder
+from spiderduck.scheduler.stages.file_ranges import FileReader
 from spiderduck.scheduler.stages.record import Extract, PostProcessor
 from spiderduck.scheduler.stages.redirect_chain import RedirectFollower
 from spiderduck.scheduler.stages.related import RelatedFetcher
@@ -52,8 +56,10 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                    fetch_hop: FetchHop, publish: Publish, metrics: Recorder,
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
                    dead_letter: DeadLetter | None = None, claims: Claims | None = None,
-                   denylist: Denylist | None = None, clock=time.time) -> Pipeline:
-    """`extract` runs a page's extraction (ExtractionPool.extract); None extracts in-process.
+                   denylist: Denylist | None = None, file_card: FileCardJob | None = None,
+                   clock=time.time) -> Pipeline:
+    """`extract` runs a page's extraction (ExtractionPool.extract), `file_card` a file's card
+    (ExtractionPool.file_card); None makes them in-process.
     `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
     refreshes of records answered STALE (stages/crawl_decision.py); `dead_letter` publishes the
     dead letters of a submission's URLs over the limit of one message (stages/submission.py).
@@ -78,6 +84,8 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         CrawlRecorder(metadata, content, forgetting=forgetting),
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver,
                          refresh_max_delay=p.meta_refresh_max_delay, forgetting=forgetting),
+        FileReader(fetch_hop, max_requests=f.file_max_requests, max_range_bytes=f.max_body_bytes,
+                   forgetting=forgetting),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,
@@ -86,5 +94,5 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                        oembed_endpoint=oembed_registry.load(p.oembed_providers).endpoint_for),
         PostProcessor(parser=p.parser, freshness=freshness, extract=extract,
                       robots_token=robots_token(f.user_agent), embed_allow_hosts=p.embed_allow_hosts,
-                      clock=clock),
+                      file_card=file_card, clock=clock),
     )

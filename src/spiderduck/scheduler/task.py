@@ -9,10 +9,11 @@ from typing import Awaitable, Callable, Mapping
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import PageMetadata, UrlRecord
 from spiderduck.core.status import Status
+from spiderduck.extract.files import FileBytes
 from spiderduck.core.frozen import evolve
 
-# fetch(url, *, purpose="page", max_body_bytes=0, validators=None) -> the hop's result
-# (FetcherClient.fetch): what the Redirect Follower and the Related Fetcher fetch through.
+# fetch(url, *, purpose="page", max_body_bytes=0, validators=None, range="") -> the hop's result
+# (FetcherClient.fetch): what the Redirect Follower, the File Reader and the Related Fetcher fetch through.
 FetchHop = Callable[..., Awaitable[FetchResult]]
 
 
@@ -52,6 +53,8 @@ class CrawlTask:
     source: str = ""                # who submitted, echoed in the event
     reply_to: str = ""              # a ResolveUrl's inbox: the outcome goes there, not to the events
     place: tuple[int, int] = (0, 1)  # (url_index, url_count): its place among its submission's URLs
+    file: FileBytes | None = None   # a file's declared size and the parts read (its head, then the
+                                    # File Reader's ranges), when the final answer is a file
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,8 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
                                   metrics=metrics.recorder("scheduler"), claims=claims,
-                                  extract=pool.extract, resubmit=submissions.publisher(js),
+                                  extract=pool.extract, file_card=pool.file_card,
+                                  resubmit=submissions.publisher(js),
                                   dead_letter=submissions.dead_letterer(js), denylist=denylist)
         stack.push_async_callback(pipeline.close)
         yield SchedulerParts(nc, js, pipeline, router, pool, metadata, content, denylist)

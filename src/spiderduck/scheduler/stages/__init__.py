@@ -8,6 +8,7 @@ In compose order (outer first; src/spiderduck/scheduler/pipeline.py builds them 
     crawl_decision  CrawlDecider      crawl, or answer FRESH / JOINED / REJECTED
     crawl_record    CrawlRecorder     records the crawl: WARC records, the record, its aliases
     redirect_chain  RedirectFollower  the chain of hops, each through its domain's fetcher
+    file_ranges     FileReader        a file's byte ranges its card needs (a final answer not HTML)
     related         RelatedFetcher    the image's size and the oEmbed fields a page lacks
     record          PostProcessor     the UrlRecord from the final hop (innermost)
 

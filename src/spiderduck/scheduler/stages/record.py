@@ -1,4 +1,4 @@
-"""Stage 8, the Post Processor: the record. The final hop's response becomes the UrlRecord.
+"""Stage 9, the Post Processor: the record. The final hop's response becomes the UrlRecord.
 
 Input: a CrawlTask with its hops (and the chain's `failure`, if any). Output: the Outcome
 (CRAWLED; REVALIDATED when the origin answered 304 to a conditional re-fetch, the stored record
@@ -8,8 +8,12 @@ response (spiderduck.core.freshness).
 Innermost: never calls next. Failure: none expected; an extraction that fails or runs out of time
 is an outcome (below), and anything unexpected is the chain's StageFailed.
 
-An HTML page is extracted; a URL that is itself an image gets a record with the image's width,
-height and type; any other type gets its content type and length (UNSUPPORTED_CONTENT). A page
+An HTML page is extracted; a 200 of any other type is a file (issue 41): its card, from the
+parts the File Reader read (CrawlTask.file: stages/file_ranges.py), gives its record, OK, with
+`file_size` (src/spiderduck/scheduler/file_record.py says what, and when it is TOO_LARGE). The
+card is `file_card(content_type, url, have)`: in the service ExtractionPool.file_card, within
+process.extract_timeout; without a pool, in this process; one that fails or runs out of time
+leaves the card of the file's name. A page
 that is a wall rather than the content (a consent wall, a bot challenge, a login wall, an age
 gate, "access denied": extraction.interstitial) is INTERSTITIAL, with the kind and the signals in
 `error` and what the page did state kept; walls also answer 401, 403, 429, 451 or 503, so an HTML
@@ -34,9 +38,9 @@ fails is UNSUPPORTED_CONTENT; each keeps the reason in `error` and the response'
 With traces on, each extraction is an `extract` span (`url.full`, `spiderduck.body_bytes`, and
 `spiderduck.head_alone` for the retry of the head), recording a timeout or a failure.
 
-A body over fetcher.max_body_bytes was read up to the cap (`truncated`): the record is of what
-was read, OK when that is a page with a title, a description or an image, else TOO_LARGE (a
-body not HTML, or HTML that gave nothing), with what the first bytes said (an image's size) kept.
+A page over fetcher.max_body_bytes was read up to the cap (`truncated`): the record is of what
+was read, OK when that is a page with a title, a description or an image, else TOO_LARGE (HTML
+that gave nothing, or a body of another status that is not HTML).
 
 A page the fetcher rendered (an empty JavaScript shell, render.enabled: src/spiderduck/fetcher/render_hop.py)
 is extracted from its DOM after rendering, by the same rules, and its record says
@@ -57,32 +61,24 @@ from spiderduck.core import freshness
 from spiderduck.core import telemetry
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Freshness
-from spiderduck.core.record import HTTP_REDIRECT, RENDERED, STATIC, Image, PageMetadata, Redirect, UrlRecord, with_page
+from spiderduck.core.record import HTTP_REDIRECT, RENDERED, STATIC, PageMetadata, Redirect, UrlRecord, with_page
 from spiderduck.core.status import Status, status_for_http
 from spiderduck.extract import embeds
-from spiderduck.extract import extract_page, images, signals
+from spiderduck.extract import extract_page, signals
 from spiderduck.extract.head import head_of
+from spiderduck.extract import files
+from spiderduck.extract.files import FileBytes, FileCard
 from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
 from spiderduck.extract.walls import WALL_STATUSES
+from spiderduck.scheduler.file_record import HTML_TYPES, FileCardJob, declared_size, is_file, media_type, with_card
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.core.frozen import evolve
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 RENDERED_TYPE = "text/html; charset=utf-8"      # a rendered DOM, as the fetcher hands it over
 RENDER_OK, RENDER_TIMEOUT = "ok", "timeout"     # FetchResult.render_outcome (fetcher.render)
 
 log = logging.getLogger("spiderduck.scheduler")
-
-
-def media_type(result: FetchResult) -> str:
-    value = result.header("content-type") or ""
-    kind = value.split(";", 1)[0].strip().lower()
-    if not kind:
-        head = result.body[:512].lstrip().lower()
-        if head.startswith((b"<!doctype html", b"<html")) or b"<head" in head:
-            return "text/html"
-    return kind
 
 
 def usable(page: PageMetadata) -> bool:
@@ -120,8 +116,10 @@ class PostProcessor:
     """Innermost stage: never calls next."""
 
     def __init__(self, *, parser: str, robots_token: str, freshness: Freshness,
-                 extract: Extract | None = None, embed_allow_hosts: Sequence[str] = (), clock=time.time):
+                 extract: Extract | None = None, embed_allow_hosts: Sequence[str] = (), clock=time.time,
+                 file_card: FileCardJob | None = None):
         self._freshness = freshness
+        self._file_card = file_card or self._file_card_here
         self._embed_hosts = tuple(embed_allow_hosts)
         self._robots_token = robots_token
         self._parser = parser
@@ -132,6 +130,9 @@ class PostProcessor:
                             http_status: int = 200) -> PageMetadata:
         return extract_page(body, url, content_type, parser=self._parser, robots_token=self._robots_token,
                             http_status=http_status)
+
+    async def _file_card_here(self, content_type: str, url: str, have: FileBytes) -> FileCard:
+        return files.file_card(content_type, url, have)
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome] | None = None) -> Outcome:
         final = task.hops[-1]
@@ -185,13 +186,14 @@ class PostProcessor:
 
     async def _classify(self, task: CrawlTask, final: FetchResult,
                         record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
+        if is_file(task):
+            return await self._file(task, final, record), None
         record, page = await self._read(task, final, record)
         if not final.truncated or task.failure is not None or final.status is not Status.OK:
             return record, page
         # Over the cap: the fetcher read the first fetcher.max_body_bytes, and the record is of
         # those (`truncated`). A page whose first bytes give a preview is an OK page; a body they
-        # give nothing usable from (not HTML, or no markup) is TOO_LARGE, with what they did say
-        # (an image's size) kept.
+        # give nothing usable from (no markup) is TOO_LARGE.
         record = evolve(record, truncated=True)
         if record.status is Status.UNSUPPORTED_CONTENT or (
                 record.status is Status.OK and not (page is not None and usable(page))):
@@ -214,15 +216,18 @@ class PostProcessor:
                 if walled.status is Status.INTERSTITIAL:
                     return walled, page
             return evolve(record, status=status, error=f"HTTP {final.http_status}"), None
-        if record.content_type not in HTML_TYPES:
-            length = len(final.body)
-            if record.content_type.startswith("image/"):     # unreadable headers: no size
-                info = images.probe(final.body) or images.ImageInfo(0, 0, "")
-                image = Image(final.url, info.width, info.height, info.content_type or record.content_type)
-                return evolve(record, status=Status.OK, image=image, content_length=length), None
-            return evolve(record, status=Status.UNSUPPORTED_CONTENT, content_length=length,
-                                       error=f"content type {record.content_type or 'unknown'} is not HTML"), None
         return await self._page(final, record)
+
+    async def _file(self, task: CrawlTask, final: FetchResult, record: UrlRecord) -> UrlRecord:
+        """A file's record from its card (scheduler/file_record.py), the card made from the parts
+        the File Reader read (its head alone, without that stage)."""
+        have = task.file or FileBytes(declared_size(final), ((0, final.body),))
+        try:
+            card = await self._file_card(record.content_type, final.url, have)
+        except (ExtractionTimeout, ExtractionFailed) as exc:
+            log.info("%s: the file's card failed (%s); its name is its title", final.url, exc)
+            card = files.file_card("", final.url, FileBytes(have.total))
+        return with_card(record, final, have, card)
 
     async def _page(self, final: FetchResult, record: UrlRecord) -> tuple[UrlRecord, PageMetadata | None]:
         if final.render_outcome == RENDER_OK and final.rendered:
