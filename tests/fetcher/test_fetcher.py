@@ -16,6 +16,7 @@ from spiderduck.fetcher.fetcher import Fetcher
 from spiderduck.fetcher.ownership import AllShards
 from spiderduck.rpc.server import GrpcServer
 from spiderduck.v1 import fetcher_pb2, fetcher_pb2_grpc
+from support.fetcher_grpc import served
 
 
 def settings(**kw):
@@ -186,13 +187,8 @@ async def test_hostile_validators_put_nothing_on_the_wire(localweb):
 
 async def test_grpc_fetch_carries_the_validators_to_the_origin(localweb):
     origin = ConditionalOrigin(localweb, "grpc-cond.test")
-    s = settings(**{"fetcher.listen": "127.0.0.1:0"})
-    async with Fetcher(s, ownership=AllShards()) as f:
-        grpc_server = GrpcServer(s.listen)
-        server.register(grpc_server, f)
-        address = grpc_server.bind()
-        async with grpc_server, grpc.aio.insecure_channel(address) as channel:
-            stub = fetcher_pb2_grpc.FetcherServiceStub(channel)
+    async with Fetcher(settings(), ownership=AllShards()) as f:
+        async with served(f) as stub:
             conditional = await stub.Fetch(fetcher_pb2.FetchRequest(
                 url=origin.url, if_none_match=ETAG, if_modified_since=LAST_MODIFIED))
             plain = await stub.Fetch(fetcher_pb2.FetchRequest(url=origin.url))
