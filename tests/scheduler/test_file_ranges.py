@@ -149,9 +149,8 @@ async def test_the_ranges_take_the_domains_turns(stores, localweb, asking):
     origin = RangeOrigin(png_file())
     url = localweb.route("slow.test", NAME, origin)
     interval = 0.25
-    async with wired(stores, **{"fetcher.rate_overrides": {"slow.test": 1 / interval}}) as (pipeline, fetcher):
+    async with wired(stores, **{"fetcher.rate_overrides": {"slow.test": 1 / interval}}) as (pipeline, _):
         await crawl(pipeline, url)
-        assert fetcher.politeness.slot("slow.test").domain == "slow.test"
     starts = [h.at for h in localweb.hits_for("slow.test")]       # robots.txt, the head, two ranges
     assert len(starts) == 4
     gaps = [b - a for a, b in zip(starts, starts[1:])]
@@ -178,3 +177,23 @@ async def test_a_whole_small_file_asks_for_no_range(stores, localweb, asking):
     assert len(origin.served) == 1 and origin.sent == len(small)
     assert (record.status, record.file_size, record.content_length) == (Status.OK, len(small), len(small))
     assert record.title == "logo" and record.image == Image(url, 640, 480, "image/png")
+
+
+@pytest.mark.parametrize("answer, asked", [
+    (("a", "b"), []), ((-5, 3), []), ((10, 5), []), ((0, 10**30), [f"bytes=0-{CAP - 1}"]),
+    ((SIZE + 10, SIZE + 20), []), ((SIZE - 10, SIZE + 10**6), [f"bytes={SIZE - 10}-{SIZE - 1}"]),
+    (ZeroDivisionError, [])])
+async def test_whatever_next_range_answers_the_reading_stays_bounded(stores, localweb, monkeypatch, answer, asked):
+    """A parser's next_range that answers nonsense, or raises, costs the file its ranges, never
+    its card: a range past the file or longer than fetcher.max_body_bytes is cut or not asked."""
+    def next_range(content_type, url, have):
+        if isinstance(answer, type):
+            raise answer("a parser's bug")
+        return answer if len(have.parts) == 1 else None
+    monkeypatch.setattr(files, "next_range", next_range)
+    origin = RangeOrigin(png_file())
+    url = localweb.route("files.test", NAME, origin)
+    async with wired(stores) as (pipeline, _):
+        record = (await crawl(pipeline, url)).record
+    assert [s.range for s in origin.served[1:]] == asked
+    assert (record.status, record.file_size, record.title) == (Status.OK, SIZE, "Annual Report 2024")
