@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from spiderduck.core.errors import SpiderDuckError
+
 MAX_DIGITS = 18                     # under 2**63: an int64 on the wire
 MAX_RANGE_CHARS = 6 + 2 * MAX_DIGITS + 1
 _RANGE = re.compile(r"bytes=([0-9]{1,%d})-([0-9]{1,%d})" % (MAX_DIGITS, MAX_DIGITS))
@@ -21,7 +23,7 @@ _CONTENT_RANGE = re.compile(r"\s*bytes\s+([0-9]{1,%d})-([0-9]{1,%d})/([0-9]{1,%d
 _LENGTH = re.compile(r"\s*([0-9]{1,%d})\s*" % MAX_DIGITS)
 
 
-class InvalidRange(ValueError):
+class InvalidRange(SpiderDuckError, ValueError):
     """A Range that is not `bytes=START-END` with START <= END, or longer than allowed."""
 
 

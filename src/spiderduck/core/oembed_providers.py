@@ -20,6 +20,8 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from spiderduck.core.errors import SpiderDuckError
+
 MAX_FILE_BYTES = 4 * 1024 * 1024     # a providers file larger than this is refused
 MAX_SCHEMES = 50_000                  # schemes in one file (oembed.com's list has under 1,000)
 MAX_URL_CHARS = 2_048                 # one scheme's or endpoint's length
@@ -31,7 +33,7 @@ _AUTHORITY = re.compile(r"((?:\*\.)*)([a-z0-9_-]+(?:\.[a-z0-9_-]+)*)(?::[0-9]{1,
 _ENDPOINT = re.compile(r"https?://[a-z0-9_-]+(?:\.[a-z0-9_-]+)*(?::[0-9]{1,5})?(?:[/?][^\s]*)?", re.IGNORECASE)
 
 
-class ProvidersError(ValueError):
+class ProvidersError(SpiderDuckError, ValueError):
     """A providers file that cannot be used; the words say why."""
 
 
