@@ -67,7 +67,7 @@ def test_hostile_directive_lists_are_bounded():
     (("nosnippet",), {"description": "", "structured_data": None}),
     (("max-snippet:0",), {"description": "", "structured_data": None}),
     (("max-snippet:20",), {}),
-    (("max-image-preview:none",), {"image": None, "structured_data": None}),
+    (("max-image-preview:none",), {"image": None, "images": (), "structured_data": None}),
     (("max-image-preview:large", "noarchive"), {}),
 ])
 def test_withheld_fields(directives, expected):

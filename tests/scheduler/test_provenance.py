@@ -85,7 +85,11 @@ def test_one_entry_per_filled_field_in_the_issues_order(parser):
             '<meta property="og:site_name" content="S"><meta name="author" content="Jane Doe">'
             '<link rel="icon" href="/f.png">' + ld(datePublished="2020-01-13T10:00:00Z"))
     meta = page(head, lang="en", parser=parser)
-    assert [p.field for p in meta.provenance] == list(PROVENANCE_FIELDS[:PROVENANCE_FIELDS.index("favicon") + 1])
+    fields = [p.field for p in meta.provenance]
+    first = PROVENANCE_FIELDS.index("favicon") + 1
+    assert fields[:first] == list(PROVENANCE_FIELDS[:first])
+    # and the card's fields (issue 41) after them: an article's, with its image (and no text to count)
+    assert fields[first:] == ["medium", "images", "card_style"]
     bare = page(parser=parser)
     assert bare.provenance == (FieldSource("canonical_url", "derived"),)
 
@@ -116,7 +120,8 @@ def test_provenance_survives_the_stored_bytes_and_is_in_the_json():
     assert back.provenance == rec.provenance
     expected = [{"field": "title", "source": "og:title"}, {"field": "description", "source": "description"},
                 {"field": "image", "source": "twitter:image"}, {"field": "canonical_url", "source": "derived"},
-                {"field": "lang", "source": "<html lang>"}]
+                {"field": "lang", "source": "<html lang>"}, {"field": "images", "source": "twitter:image"},
+                {"field": "card_style", "source": "derived"}]
     assert record_proto.to_dict(back)["provenance"] == expected
     assert json.loads(record_proto.to_json(rec))["provenance"] == expected
     assert record_proto.message_to_dict(record_proto.to_proto(rec))["provenance"] == expected

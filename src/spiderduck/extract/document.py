@@ -6,13 +6,15 @@ matter, for every parser alike, so that all parsers give the same `Document`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from itertools import islice
 from typing import Callable, Iterable
 
 _JSONLD_TYPE = "application/ld+json"
 # Elements whose tag alone makes them interesting. <time> and [itemprop] are filtered on attributes.
-_TAGS = frozenset({"html", "title", "base", "meta", "link", "script", "h1", "p", "time", "img", "video"})
+_TAGS = frozenset({"html", "title", "base", "meta", "link", "script", "h1", "p", "time", "img", "video",
+                   "audio"})
 # Links whose only purpose is loading resources; no rule reads them, and pages have dozens.
 HINT_RELS = frozenset({"stylesheet", "preload", "preconnect", "dns-prefetch", "modulepreload",
                         "prefetch", "prerender"})
@@ -46,6 +48,7 @@ class Img:
 class Meta:
     key: str                  # lower-cased value of property, name or itemprop
     content: str
+    media: str = ""           # its media attribute, as written (trimmed): theme-color's dark scheme
 
 
 class Document:
@@ -53,7 +56,8 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "has_items", "_index", "_bylines", "_dated", "_item_html", "_placed", "_byline_texts")
+                 "audio", "has_items", "_main_words", "_index", "_bylines", "_dated", "_item_html", "_placed",
+                 "_byline_texts")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
@@ -63,7 +67,8 @@ class Document:
                  dated: Callable[[], tuple[str, ...]] = tuple, has_items: bool = False,
                  item_html: Callable[[], str | None] = lambda: None,
                  placed_times: Callable[[], tuple[str, ...]] = tuple,
-                 byline_texts: Callable[[], tuple[str, ...]] = tuple):
+                 byline_texts: Callable[[], tuple[str, ...]] = tuple,
+                 audio: tuple[str, str] = ("", ""), main_words: Callable[[], int] = int):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -81,6 +86,8 @@ class Document:
                                       # width and height attributes
         self.video_poster = video_poster  # poster of the first <video poster>
         self.has_items = has_items    # an element declares a microdata item (itemscope)
+        self.audio = audio            # (src, type) of the first <audio> with a src or a <source src>
+        self._main_words: Callable[[], int] | int = main_words
         index: dict[str, list[str]] = {}
         for m in metas:
             index.setdefault(m.key, []).append(m.content)
@@ -122,6 +129,14 @@ class Document:
             self._byline_texts = self._byline_texts()
         return self._byline_texts
 
+    def main_words(self) -> int:
+        """The words of the page's main text: its articleBody, <article>, <main>, else <body>,
+        without scripts, styles, navigation and asides (at most MAIN_TEXT_CHARS of it read).
+        Found on first use only, like `byline_links`: only an article's is asked for."""
+        if callable(self._main_words):
+            self._main_words = self._main_words()
+        return self._main_words
+
     def item_html(self) -> str | None:
         """The page's top-level microdata items as HTML, for a parse of just them; None when
         only the whole page will do (an item on <html> or <body>, an itemref, or a parser that
@@ -146,8 +161,10 @@ class Document:
                 and self.dated_texts() == other.dated_texts()
                 and self.article_times() == other.article_times()
                 and self.byline_texts() == other.byline_texts()
+                and self.main_words() == other.main_words()
                 and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
-                        if s not in ("_bylines", "_dated", "_item_html", "_placed", "_byline_texts")))
+                        if s not in ("_bylines", "_dated", "_item_html", "_placed", "_byline_texts",
+                                     "_main_words")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -172,6 +189,7 @@ class Builder:
         self.author_links: list[str] = []
         self.images: list[Img] = []
         self.video_poster = ""
+        self.audio = ("", "")
         self.has_items = False
         self.satisfied: set[str] = set()   # tags whose facts are complete: later ones can be skipped
 
@@ -182,11 +200,12 @@ class Builder:
                 return
             content = content.strip()
             keys = []
+            media = attrs.get("media", "").strip()
             for attr in ("property", "name", "itemprop", "http-equiv"):
                 key = attrs.get(attr)
                 if key and (key := key.strip().lower()) not in keys:
                     keys.append(key)
-                    self.metas.append(Meta(key, content))
+                    self.metas.append(Meta(key, content, media) if media else Meta(key, content))
         elif tag == "link":
             href = attrs.get("href")
             rel = attrs.get("rel")
@@ -230,6 +249,11 @@ class Builder:
         elif tag == "video":
             if not self.video_poster:
                 self.video_poster = attrs.get("poster", "").strip()
+        elif tag == "audio":
+            # the parsers put the first <source src> inside it, when it has no src, in its attributes
+            src = attrs.get("src", "").strip()
+            if src and not self.audio[0]:
+                self.audio = (src, attrs.get("type", "").strip().lower())
         elif tag == "a" and is_author_link(attrs):
             if len(self.author_links) < _MAX_HINTS:
                 value = fold(text())
@@ -259,12 +283,13 @@ class Builder:
               dated: Callable[[], tuple[str, ...]] = tuple,
               item_html: Callable[[], str | None] = lambda: None,
               placed_times: Callable[[], tuple[str, ...]] = tuple,
-              byline_texts: Callable[[], tuple[str, ...]] = tuple) -> Document:
+              byline_texts: Callable[[], tuple[str, ...]] = tuple,
+              main_words: Callable[[], int] = int) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
-                        self.has_items, item_html, placed_times, byline_texts)
+                        self.has_items, item_html, placed_times, byline_texts, self.audio, main_words)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -339,6 +364,20 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
     """The datetimes of (place, datetime) pairs in document order, ordered by place (stable)."""
     kept = [(rank, value.strip()) for rank, value in islice(times, _PLACED_MAX) if value.strip()]
     return tuple(value for _, value in sorted(kept, key=lambda pair: pair[0]))
+
+
+# The main text of a page (Document.main_words): the first element of these that the page has,
+# without the text of the elements in MAIN_TEXT_SKIPPED; at most MAIN_TEXT_CHARS of it is counted.
+MAIN_TEXT_ELEMENTS = ("[itemprop~=articleBody i]", "article", "main", "body")
+MAIN_TEXT_SKIPPED = frozenset({"script", "style", "noscript", "template", "nav", "aside", "svg", "math",
+                               "button", "form", "select", "textarea", "iframe", "object"})
+MAIN_TEXT_CHARS = 1_000_000
+_WORD = re.compile(r"[^\W_][\w'’.-]*")    # a word: starts with a letter or digit
+
+
+def words(text: str) -> int:
+    """The words of a text (punctuation between them is none), in its first MAIN_TEXT_CHARS."""
+    return len(_WORD.findall(text, 0, MAIN_TEXT_CHARS))
 
 
 BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography

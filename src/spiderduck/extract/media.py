@@ -3,7 +3,7 @@ players (for embed_html), from OpenGraph structures, Twitter cards, JSON-LD and 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from spiderduck.core.record import Image, Video
 from spiderduck.extract import values
@@ -77,19 +77,27 @@ def image_candidates(s: Sources) -> tuple[Image, ...]:
 def image_candidates_from(s: Sources) -> tuple[tuple[Image, ...], tuple[str, ...]]:
     """`image_candidates`, and where each was read (`og:image`, `twitter:image`, `json-ld:image`,
     `<img>`, ...: provenance sources), in the same order."""
+    return usable(_images(s), MAX_IMAGE_CANDIDATES)
+
+
+def usable(images: Iterable[tuple[Image, str]], limit: int,
+           tiny: bool = False) -> tuple[tuple[Image, ...], tuple[str, ...]]:
+    """The first `limit` of (image, source) pairs with a URL, each URL once, but for those that
+    name no image (a video, a sound) or a tracking pixel, and (unless `tiny`) those stated
+    smaller than MIN_IMAGE_SIZE; and their sources."""
     found: list[Image] = []
     sources: list[str] = []
     seen: set[str] = set()
-    for image, source in _images(s):
+    for image, source in images:
         url = image.url
         if not url or url in seen:
             continue
         seen.add(url)
-        if _NOT_IMAGE.search(url) or _is_pixel(url) or _tiny(image):
+        if _NOT_IMAGE.search(url) or _is_pixel(url) or (not tiny and _tiny(image)):
             continue      # a URL left out once stays out, whoever names it again
         found.append(image)
         sources.append(source)
-        if len(found) == MAX_IMAGE_CANDIDATES:
+        if len(found) == limit:
             break
     return tuple(found), tuple(sources)
 

@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from spiderduck.core.record import FieldSource, PageMetadata
+from spiderduck.core.record import FieldSource, Image, PageMetadata
 from spiderduck.wire.record_proto import page_to_dict
-from spiderduck.extract import authors, charset, dates, jsonld, media, microdata, oembed, publisher, rules, signals, \
-    values, walls
+from spiderduck.extract import authors, cards, charset, colors, dates, jsonld, media, microdata, oembed, pictures, \
+    playback, prices, publisher, rules, signals, values, walls
 from spiderduck.extract.parsers import MAX_HTML_BYTES, parse
 from spiderduck.extract.sources import Sources
 
@@ -39,13 +39,15 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
     site_name, author = publisher.site_name_from(s), authors.author_from(s)
     published, canonical = dates.published_time_from(s), rules.canonical_url_from(s)
     lang, favicon = rules.lang_from(s), media.favicon_from(s)
+    card = _card(s, images[0] if images else None)
     # One source per filled field, in the order of PROVENANCE_FIELDS; a page that names no
     # canonical URL gets its own URL as the record's (derived).
     provenance = tuple(FieldSource(name, source) for name, (value, source) in (
         ("title", title), ("description", description),
         ("image", (images, image_sources[0] if images else "")), ("site_name", site_name),
         ("author", author), ("published_time", published),
-        ("canonical_url", (True, canonical[1] or "derived")), ("lang", lang), ("favicon", favicon))
+        ("canonical_url", (True, canonical[1] or "derived")), ("lang", lang), ("favicon", favicon),
+        *card.items())
         if value)
     return PageMetadata(
         title=title[0],
@@ -62,7 +64,7 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
         players=media.players(s),
         favicon=favicon[0],
         type=rules.type_(s),
-        video=media.video(s),
+        video=card["video"][0],
         structured_data=rules.structured_data(s),
         charset=encoding,
         robots_directives=signals.meta_directives(doc, robots_token),
@@ -71,7 +73,30 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
         oembed_url=oembed.discover(doc, base),
         interstitial=walls.interstitial(markup, doc, http_status, url),
         provenance=provenance,
+        medium=card["medium"][0],
+        images=card["images"][0],
+        logo=card["logo"][0],
+        theme_color=card["theme_color"][0],
+        theme_color_dark=card["theme_color_dark"][0],
+        card_style=card["card_style"][0],
+        labels=card["labels"][0],
+        offer=card["offer"][0],
+        word_count=card["word_count"][0],
+        reading_time_s=card["reading_time_s"][0],
+        audio=card["audio"][0],
     )
+
+
+def _card(s: Sources, image: Image | None) -> dict[str, tuple[Any, str]]:
+    """The card's fields (issue 41), each (value, source), in PROVENANCE_FIELDS' order."""
+    medium, labels = cards.medium_from(s), cards.labels_from(s)
+    theme_color, theme_color_dark = colors.theme_colors_from(s)
+    word_count, reading_time_s = cards.reading_from(s, medium[0], *labels)
+    return {"medium": medium, "images": pictures.images_from(s), "logo": pictures.logo_from(s),
+            "theme_color": theme_color, "theme_color_dark": theme_color_dark,
+            "card_style": cards.card_style_from(s, image), "labels": labels, "offer": prices.offer_from(s),
+            "word_count": word_count, "reading_time_s": reading_time_s, "audio": playback.audio_from(s),
+            "video": playback.video_from(s)}
 
 
 def sources(body: bytes, url: str, content_type: str | None = None, *,

@@ -12,8 +12,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
-                                           place, placed, shows_byline, shows_date, texts, wanted)
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, MAIN_TEXT_CHARS,
+                                           MAIN_TEXT_ELEMENTS, MAIN_TEXT_SKIPPED, Builder, Document, place,
+                                           placed, shows_byline, shows_date, texts, wanted, words)
 
 # Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
 # (shell.py); the rest is ignored, so a huge page costs no more than this. A hard limit, not a
@@ -26,7 +27,7 @@ MAX_HTML_BYTES = 2_097_152
 # is, the fewer nodes cross into Python: a typical page has ~20 scripts and ~20 hint links.
 _SELECTOR = ("html, title, base, meta, "
              + "link[href]" + "".join(f":not([rel=\"{r}\" i])" for r in sorted(HINT_RELS)) + ", "
-             "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], "
+             "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], audio, "
              "[itemprop*=author i], "
              "[itemprop*=date i], a[rel~=author i], a[class*=author i], [itemscope]")
 # Byline blocks (`<div class="author-info"><a>Name</a>`): the links inside one (`[class*=author i]
@@ -59,6 +60,10 @@ def _from_selectolax(markup: str | bytes) -> Document:
                 continue   # a tag already done with, unless it carries microdata
             if None in attrs.values():     # a bare attribute (`<script async>`)
                 attrs = {k: v or "" for k, v in attrs.items()}
+            if tag == "audio" and not attrs.get("src"):
+                source = node.css_first("source[src]")
+                attrs = {"src": source.attributes.get("src") or "", "type": source.attributes.get("type") or ""} \
+                    if source is not None else attrs
             if wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
                 builder_feed(tag, attrs, node.text)
 
@@ -78,7 +83,33 @@ def _from_selectolax(markup: str | bytes) -> Document:
                          lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
                                         for node in tree.css(_TIMES_SELECTOR)),
                          lambda: texts((node.text(separator=" ") for node in tree.css(_BYLINE_SELECTOR)),
-                                       BYLINE_TEXT_MAX))
+                                       BYLINE_TEXT_MAX),
+                         lambda: _main_words(tree))
+
+
+_SKIPPED = ", ".join(sorted(MAIN_TEXT_SKIPPED))
+_MAX_SKIPPED = 256      # skipped elements (scripts, navigation, ...) whose words are taken off
+_MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside another
+
+
+def _main_words(tree) -> int:
+    """Document.main_words: the main element's text, less that of the skipped elements inside it
+    (each counted once: one inside another is left to the outer one)."""
+    main = next((n for n in map(tree.css_first, MAIN_TEXT_ELEMENTS) if n is not None), None)
+    if main is None:
+        return 0
+    count = words(main.text(separator=" "))
+    if not count:
+        return 0
+    skipped: set[int] = set()
+    for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
+        skipped.add(node.mem_id)
+        parent, depth = node.parent, 0
+        while parent is not None and depth < _MAX_DEPTH_UP and parent.mem_id not in skipped:
+            parent, depth = parent.parent, depth + 1
+        if parent is None or parent.mem_id not in skipped:
+            count -= words(node.text(separator=" "))
+    return max(count, 0)
 
 
 def _ancestors(node) -> Iterator[tuple[str, dict]]:
@@ -198,6 +229,9 @@ def _from_html5lib(markup: str | bytes) -> Document:
         if tag in satisfied and "itemprop" not in el.attrib and "itemscope" not in el.attrib:
             continue  # a tag already done with, unless it carries microdata
         attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
+        if tag == "audio" and not attrs.get("src"):
+            source = next((s for s in el.iter("source") if s.get("src")), None)
+            attrs = {"src": source.get("src"), "type": source.get("type", "")} if source is not None else attrs
         if wanted(tag, attrs):
             builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
     return builder.build(
@@ -213,7 +247,42 @@ def _from_html5lib(markup: str | bytes) -> Document:
         byline_texts=lambda: texts((" ".join(_etree_text(el)) for el, _ in _walk(root)
                                     if isinstance(el.tag, str) and not el.tag.startswith("{")
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
-                                   BYLINE_TEXT_MAX))
+                                   BYLINE_TEXT_MAX),
+        main_words=lambda: _etree_main_words(root))
+
+
+def _etree_main_words(root) -> int:
+    """Document.main_words from an etree: the first element of each MAIN_TEXT_ELEMENTS kind found in
+    one walk, the text of the best, without the skipped elements (iterative, like `_walk`)."""
+    found: dict[int, object] = {}
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue
+        kind = (0 if "articlebody" in str(el.get("itemprop", "")).lower().split()
+                else {"article": 1, "main": 2, "body": 3}.get(tag))
+        if kind is not None:
+            found.setdefault(kind, el)
+            if kind == 0:
+                break
+    if not found:
+        return 0
+    parts, size, stack = [], 0, [found[min(found)]]
+    while stack and size < MAIN_TEXT_CHARS:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            size += len(item)
+            continue
+        if not isinstance(item.tag, str) or item.tag in MAIN_TEXT_SKIPPED or item.tag.startswith("{"):
+            continue
+        if item.text:
+            parts.append(item.text)
+        for child in reversed(item):
+            if child.tail:
+                stack.append(child.tail)
+            stack.append(child)
+    return words(" ".join(parts))
 
 
 def _walk_placed(root) -> Iterator[tuple[object, tuple]]:

@@ -101,12 +101,13 @@ def merged(*groups: Iterable[str]) -> tuple[str, ...]:
 
 def withheld(directives: tuple[str, ...]) -> dict[str, object]:
     """The record fields a publisher's directives empty: the description for nosnippet, the
-    image for max-image-preview:none, and with either the structured data that repeats them."""
+    image and the card's images for max-image-preview:none, and with either the structured data
+    that repeats them."""
     out: dict[str, object] = {}
     if any(d in NOSNIPPET for d in directives):
         out.update(description="", structured_data=None)
     if NO_IMAGE in directives:
-        out.update(image=None, structured_data=None)
+        out.update(image=None, images=(), structured_data=None)
     return out
 
 

@@ -58,7 +58,7 @@ from spiderduck.core.record import Image, PageMetadata, UrlRecord, with_source
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import TRANSIENT, Status
 from spiderduck.extract import embeds
-from spiderduck.extract import images, oembed, signals
+from spiderduck.extract import cards, images, oembed, signals
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
@@ -186,8 +186,8 @@ class RelatedFetcher:
         failed: set[str] = set()
 
         def choose(image: Image | None) -> None:
-            found.record = evolve(found.record, image=image, provenance=with_source(
-                found.record.provenance, "image", image and (sources or {}).get(image.url) or ""))
+            found.record = _with_card_style(evolve(found.record, image=image, provenance=with_source(
+                found.record.provenance, "image", image and (sources or {}).get(image.url) or "")))
 
         for candidate in candidates:
             if not self._too_small(candidate.width, candidate.height):     # stated: nothing to fetch
@@ -319,3 +319,15 @@ def _with_oembed(record: UrlRecord, found: oembed.OEmbed | None) -> UrlRecord:
 # The oEmbed document's field each record field is filled from (provenance: oembed:<field>).
 _OEMBED_SOURCES = {"title": "oembed:title", "author": "oembed:author_name", "site_name": "oembed:provider_name",
                    "image": "oembed:thumbnail_url"}
+
+
+def _with_card_style(record: UrlRecord) -> UrlRecord:
+    """The record with its card style derived again from its image (now that a probe may know the
+    image's width, or another image was chosen), unless the page asked for one (twitter:card)."""
+    if any(p.field == "card_style" and p.source != "derived" for p in record.provenance):
+        return record
+    style = cards.card_style_of(record.image)
+    if style == record.card_style:
+        return record
+    return evolve(record, card_style=style,
+                  provenance=with_source(record.provenance, "card_style", "derived" if style else ""))
