@@ -272,3 +272,30 @@ def test_the_videos_duration(head, duration_ms, parser):
     meta = page(head, parser=parser)
     assert meta.video.url == "https://shop.example.test/v.mp4" and meta.video.duration_ms == duration_ms
     assert source(meta, "video") == "og:video"
+
+
+# --- the metascraper corpus ---------------------------------------------------------------------
+
+def test_the_card_fields_on_the_corpus(shared_path):
+    """On real pages (../shared/corpus/metascraper): each field found at least as often as last
+    measured (of 60 pages), and every value within its bounds."""
+    from spiderduck.core.record import CARD_STYLES, MEDIUMS
+    from spiderduck.extract import cards, pictures
+    cases_path = shared_path("corpus", "metascraper", "cases.json")
+    found: dict[str, int] = {}
+    by_name = {}
+    for case in json.loads(cases_path.read_text()):
+        meta = extract_page((cases_path.parent / case["html"]).read_bytes(), case["url"], parser="selectolax",
+                            robots_token=ROBOTS_TOKEN)
+        by_name[case["name"]] = meta
+        for field in ("medium", "images", "logo", "theme_color", "labels", "word_count"):
+            found[field] = found.get(field, 0) + bool(getattr(meta, field))
+        assert meta.medium in MEDIUMS + ("",) and meta.card_style in CARD_STYLES + ("",)
+        assert len(meta.images) <= pictures.MAX_IMAGES and len(meta.labels) <= cards.MAX_LABELS
+        assert all(c == "" or len(c) == 7 for c in (meta.theme_color, meta.theme_color_dark))
+        assert (meta.word_count > 0) <= (meta.medium == "article")
+    floors = {"medium": 54, "images": 55, "logo": 36, "theme_color": 19, "labels": 5, "word_count": 41}
+    assert all(found[field] >= floor for field, floor in floors.items()), found
+    computerworld = by_name["computerworld"]
+    assert computerworld.labels[1] == Label("Est. reading time", "9 minutes") and computerworld.reading_time_s == 540
+    assert 1_000 < computerworld.word_count < 3_000

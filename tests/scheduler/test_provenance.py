@@ -146,14 +146,16 @@ def test_oembed_fills_mark_their_source():
 
 # --- the related fetches (RelatedFetcher with the fake web of test_image_candidates) -----------
 
-async def related_record(web, candidates, sources, favicon=""):
+async def related_record(web, candidates, sources, favicon="", card_style=("", "")):
     from spiderduck.scheduler.stages.related import RelatedFetcher
     from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
     from test_image_candidates import SITE, Counts
     meta = PageMetadata(image=candidates[0] if candidates else None, image_candidates=candidates,
                         image_sources=sources, favicon=favicon)
     provenance = (FieldSource("image", sources[0]),) if candidates else ()
-    record = UrlRecord(SITE, Status.OK, final_url=SITE, image=meta.image, favicon=favicon, provenance=provenance)
+    provenance += (FieldSource("card_style", card_style[1]),) if card_style[0] else ()
+    record = UrlRecord(SITE, Status.OK, final_url=SITE, image=meta.image, favicon=favicon, provenance=provenance,
+                       card_style=card_style[0])
 
     async def inner(task):
         return Outcome(task, record, Resolution.CRAWLED, key=SITE, page=meta)
@@ -172,6 +174,18 @@ async def test_the_image_probes_fallback_and_the_sites_icon_mark_their_sources()
                "http://site.test/favicon.ico": ok("http://site.test/favicon.ico", ico.getvalue(), "image/x-icon")})
     record = await related_record(web, images_at("missing.jpg", "good.png"), ("og:image", "<img>"))
     assert record.image.url == "http://cdn.test/good.png"
-    assert record.provenance == (FieldSource("image", "<img>"), FieldSource("favicon", "/favicon.ico"))
+    assert record.provenance == (FieldSource("image", "<img>"), FieldSource("favicon", "/favicon.ico"),
+                                 FieldSource("card_style", "derived"))
+    assert record.card_style == "summary"          # 120 px wide, as probed
     none = await related_record(Web({}), images_at("missing.jpg"), ("og:image",), favicon="http://site.test/i.png")
-    assert none.image is None and none.provenance == ()
+    assert none.image is None and none.provenance == () and none.card_style == ""
+
+
+async def test_a_derived_card_style_is_derived_again_from_the_probed_image_a_stated_one_kept():
+    from test_image_candidates import Web, images_at, ok, png
+    web = Web({"http://cdn.test/wide.png": ok("http://cdn.test/wide.png", png(640, 360))})
+    record = await related_record(web, images_at("wide.png"), ("og:image",), card_style=("summary", "derived"))
+    assert record.card_style == "summary_large_image"
+    assert ("card_style", "derived") in [(p.field, p.source) for p in record.provenance]
+    record = await related_record(web, images_at("wide.png"), ("og:image",), card_style=("summary", "twitter:card"))
+    assert record.card_style == "summary"

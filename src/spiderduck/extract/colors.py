@@ -11,7 +11,7 @@ MAX_THEME_METAS = 8          # theme-color metas read per page
 
 _HEX = re.compile(r"#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$")
 _RGB = re.compile(r"rgba?\(([^()]*)\)$")
-_COMPONENT = re.compile(r"(\d{1,3}(?:\.\d{1,6})?|\.\d{1,6})(%?)$")
+_COMPONENT = re.compile(r"([0-9]{1,3}(?:\.[0-9]{1,6})?|\.[0-9]{1,6})(%?)$")
 _DARK = re.compile(r"prefers-color-scheme\s*:\s*dark")
 
 # CSS named colours (a common subset; a name not here is none).

@@ -370,7 +370,7 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
 # without the text of the elements in MAIN_TEXT_SKIPPED; at most MAIN_TEXT_CHARS of it is counted.
 MAIN_TEXT_ELEMENTS = ("[itemprop~=articleBody i]", "article", "main", "body")
 MAIN_TEXT_SKIPPED = frozenset({"script", "style", "noscript", "template", "nav", "aside", "svg", "math",
-                               "button", "form", "select", "textarea", "iframe", "object"})
+                               "button", "select", "textarea", "iframe", "object"})
 MAIN_TEXT_CHARS = 1_000_000
 _WORD = re.compile(r"[^\W_][\w'’.-]*")    # a word: starts with a letter or digit
 

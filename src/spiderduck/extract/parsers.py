@@ -88,17 +88,16 @@ def _from_selectolax(markup: str | bytes) -> Document:
 
 
 _SKIPPED = ", ".join(sorted(MAIN_TEXT_SKIPPED))
-_MAX_SKIPPED = 256      # skipped elements (scripts, navigation, ...) whose words are taken off
-_MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside another
+_MAX_SKIPPED = 4096     # skipped elements whose words are taken off
+_MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside another (lexbor's
+                        # `:not(:is(...) x)` misses some, so it is told here)
 
 
 def _main_words(tree) -> int:
-    """Document.main_words: the main element's text, less that of the skipped elements inside it
-    (each counted once: one inside another is left to the outer one)."""
+    """Document.main_words: the main element's words, less those of the skipped elements in it
+    (each once: one inside another, within _MAX_DEPTH_UP levels, is left to the outer one)."""
     main = next((n for n in map(tree.css_first, MAIN_TEXT_ELEMENTS) if n is not None), None)
-    if main is None:
-        return 0
-    count = words(main.text(separator=" "))
+    count = words(main.text(separator=" ")) if main is not None else 0
     if not count:
         return 0
     skipped: set[int] = set()

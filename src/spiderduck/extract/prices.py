@@ -95,10 +95,10 @@ def price_text(value: Any) -> str:
         return ""
 
 
-_POINT = re.compile(r"\d{1,13}(?:\.\d{1,4})?$")
-_COMMA = re.compile(r"\d{1,13},\d{1,2}$")
-_US_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d{1,4})?$")
-_EU_GROUPED = re.compile(r"\d{1,3}(?:\.\d{3})+(?:,\d{1,4})?$")
+_POINT = re.compile(r"[0-9]{1,13}(?:\.[0-9]{1,4})?$")
+_COMMA = re.compile(r"[0-9]{1,13},[0-9]{1,2}$")
+_US_GROUPED = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]{1,4})?$")
+_EU_GROUPED = re.compile(r"[0-9]{1,3}(?:\.[0-9]{3})+(?:,[0-9]{1,4})?$")
 
 
 def _plain_price(text: str) -> str:
