@@ -205,14 +205,14 @@ def test_an_articles_words_and_reading_time(parser):
             '<aside>Related: other stories</aside><p>Don\'t stop, U.S. readers — the end.</p></article>'
             '<footer>Copyright words</footer>')
     meta = page(ARTICLE, body, parser=parser)
-    assert meta.word_count == 2 + 460 + 6            # Title here; TEXT; Don't stop U.S. readers the end.
-    assert meta.reading_time_s == round(468 * 60 / 230)
+    assert meta.word_count == 2 + 460 + 7            # Title here; TEXT; Don't stop, U.S. readers — the end.
+    assert meta.reading_time_s == round(469 * 60 / 230)
     assert (source(meta, "word_count"), source(meta, "reading_time_s")) == ("text", "derived")
 
 
 def test_the_main_text_is_the_article_body_else_main_else_body(parser):
-    assert page(ARTICLE, '<p>one two</p><div itemprop="articleBody">three four five</div>',
-                parser=parser).word_count == 3
+    assert page(ARTICLE, '<p>one two</p><div itemscope itemtype="https://schema.org/Article">'
+                         '<div itemprop="articleBody">three four five</div></div>', parser=parser).word_count == 3
     assert page(ARTICLE, "<p>one two</p><main>three four five six</main>", parser=parser).word_count == 4
     assert page(ARTICLE, "<p>one two</p><div>three</div>", parser=parser).word_count == 3
 
@@ -299,3 +299,15 @@ def test_the_card_fields_on_the_corpus(shared_path):
     computerworld = by_name["computerworld"]
     assert computerworld.labels[1] == Label("Est. reading time", "9 minutes") and computerworld.reading_time_s == 540
     assert 1_000 < computerworld.word_count < 3_000
+
+
+def test_a_stream_is_the_audio_or_the_video_by_its_type(parser):
+    sound = page('<meta name="twitter:player:stream" content="https://cdn.example.test/ep.mp3">', parser=parser)
+    assert sound.audio == Audio("https://cdn.example.test/ep.mp3") and sound.video is None
+    clip = page('<meta name="twitter:player:stream" content="https://cdn.example.test/c.mp4">'
+                '<meta name="twitter:player:stream:content_type" content="video/mp4">', parser=parser)
+    assert clip.audio is None and clip.video.url == "https://cdn.example.test/c.mp4"
+    assert source(clip, "video") == "twitter:player:stream"
+    scripted = page('<meta property="og:video" content="javascript:x">'
+                    '<meta name="twitter:player:stream" content="https://cdn.example.test/c.mp4">', parser=parser)
+    assert source(scripted, "video") == "twitter:player:stream"

@@ -6,7 +6,6 @@ matter, for every parser alike, so that all parsers give the same `Document`.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from itertools import islice
 from typing import Callable, Iterable
@@ -131,8 +130,8 @@ class Document:
 
     def main_words(self) -> int:
         """The words of the page's main text: its articleBody, <article>, <main>, else <body>,
-        without scripts, styles, navigation and asides (at most MAIN_TEXT_CHARS of it read).
-        Found on first use only, like `byline_links`: only an article's is asked for."""
+        without scripts, styles, navigation and asides (main_text.py). Found on first use only,
+        like `byline_links`: only an article's is asked for."""
         if callable(self._main_words):
             self._main_words = self._main_words()
         return self._main_words
@@ -364,20 +363,6 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
     """The datetimes of (place, datetime) pairs in document order, ordered by place (stable)."""
     kept = [(rank, value.strip()) for rank, value in islice(times, _PLACED_MAX) if value.strip()]
     return tuple(value for _, value in sorted(kept, key=lambda pair: pair[0]))
-
-
-# The main text of a page (Document.main_words): the first element of these that the page has,
-# without the text of the elements in MAIN_TEXT_SKIPPED; at most MAIN_TEXT_CHARS of it is counted.
-MAIN_TEXT_ELEMENTS = ("[itemprop~=articleBody i]", "article", "main", "body")
-MAIN_TEXT_SKIPPED = frozenset({"script", "style", "noscript", "template", "nav", "aside", "svg", "math",
-                               "button", "select", "textarea", "iframe", "object"})
-MAIN_TEXT_CHARS = 1_000_000
-_WORD = re.compile(r"[^\W_][\w'’.-]*")    # a word: starts with a letter or digit
-
-
-def words(text: str) -> int:
-    """The words of a text (punctuation between them is none), in its first MAIN_TEXT_CHARS."""
-    return len(_WORD.findall(text, 0, MAIN_TEXT_CHARS))
 
 
 BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography

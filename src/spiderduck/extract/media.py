@@ -202,7 +202,17 @@ def video(s: Sources) -> Video | None:
     for media in _og_media(s, "og:video"):
         return Video(*media)
     url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
-    return Video(url) if url else None
+    if not url or is_audio(url, values.fold(s.doc.meta("twitter:player:stream:content_type")).lower()):
+        return None          # a sound's stream is the page's audio (playback.audio_from)
+    return Video(url)
+
+
+_AUDIO_FILE = re.compile(r"\.(?:mp3|m4a|aac|oga|ogg|opus|wav|flac|weba)(?:[?#]|$)", re.I)
+
+
+def is_audio(url: str, content_type: str) -> bool:
+    """Whether a media file is a sound: typed audio/*, or untyped and named as one."""
+    return content_type.startswith("audio/") or (not content_type and bool(_AUDIO_FILE.search(url)))
 
 
 def players(s: Sources) -> tuple[Video, ...]:

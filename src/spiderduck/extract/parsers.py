@@ -12,9 +12,9 @@ from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, MAIN_TEXT_CHARS,
-                                           MAIN_TEXT_ELEMENTS, MAIN_TEXT_SKIPPED, Builder, Document, place,
-                                           placed, shows_byline, shows_date, texts, wanted, words)
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
+                                           place, placed, shows_byline, shows_date, texts, wanted)
+from spiderduck.extract.main_text import etree_words, lexbor_words
 
 # Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
 # (shell.py); the rest is ignored, so a huge page costs no more than this. A hard limit, not a
@@ -84,31 +84,7 @@ def _from_selectolax(markup: str | bytes) -> Document:
                                         for node in tree.css(_TIMES_SELECTOR)),
                          lambda: texts((node.text(separator=" ") for node in tree.css(_BYLINE_SELECTOR)),
                                        BYLINE_TEXT_MAX),
-                         lambda: _main_words(tree))
-
-
-_SKIPPED = ", ".join(sorted(MAIN_TEXT_SKIPPED))
-_MAX_SKIPPED = 4096     # skipped elements whose words are taken off
-_MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside another (lexbor's
-                        # `:not(:is(...) x)` misses some, so it is told here)
-
-
-def _main_words(tree) -> int:
-    """Document.main_words: the main element's words, less those of the skipped elements in it
-    (each once: one inside another, within _MAX_DEPTH_UP levels, is left to the outer one)."""
-    main = next((n for n in map(tree.css_first, MAIN_TEXT_ELEMENTS) if n is not None), None)
-    count = words(main.text(separator=" ")) if main is not None else 0
-    if not count:
-        return 0
-    skipped: set[int] = set()
-    for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
-        skipped.add(node.mem_id)
-        parent, depth = node.parent, 0
-        while parent is not None and depth < _MAX_DEPTH_UP and parent.mem_id not in skipped:
-            parent, depth = parent.parent, depth + 1
-        if parent is None or parent.mem_id not in skipped:
-            count -= words(node.text(separator=" "))
-    return max(count, 0)
+                         lambda: lexbor_words(tree, builder.has_items))
 
 
 def _ancestors(node) -> Iterator[tuple[str, dict]]:
@@ -247,41 +223,7 @@ def _from_html5lib(markup: str | bytes) -> Document:
                                     if isinstance(el.tag, str) and not el.tag.startswith("{")
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
                                    BYLINE_TEXT_MAX),
-        main_words=lambda: _etree_main_words(root))
-
-
-def _etree_main_words(root) -> int:
-    """Document.main_words from an etree: the first element of each MAIN_TEXT_ELEMENTS kind found in
-    one walk, the text of the best, without the skipped elements (iterative, like `_walk`)."""
-    found: dict[int, object] = {}
-    for el in root.iter():
-        tag = el.tag
-        if not isinstance(tag, str):
-            continue
-        kind = (0 if "articlebody" in str(el.get("itemprop", "")).lower().split()
-                else {"article": 1, "main": 2, "body": 3}.get(tag))
-        if kind is not None:
-            found.setdefault(kind, el)
-            if kind == 0:
-                break
-    if not found:
-        return 0
-    parts, size, stack = [], 0, [found[min(found)]]
-    while stack and size < MAIN_TEXT_CHARS:
-        item = stack.pop()
-        if isinstance(item, str):
-            parts.append(item)
-            size += len(item)
-            continue
-        if not isinstance(item.tag, str) or item.tag in MAIN_TEXT_SKIPPED or item.tag.startswith("{"):
-            continue
-        if item.text:
-            parts.append(item.text)
-        for child in reversed(item):
-            if child.tail:
-                stack.append(child.tail)
-            stack.append(child)
-    return words(" ".join(parts))
+        main_words=lambda: etree_words(root, builder.has_items))
 
 
 def _walk_placed(root) -> Iterator[tuple[object, tuple]]:

@@ -67,21 +67,13 @@ def video_from(s: Sources) -> tuple[Video | None, str]:
     found = media.video(s)
     if found is None:
         return None, ""
-    source = "og:video" if s.doc.has_meta("og:video") or s.doc.has_meta("og:video:url") else "twitter:player:stream"
+    source = "og:video" if media._og_media(s, "og:video") else "twitter:player:stream"
     ms = (duration_ms(s.doc.meta("og:video:duration")) or duration_ms(s.doc.meta("video:duration"))
           or (duration_ms(s.graph.get("duration", VIDEO_TYPES)) if s.graph else 0))
     return (evolve(found, duration_ms=ms) if ms else found), source
 
 
 # --- audio ------------------------------------------------------------------------------------
-
-_AUDIO_FILE = re.compile(r"\.(?:mp3|m4a|aac|oga|ogg|opus|wav|flac|weba)(?:[?#]|$)", re.I)
-
-
-def is_audio(url: str, content_type: str) -> bool:
-    """Whether a media file is a sound: typed audio/*, or untyped and named as one."""
-    return content_type.startswith("audio/") or (not content_type and bool(_AUDIO_FILE.search(url)))
-
 
 def audio_from(s: Sources) -> tuple[Audio | None, str]:
     """The page's audio and where it was read: its first og:audio (with its `:type`), else a
@@ -93,7 +85,7 @@ def audio_from(s: Sources) -> tuple[Audio | None, str]:
         return Audio(found.url, found.content_type[:MAX_TYPE_CHARS], ms), "og:audio"
     url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
     kind = _type(s.doc.meta("twitter:player:stream:content_type"))
-    if url and is_audio(url, kind):
+    if url and media.is_audio(url, kind):
         return Audio(url, kind, ms), "twitter:player:stream"
     src, kind = s.doc.audio
     url = values.absolute_url(src, s.base)

@@ -1,0 +1,92 @@
+"""An article's main text, in words (Document.main_words): its articleBody, else its <article>,
+else its <main>, else its <body>, without the elements that are no reading (scripts, styles,
+navigation, asides, controls). Counted only for an article (cards.reading_from), after the
+parse, from the parser's own tree: one more walk of the main element, in C for lexbor."""
+from __future__ import annotations
+
+MAIN_TEXT_ELEMENTS = ("[itemprop~=articleBody i]", "article", "main", "body")
+MAIN_TEXT_SKIPPED = frozenset({"script", "style", "noscript", "template", "nav", "aside", "svg", "math",
+                               "button", "select", "textarea", "iframe", "object"})
+MAIN_TEXT_CHARS = 1_000_000   # of the main text counted
+
+
+def words(text: str) -> int:
+    """The words of a text, in its first MAIN_TEXT_CHARS, as `wc -w` counts them: the runs of
+    characters between white space (a dash standing alone is one; a regular expression for
+    letters costs seven times as much, and the main text is counted on every article)."""
+    return len(text[:MAIN_TEXT_CHARS].split())
+
+
+_SKIPPED = ", ".join(sorted(MAIN_TEXT_SKIPPED))
+_MAX_SKIPPED = 4096     # skipped elements whose text is cut out
+_MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside another (lexbor's
+                        # `:not(:is(...) x)` misses some, so it is told here)
+
+
+def lexbor_words(tree, has_items: bool) -> int:
+    """Document.main_words from a lexbor tree: the words of the main element's text without the
+    skipped elements' (each once: one inside another, within _MAX_DEPTH_UP levels, goes with the outer one). Their
+    texts are cut out of the main text where they stand, in document order (str.find from where
+    the last one ended, of the text between the separators first: a button's "Play" is not the
+    start of "Player"), so that the words are looked for in the rest only: a page's scripts are
+    often most of its text. An articleBody is looked for only on a page with microdata items
+    (`has_items`): the attribute selector walks the whole page, and costs more than the rest."""
+    looked_for = MAIN_TEXT_ELEMENTS if has_items else MAIN_TEXT_ELEMENTS[1:]
+    main = next((n for n in map(tree.css_first, looked_for) if n is not None), None)
+    text = main.text(separator=" ")[:MAIN_TEXT_CHARS] if main is not None else ""
+    if not text.strip():
+        return 0
+    skipped: set[int] = set()
+    kept, at = [], 0
+    for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
+        skipped.add(node.mem_id)
+        parent, depth = node.parent, 0
+        while parent is not None and depth < _MAX_DEPTH_UP and parent.mem_id not in skipped:
+            parent, depth = parent.parent, depth + 1
+        if parent is not None and parent.mem_id in skipped:
+            continue
+        inner = node.text(separator=" ")
+        if not inner.strip():
+            continue
+        where = text.find(f" {inner} ", at)     # where it stands: between separators, as a whole
+        where = where + 1 if where >= 0 else text.find(inner, at)
+        if where >= 0:
+            kept.append(text[at:where])
+            at = where + len(inner)
+    kept.append(text[at:])
+    return words("".join(kept))
+
+
+def etree_words(root, has_items: bool) -> int:
+    """Document.main_words from an etree: the first element of each MAIN_TEXT_ELEMENTS kind found in
+    one walk, the text of the best, without the skipped elements (iterative: hostile pages nest deep); an
+    articleBody only with `has_items`, as `lexbor_words`."""
+    found: dict[int, object] = {}
+    for el in root.iter():
+        tag = el.tag
+        if not isinstance(tag, str):
+            continue
+        kind = (0 if has_items and "articlebody" in str(el.get("itemprop", "")).lower().split()
+                else {"article": 1, "main": 2, "body": 3}.get(tag))
+        if kind is not None:
+            found.setdefault(kind, el)
+            if kind == 0:
+                break
+    if not found:
+        return 0
+    parts, size, stack = [], 0, [found[min(found)]]
+    while stack and size < MAIN_TEXT_CHARS:
+        item = stack.pop()
+        if isinstance(item, str):
+            parts.append(item)
+            size += len(item)
+            continue
+        if not isinstance(item.tag, str) or item.tag in MAIN_TEXT_SKIPPED or item.tag.startswith("{"):
+            continue
+        if item.text:
+            parts.append(item.text)
+        for child in reversed(item):
+            if child.tail:
+                stack.append(child.tail)
+            stack.append(child)
+    return words(" ".join(parts))
