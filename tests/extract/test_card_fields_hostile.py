@@ -152,3 +152,12 @@ def test_explain_lists_the_new_fields_sources():
     assert listed["audio"] == "og:audio" and listed["video"] == "og:video" and listed["medium"] == "og:type"
     assert list(listed) == [f for f in PROVENANCE_FIELDS if f in listed]
     json.dumps([dataclasses.asdict(f) for f in explained(record, offered)])      # plain values all through
+
+
+def test_huge_urls_are_none(parser):
+    huge = "/" + "a" * 100_000 + ".jpg"
+    meta = page(f'<meta property="og:image" content="{huge}"><meta property="og:image" content="/ok.jpg">'
+                f'<meta property="og:audio" content="{huge}.mp3">'
+                + ld({"@type": "Organization", "logo": huge}), f'<audio src="{huge}.ogg"></audio>', parser=parser)
+    assert [i.url for i in meta.images] == ["https://shop.example.test/ok.jpg"]
+    assert meta.logo is None and meta.audio is None

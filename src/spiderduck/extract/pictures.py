@@ -14,6 +14,7 @@ from spiderduck.extract.sources import Sources
 MAX_IMAGES = 16          # card images kept per page
 MAX_IMAGE_TAGS = 64      # image metas read per page: a page of 10,000 og:image tags costs no more
 MAX_ITEM_DEPTH = 4       # microdata items looked into for a logo (an item's publisher's logo)
+MAX_URL_CHARS = 8_192    # a longer URL is none (the record's limit for its image: wire.record_limits)
 
 _TWITTER_IMAGES = frozenset({"twitter:image", "twitter:image:src"})
 _OG_IMAGE_PARTS = ("og:image", "og:image:url", "og:image:secure_url", "og:image:width", "og:image:height",
@@ -26,7 +27,8 @@ def images_from(s: Sources) -> tuple[tuple[Image, ...], str]:
     order, then its JSON-LD image; and the source of the first (`og:image`, `twitter:image`,
     `json-ld:image`). A URL that is no image (a video, a sound) or names a tracking pixel is
     left out, as from the image candidates."""
-    found, sources = media.usable(_declared(s), MAX_IMAGES, tiny=True)
+    found, sources = media.usable(((image, source) for image, source in _declared(s)
+                                   if len(image.url) <= MAX_URL_CHARS), MAX_IMAGES, tiny=True)
     return found, sources[0] if sources else ""
 
 
@@ -91,10 +93,15 @@ def _ld_logo(s: Sources, value: Any) -> Image | None:
         value = next((v for v in value if v), None)
     if isinstance(value, dict):
         node = s.graph.resolve(value)
-        url = values.absolute_url(values.text(node.get("url")) or values.text(node.get("contentUrl")), s.base)
+        url = _url(values.text(node.get("url")) or values.text(node.get("contentUrl")), s)
         return Image(url, media._pixels(node.get("width")), media._pixels(node.get("height"))) if url else None
-    url = values.absolute_url(values.text(value), s.base)
+    url = _url(values.text(value), s)
     return Image(url) if url else None
+
+
+def _url(ref: str, s: Sources) -> str:
+    url = values.absolute_url(ref, s.base)
+    return url if len(url) <= MAX_URL_CHARS else ""
 
 
 def _item_logo(s: Sources, item: Any, depth: int) -> Image | None:
@@ -109,7 +116,7 @@ def _item_logo(s: Sources, item: Any, depth: int) -> Image | None:
     if isinstance(logo, dict):
         inner = logo.get("properties")
         logo = (inner.get("url") or inner.get("contentUrl")) if isinstance(inner, dict) else None
-    url = values.absolute_url(values.text(logo), s.base)
+    url = _url(values.text(logo), s)
     if url:
         return Image(url)
     for key in ("publisher", "brand", "author"):

@@ -9,13 +9,14 @@ from typing import Any
 
 from spiderduck.core.record import Audio, Video
 from spiderduck.core.frozen import evolve
-from spiderduck.extract import media, values
+from spiderduck.extract import media, pictures, values
 from spiderduck.extract.sources import Sources
 
 # A duration longer than this (30 days, in milliseconds) is none: no page's media plays longer,
 # and the record's field is an int64 that must not be a hostile page's 10^400.
 MAX_DURATION_MS = 30 * 24 * 3600 * 1000
 MAX_TYPE_CHARS = 100     # of a stated content type
+MAX_URL_CHARS = pictures.MAX_URL_CHARS
 
 _ISO_DURATION = re.compile(
     r"P(?:(?P<w>[0-9]{1,6}(?:[.,][0-9]{1,9})?)W)?(?:(?P<d>[0-9]{1,6}(?:[.,][0-9]{1,9})?)D)?"
@@ -82,14 +83,15 @@ def audio_from(s: Sources) -> tuple[Audio | None, str]:
     ms = duration_ms(s.doc.meta("music:duration")) or (
         duration_ms(s.graph.get("duration", AUDIO_TYPES)) if s.graph else 0)
     for found in media._og_media(s, "og:audio"):
-        return Audio(found.url, found.content_type[:MAX_TYPE_CHARS], ms), "og:audio"
+        if len(found.url) <= MAX_URL_CHARS:
+            return Audio(found.url, found.content_type[:MAX_TYPE_CHARS], ms), "og:audio"
     url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
     kind = _type(s.doc.meta("twitter:player:stream:content_type"))
-    if url and media.is_audio(url, kind):
+    if url and len(url) <= MAX_URL_CHARS and media.is_audio(url, kind):
         return Audio(url, kind, ms), "twitter:player:stream"
     src, kind = s.doc.audio
     url = values.absolute_url(src, s.base)
-    if url:
+    if url and len(url) <= MAX_URL_CHARS:
         return Audio(url, _type(kind), ms), "<audio>"
     return None, ""
 
