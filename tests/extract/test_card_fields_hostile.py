@@ -161,3 +161,10 @@ def test_huge_urls_are_none(parser):
                 + ld({"@type": "Organization", "logo": huge}), f'<audio src="{huge}.ogg"></audio>', parser=parser)
     assert [i.url for i in meta.images] == ["https://shop.example.test/ok.jpg"]
     assert meta.logo is None and meta.audio is None
+
+
+def test_ten_thousand_audio_elements(parser):
+    body = '<audio><source src="/first.mp3"></audio>' + '<audio><source src="/a.mp3"><source src="/b.mp3"></audio>' * 10_000
+    meta, took = timed("", body, parser=parser)
+    assert meta.audio.url == "https://shop.example.test/first.mp3"
+    assert took < 5, took

@@ -15,11 +15,10 @@ from spiderduck.extract.sources import Sources
 # og:type values (and their namespaces: `video.movie`, `music.song`) by the medium they state.
 _OG_MEDIUMS = {"article": "article", "blog": "article", "news": "article", "video": "video",
                "music": "audio", "audio": "audio", "product": "product", "og:product": "product",
-               "profile": "profile", "website": "website", "image": "image", "photo": "image",
-               "book": "document", "books": "document"}
+               "profile": "profile", "website": "website", "image": "image", "photo": "image"}
 # JSON-LD types by the medium they state; a type not here (a Person, a BreadcrumbList) states none.
 _LD_MEDIUMS = {
-    **dict.fromkeys(("Article", "NewsArticle", "BlogPosting", "Blog", "Report", "ScholarlyArticle",
+    **dict.fromkeys(("Article", "NewsArticle", "BlogPosting", "Report", "ScholarlyArticle",
                      "TechArticle", "OpinionNewsArticle", "ReportageNewsArticle", "AnalysisNewsArticle",
                      "BackgroundNewsArticle", "ReviewNewsArticle", "SocialMediaPosting", "LiveBlogPosting",
                      "DiscussionForumPosting", "Recipe", "HowTo", "AdvertiserContentArticle",
@@ -28,7 +27,7 @@ _LD_MEDIUMS = {
     **dict.fromkeys(playback.AUDIO_TYPES | {"MusicAlbum", "MusicPlaylist", "PodcastSeries"}, "audio"),
     **dict.fromkeys(("ImageObject", "Photograph", "ImageGallery"), "image"),
     **dict.fromkeys(("DigitalDocument", "TextDigitalDocument", "PresentationDigitalDocument",
-                     "SpreadsheetDigitalDocument", "Thesis", "Book"), "document"),
+                     "SpreadsheetDigitalDocument", "Thesis"), "document"),
     **dict.fromkeys(("Product", "ProductGroup", "IndividualProduct", "ProductModel", "Car", "Vehicle"),
                     "product"),
     "ProfilePage": "profile",

@@ -60,7 +60,7 @@ def _from_selectolax(markup: str | bytes) -> Document:
                 continue   # a tag already done with, unless it carries microdata
             if None in attrs.values():     # a bare attribute (`<script async>`)
                 attrs = {k: v or "" for k, v in attrs.items()}
-            if tag == "audio" and not attrs.get("src"):
+            if tag == "audio" and not attrs.get("src") and not builder.audio[0]:
                 source = node.css_first("source[src]")
                 attrs = {"src": source.attributes.get("src") or "", "type": source.attributes.get("type") or ""} \
                     if source is not None else attrs
@@ -204,7 +204,7 @@ def _from_html5lib(markup: str | bytes) -> Document:
         if tag in satisfied and "itemprop" not in el.attrib and "itemscope" not in el.attrib:
             continue  # a tag already done with, unless it carries microdata
         attrs = {k: v for k, v in el.attrib.items() if isinstance(k, str)}
-        if tag == "audio" and not attrs.get("src"):
+        if tag == "audio" and not attrs.get("src") and not builder.audio[0]:
             source = next((s for s in el.iter("source") if s.get("src")), None)
             attrs = {"src": source.get("src"), "type": source.get("type", "")} if source is not None else attrs
         if wanted(tag, attrs):
