@@ -189,3 +189,5 @@ async def test_a_derived_card_style_is_derived_again_from_the_probed_image_a_sta
     assert ("card_style", "derived") in [(p.field, p.source) for p in record.provenance]
     record = await related_record(web, images_at("wide.png"), ("og:image",), card_style=("summary", "twitter:card"))
     assert record.card_style == "summary"
+    withheld = await related_record(web, (), (), card_style=("summary_large_image", "derived"))   # no image left
+    assert withheld.card_style == "" and withheld.provenance == ()

@@ -171,7 +171,8 @@ class RelatedFetcher:
             got = await self._oembed(oembed_url, fetched, deadline)
             found.record = _with_oembed(found.record, got)
         first = found.record.image
-        if first is None:
+        if first is None:             # none, or withheld (max-image-preview:none): no card style from it
+            found.record = _with_card_style(found.record)
             return
         candidates = [first, *(c for c in page.image_candidates if c.url != first.url)]
         sources = dict(zip((c.url for c in page.image_candidates), page.image_sources))
