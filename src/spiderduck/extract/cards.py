@@ -95,14 +95,19 @@ def labels_from(s: Sources) -> tuple[tuple[Label, ...], str]:
     """The card's label pairs (twitter:label1 / twitter:data1, and onwards), in order, as written
     (white space folded, cut at LABEL_NAME_CHARS / LABEL_VALUE_CHARS); a pair that lacks either
     is none. Its source: the first pair's label (`twitter:label1`)."""
-    found, first = [], ""
+    pairs = _label_pairs(s)
+    return tuple(label for label, _ in pairs), pairs[0][1] if pairs else ""
+
+
+def _label_pairs(s: Sources) -> list[tuple[Label, str]]:
+    """Each label pair with the name of its label's meta."""
+    found = []
     for n in range(1, MAX_LABELS + 1):
-        name, value = _cut(s.doc.meta(f"twitter:label{n}"), LABEL_NAME_CHARS), \
-            _cut(s.doc.meta(f"twitter:data{n}"), LABEL_VALUE_CHARS)
-        if name and value:
-            found.append(Label(name, value))
-            first = first or f"twitter:label{n}"
-    return tuple(found), first
+        name = _cut(s.doc.meta(f"twitter:label{n}"), LABEL_NAME_CHARS)
+        value = _cut(s.doc.meta(f"twitter:data{n}"), LABEL_VALUE_CHARS) if name else ""
+        if value:
+            found.append((Label(name, value), f"twitter:label{n}"))
+    return found
 
 
 def _cut(text: str, limit: int) -> str:
@@ -124,35 +129,29 @@ _MINUTES = re.compile(r"(\d{1,4}(?:[.,]\d{1,2})?)\s*(h|hours?|hrs?|stunden?|heur
 _UNDER_A_MINUTE = re.compile(r"less than a minute|under a minute|< ?1 ?min", re.I)
 
 
-def reading_from(s: Sources, medium: str, labels: tuple[Label, ...],
-                 labels_source: str) -> tuple[tuple[int, str], tuple[int, str]]:
+def reading_from(s: Sources, medium: str) -> tuple[tuple[int, str], tuple[int, str]]:
     """((word_count, source), (reading_time_s, source)) of an article, ((0, ''), (0, '')) for any
     other medium. The words: JSON-LD wordCount, else counted in the main text (`text`,
     Document.main_words). The reading time: a label that states it (`twitter:labelN`), JSON-LD
-    timeRequired (ISO 8601), else the words at WORDS_PER_MINUTE (`derived`)."""
+    timeRequired (ISO 8601), else the words at WORDS_PER_MINUTE (`derived`); a stated one over
+    MAX_READING_S is none."""
     if medium != "article":
         return (0, ""), (0, "")
     words, words_source = _stated_words(s), "json-ld:wordCount"
     if not words:
         words, words_source = min(s.doc.main_words(), MAX_WORDS), "text"
-    reading, source = 0, ""
-    for n, label in enumerate(labels):
-        if _READING_LABEL.search(label.name):
-            reading = _label_seconds(label.value)
-            if reading:
-                source = _label_source(labels_source, n, s)
-                break
-    if not reading and s.graph:
-        reading = playback.seconds(s.graph.get("timeRequired"))
-        source = "json-ld:timeRequired" if reading else ""
-    if not 0 < reading <= MAX_READING_S:
-        reading, source = (round(words * 60 / WORDS_PER_MINUTE), "derived") if words else (0, "")
+    stated = [(_label_seconds(label.value), key) for label, key in _label_pairs(s)
+              if _READING_LABEL.search(label.name)]
+    stated.append((playback.seconds(s.graph.get("timeRequired")) if s.graph else 0, "json-ld:timeRequired"))
+    reading, source = next(((n, key) for n, key in stated if 0 < n <= MAX_READING_S), (0, ""))
+    if not reading and words:
+        reading, source = round(words * 60 / WORDS_PER_MINUTE), "derived"
     return (words, words_source if words else ""), (reading, source)
 
 
 def _stated_words(s: Sources) -> int:
     value: Any = s.graph.get("wordCount") if s.graph else None
-    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 8:
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 8:
         value = int(value.strip())
     return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_WORDS else 0
 
@@ -170,14 +169,3 @@ def _label_seconds(text: str) -> int:
         return round(number * 3600 + int(m.group(3) or 0) * 60)
     unit = m.group(4).lower()
     return round(number if unit.startswith("s") and not unit.startswith("m") else number * 60)
-
-
-def _label_source(first: str, n: int, s: Sources) -> str:
-    """The meta name of the labels' `n`th pair (labels skip the pairs that lack a half)."""
-    found = -1
-    for k in range(1, MAX_LABELS + 1):
-        if s.doc.meta(f"twitter:label{k}") and s.doc.meta(f"twitter:data{k}"):
-            found += 1
-            if found == n:
-                return f"twitter:label{k}"
-    return first

@@ -91,7 +91,7 @@ def _card(s: Sources, image: Image | None) -> dict[str, tuple[Any, str]]:
     """The card's fields (issue 41), each (value, source), in PROVENANCE_FIELDS' order."""
     medium, labels = cards.medium_from(s), cards.labels_from(s)
     theme_color, theme_color_dark = colors.theme_colors_from(s)
-    word_count, reading_time_s = cards.reading_from(s, medium[0], *labels)
+    word_count, reading_time_s = cards.reading_from(s, medium[0])
     return {"medium": medium, "images": pictures.images_from(s), "logo": pictures.logo_from(s),
             "theme_color": theme_color, "theme_color_dark": theme_color_dark,
             "card_style": cards.card_style_from(s, image), "labels": labels, "offer": prices.offer_from(s),
