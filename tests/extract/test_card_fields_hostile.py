@@ -168,3 +168,16 @@ def test_ten_thousand_audio_elements(parser):
     meta, took = timed("", body, parser=parser)
     assert meta.audio.url == "https://shop.example.test/first.mp3"
     assert took < 5, took
+
+
+def test_a_graph_of_a_hundred_thousand_nodes(parser):
+    nodes = [{"@type": "T"}] * 100_000 + [{"@type": "Product", "offers": {"price": "5"}},
+                                          {"@type": "Organization", "logo": "/l.png"}]
+    head = ld({"@graph": nodes})
+    assert len(head) < 2_000_000                           # read whole (parsers.MAX_HTML_BYTES)
+    meta, took = timed(head, parser=parser)
+    assert meta.structured_data["json-ld"]                 # the block is read ...
+    assert meta.offer is None and meta.medium == "" and meta.logo is None     # ... beyond the nodes looked at
+    found = page(ld({"@graph": nodes[-2:]}), parser=parser)
+    assert found.offer.price == "5" and found.logo.url == "https://shop.example.test/l.png"
+    assert took < 10, took

@@ -14,6 +14,7 @@ from spiderduck.extract.sources import Sources
 MAX_IMAGES = 16          # card images kept per page
 MAX_IMAGE_TAGS = 64      # image metas read per page: a page of 10,000 og:image tags costs no more
 MAX_ITEM_DEPTH = 4       # microdata items looked into for a logo (an item's publisher's logo)
+MAX_LD_NODES = 64        # JSON-LD nodes looked at for an organisation's logo
 MAX_URL_CHARS = 8_192    # a longer URL is none (the record's limit for its image: wire.record_limits)
 
 _TWITTER_IMAGES = frozenset({"twitter:image", "twitter:image:src"})
@@ -76,7 +77,7 @@ def logo_from(s: Sources) -> tuple[Image | None, str]:
         logo = _ld_logo(s, s.graph.get("publisher.logo"))
         if logo:
             return logo, "json-ld:publisher.logo"
-        for node in s.graph.nodes:
+        for node in s.graph.nodes[:MAX_LD_NODES]:
             if publisher._is_organization(node_types(node)):
                 logo = _ld_logo(s, node.get("logo"))
                 if logo:

@@ -80,20 +80,29 @@ def audio_from(s: Sources) -> tuple[Audio | None, str]:
     """The page's audio and where it was read: its first og:audio (with its `:type`), else a
     twitter:player:stream that is a sound (its `:content_type` says so, or its name), else the
     first `<audio>`'s src (or its first `<source src>`); URLs absolute, http(s) only."""
+    found = _audio(s)
+    if found is None:
+        return None, ""
+    url, kind, source = found
     ms = duration_ms(s.doc.meta("music:duration")) or (
         duration_ms(s.graph.get("duration", AUDIO_TYPES)) if s.graph else 0)
+    return Audio(url, kind, ms), source
+
+
+def _audio(s: Sources) -> tuple[str, str, str] | None:
+    """audio_from's (URL, type, source), its duration aside."""
     for found in media._og_media(s, "og:audio"):
         if len(found.url) <= MAX_URL_CHARS:
-            return Audio(found.url, found.content_type[:MAX_TYPE_CHARS], ms), "og:audio"
+            return found.url, found.content_type[:MAX_TYPE_CHARS], "og:audio"
     url = values.absolute_url(s.doc.meta("twitter:player:stream"), s.base)
     kind = _type(s.doc.meta("twitter:player:stream:content_type"))
     if url and len(url) <= MAX_URL_CHARS and media.is_audio(url, kind):
-        return Audio(url, kind, ms), "twitter:player:stream"
+        return url, kind, "twitter:player:stream"
     src, kind = s.doc.audio
     url = values.absolute_url(src, s.base)
     if url and len(url) <= MAX_URL_CHARS:
-        return Audio(url, _type(kind), ms), "<audio>"
-    return None, ""
+        return url, _type(kind), "<audio>"
+    return None
 
 
 def _type(value: str) -> str:

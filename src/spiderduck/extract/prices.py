@@ -14,6 +14,7 @@ from spiderduck.extract.jsonld import node_types
 from spiderduck.extract.sources import Sources
 
 MAX_OFFERS = 16              # offers of a Product looked at for one with a price
+MAX_LD_NODES = 64            # JSON-LD nodes looked at for a Product
 MAX_PRICE = Decimal(10) ** 12
 
 PRODUCT_TYPES = frozenset({"Product", "ProductGroup", "IndividualProduct", "ProductModel", "SomeProducts",
@@ -38,7 +39,7 @@ def offer_from(s: Sources) -> tuple[Offer | None, str]:
     """The page's offer and where it was read (`json-ld:offers`, `product:price:amount`,
     `product:availability`), or (None, ''). One with neither a price nor an availability is none."""
     if s.graph:
-        for node in s.graph.nodes:
+        for node in s.graph.nodes[:MAX_LD_NODES]:
             if node_types(node) & PRODUCT_TYPES and "offers" in node:
                 found = _ld_offer(s, node["offers"])
                 if found:
