@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, NamedTuple
 
-from spiderduck.core.record import PROVENANCE_FIELDS, Candidate, FieldSource, Label, Offer, PageMetadata, UrlRecord
+from spiderduck.core.record import PROVENANCE_FIELDS, Candidate, FieldSource, PageMetadata, UrlRecord, field_text
 from spiderduck.extract import signals
 from spiderduck.extract.offers import offers
 from spiderduck.extract.page import page_of, sources
@@ -67,29 +67,8 @@ def explained(record: UrlRecord, offered: Offers, probes: Mapping[str, Probe] | 
 
 
 def _value(record: UrlRecord, field: str) -> str:
-    """A field's value as text ('' when empty): a media's URL (a list's first), an offer's or a
-    label's parts, a number's digits (0 is none)."""
-    return _shown(getattr(record, field, None))
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or value is None:
-        return ""
-    if isinstance(value, int):
-        return str(value) if value else ""
-    if isinstance(value, tuple):
-        return _shown(value[0]) if value else ""
-    if isinstance(value, Label):
-        return f"{value.name}: {value.value}"
-    if isinstance(value, Offer):
-        return " ".join(filter(None, (value.price, value.currency, value.availability)))
-    url = getattr(value, "url", None)                 # Image, Video, Audio
-    if isinstance(url, str):
-        return url
-    pages = getattr(value, "pages", None)             # Document
-    return str(pages) if isinstance(pages, int) and pages else type(value).__name__
+    """A field's value as text ('' when empty): core.record.field_text."""
+    return field_text(record, field)
 
 
 def _withheld(record: UrlRecord) -> dict[str, str]:
