@@ -16,6 +16,11 @@ from spiderduck.core.record import Document, FieldSource
 from spiderduck.extract.files import sparse
 
 MAX_PAGES = 1_000_000
+# What the bytes not read hold for pypdf. Not zeros: NUL is PDF whitespace, and pypdf skips
+# whitespace a byte at a time before an object header, so an offset into a gap of zeros costs a
+# read() per byte of the gap (seconds for a large file); a regular character ends the skip at once
+# and the object is simply not there.
+GAP = b"X"
 _DATE = re.compile(r"^\s*(?:D:)?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?"
                    r"\s*(?:([Zz+-])\s*(\d{2})?'?\s*(\d{2})?'?)?")
 
@@ -56,11 +61,13 @@ def _text(value) -> str:
 def read(content_type: str, url: str, total: int, parts):
     fields: dict = {"medium": "document"}
     sources: list[FieldSource] = []
+    if not _ends(parts, total):
+        return fields, sources, True
     try:
         from pypdf import PdfReader
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            reader = PdfReader(sparse.Sparse(parts, total), strict=False)
+            reader = PdfReader(sparse.Sparse(parts, total, fill=GAP), strict=False)
             _info(reader, fields, sources)
             _xmp(reader, fields, sources)
             pages = _pages(reader)
@@ -71,6 +78,18 @@ def read(content_type: str, url: str, total: int, parts):
     whole = bool(total) and sparse.covered(sparse.merged(parts), 0, total)
     incomplete = not whole and (not pages or "title" not in fields)
     return fields, sources, incomplete
+
+
+def _ends(parts, total: int) -> bool:
+    """Whether the PDF's last bytes were read and hold its `startxref` and `%%EOF`. Without them
+    pypdf searches the whole file backwards, line by line, for the marker: on a large file of
+    zeros that costs seconds, so a PDF whose end was not read is not handed to it."""
+    end = sparse.length(total, parts)
+    last = sparse.slice_of(parts, max(0, end - _END), end)
+    return sparse.covered(parts, max(0, end - _END), end) and b"%%EOF" in last and b"startxref" in last
+
+
+_END = 1024
 
 
 def _info(reader, fields: dict, sources: list) -> None:

@@ -3,14 +3,16 @@ where nothing was read, and a seekable file object of the file's true length for
 that want one (pypdf).
 
 Nothing here holds more than the parts themselves: a file declared 100 GiB long costs no memory,
-and one read() returns at most READ_CAP bytes, so a library that reads "the rest of the file" on a
-hostile size reads a bounded amount of zeros.
+one read() returns at most READ_CAP bytes, and once READ_BUDGET bytes were served every read
+raises OSError: a library that searches a hostile 10 GiB of zeros backwards for a marker, or
+reads "the rest of the file", stops after a bounded amount of work.
 """
 from __future__ import annotations
 
 import io
 
-READ_CAP = 8 * 1024 * 1024     # the most bytes one read() of a Sparse returns
+READ_CAP = 4 * 1024 * 1024     # the most bytes one read() of a Sparse returns
+READ_BUDGET = 16 * 1024 * 1024  # the most bytes all reads of one Sparse return (a read costs 16 more)
 
 
 def merged(parts) -> list[tuple[int, bytes]]:
@@ -62,12 +64,12 @@ def part_at(parts, offset: int) -> tuple[int, bytes] | None:
     return None
 
 
-def slice_of(parts, start: int, end: int) -> bytes:
-    """The bytes [start, end) with zeros where nothing was read; at most READ_CAP bytes."""
+def slice_of(parts, start: int, end: int, fill: bytes = b"\x00") -> bytes:
+    """The bytes [start, end) with `fill` where nothing was read; at most READ_CAP bytes."""
     end = min(end, start + READ_CAP)
     if end <= start:
         return b""
-    out = bytearray(end - start)
+    out = bytearray(fill * (end - start)) if fill != b"\x00" else bytearray(end - start)
     for s, d in parts:
         lo, hi = max(s, start), min(s + len(d), end)
         if lo < hi:
@@ -87,8 +89,10 @@ def contiguous(parts, start: int, limit: int) -> bytes:
 class Sparse(io.RawIOBase):
     """A read-only, seekable file of `size` bytes: the parts where read, zeros elsewhere."""
 
-    def __init__(self, parts, size: int) -> None:
+    def __init__(self, parts, size: int, budget: int = READ_BUDGET, fill: bytes = b"\x00") -> None:
         super().__init__()
+        self._fill = fill
+        self._budget = budget
         self._parts = merged(parts)
         self._size = max(size, read_end(self._parts))
         self._pos = 0
@@ -111,7 +115,10 @@ class Sparse(io.RawIOBase):
         if n is None or n < 0:
             n = self._size - self._pos
         n = max(0, min(n, self._size - self._pos, READ_CAP))
-        data = slice_of(self._parts, self._pos, self._pos + n)
+        self._budget -= n + 16
+        if self._budget < 0:
+            raise OSError("the read budget of this sparse file is spent")
+        data = slice_of(self._parts, self._pos, self._pos + n, self._fill)
         self._pos += len(data)
         return data
 
