@@ -100,6 +100,8 @@ def _image(content_type: str, url: str, total: int, parts):
             [FieldSource("image", "derived")], False)
 
 
+_MEDIUM = {sniff.PDF: "document", sniff.IMAGE: "image", sniff.MP3: "audio", sniff.OGG: "audio",
+           sniff.FLAC: "audio", sniff.WAV: "audio", sniff.MP4: "video", sniff.EBML: "video"}
 _READERS = {sniff.PDF: pdf.read, sniff.MP3: mpeg.read, sniff.EBML: ebml.read, sniff.OGG: ogg.read,
             sniff.FLAC: flac.read, sniff.WAV: riff.read, sniff.IMAGE: _image}
 
@@ -118,8 +120,9 @@ def _card(content_type: str, url: str, have: FileBytes) -> FileCard:
         fields, sources, incomplete = _READERS[kind](declared, url, total, parts)
     else:
         fields, sources, incomplete = {}, [], False
-    if kind == sniff.PDF:
-        fields.setdefault("medium", "document")
+    if kind in _MEDIUM:
+        audio_only = sniff.is_audio_mp4(content_type, head) if kind == sniff.MP4 else declared.startswith("audio/")
+        fields.setdefault("medium", "audio" if audio_only else _MEDIUM[kind])
     if "medium" in fields:
         sources.append(FieldSource("medium", "derived"))
     return _named(url, FileCard(incomplete=incomplete, **fields), sources)
