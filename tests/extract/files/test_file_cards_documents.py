@@ -82,3 +82,14 @@ def test_a_pdf_whose_objects_lie_past_the_tail_takes_a_second_range():
 ])
 def test_pdf_dates_in_rfc3339(value, expected):
     assert pdf.rfc3339(value) == expected
+
+
+def test_objects_before_the_tail_and_past_a_short_head_take_the_second_range():
+    """With a 100-byte head (as if the head were short), Root (byte 16), Pages (130) and Info
+    (211) lie in neither the head nor the tail: the xref table places them, one range takes them."""
+    data = (PDFS / "pdflib_us_constitution.pdf").read_bytes()
+    read = read_as_stage(data, "application/pdf", "https://example.com/c.pdf", head=100)
+    assert len(read.ranges) == 2 and read.ranges[0] == (len(data) - 32 * 1024, len(data) - 1)
+    start, end = read.ranges[1]
+    assert start == 100 and end < 4096                     # Root, Pages and Info: a few hundred bytes
+    assert read.card.title == "constitution_pdf2" and read.card.document == Document(19)

@@ -59,6 +59,9 @@ def next_range(content_type: str, url: str, have: FileBytes) -> tuple[int, int] 
     if found is None:
         return None
     start, end = found
+    holding = sparse.part_at(parts, start)
+    if holding is not None:                     # what was read already is not asked again
+        start = holding[0] + len(holding[1])
     end = min(end, start + MAX_RANGE - 1, total - 1) if total else min(end, start + MAX_RANGE - 1)
     if start < 0 or end < start or sparse.covered(parts, start, end + 1):
         return None
