@@ -75,3 +75,35 @@ def test_an_mp4_declared_audio_without_a_video_track_is_audio():
     data = (FILES / "audio" / "dhowden_sample.m4a").read_bytes()
     card = read_as_stage(data, "video/mp4", URL + "s.mp4").card
     assert card.medium == "audio" and card.video is None and card.audio.duration_ms == 3414
+
+
+def _element(ident: int, payload: bytes) -> bytes:
+    size = len(payload) | (1 << 56)                       # an 8-byte size
+    return ident.to_bytes((ident.bit_length() + 7) // 8, "big") + size.to_bytes(8, "big") + payload
+
+
+def test_webm_whose_info_and_tracks_lie_past_the_head_are_found_by_the_seek_head():
+    """Info and Tracks after 200 KB of Void: the SeekHead places them; one range reads them."""
+    info = _element(0x1549A966, _element(0x2AD7B1, (1_000_000).to_bytes(3, "big"))
+                    + _element(0x4489, b"\x40\xc3\x88\x00\x00\x00\x00\x00")      # 10000.0 ticks
+                    + _element(0x7BA9, b"Far Title"))
+    video = _element(0xE0, _element(0xB0, (1280).to_bytes(2, "big")) + _element(0xBA, (720).to_bytes(2, "big")))
+    tracks = _element(0x1654AE6B, _element(0xAE, _element(0x83, b"\x01") + video))
+
+    def seek_head(info_at: int, tracks_at: int) -> bytes:
+        def seek(ident: int, at: int) -> bytes:
+            return _element(0x4DBB, _element(0x53AB, ident.to_bytes(4, "big")) + _element(0x53AC, at.to_bytes(8, "big")))
+        return _element(0x114D9B74, seek(0x1549A966, info_at) + seek(0x1654AE6B, tracks_at))
+
+    void = _element(0xEC, b"\x00" * 200_000)
+    placeholder = seek_head(0, 0)
+    info_at = len(placeholder) + len(void)
+    body = seek_head(info_at, info_at + len(info)) + void + info + tracks
+    header = _element(0x1A45DFA3, _element(0x4282, b"webm"))
+    data = header + b"\x18\x53\x80\x67\x01\xff\xff\xff\xff\xff\xff\xff" + body      # unknown size
+    read = read_as_stage(data, "video/webm", URL + "far.webm")
+    assert read.card.video == Video(URL + "far.webm", 1280, 720, "video/webm", 10000)
+    assert read.card.title == "Far Title" and not read.card.incomplete
+    assert len(read.ranges) == 1 and read.bytes_read < HEAD + 70 * 1024
+    head_only = read_as_stage(data, "video/webm", URL + "far.webm", ranges=0).card
+    assert head_only.video is None and head_only.title == "far" and head_only.incomplete
