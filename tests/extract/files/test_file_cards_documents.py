@@ -93,3 +93,30 @@ def test_objects_before_the_tail_and_past_a_short_head_take_the_second_range():
     start, end = read.ranges[1]
     assert start == 100 and end < 4096                     # Root, Pages and Info: a few hundred bytes
     assert read.card.title == "constitution_pdf2" and read.card.document == Document(19)
+
+
+def test_xmp_fills_what_the_info_dictionary_lacks():
+    xmp = (b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+           b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">'
+           b'<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/" '
+           b'xmlns:xmp="http://ns.adobe.com/xap/1.0/">'
+           b'<dc:title><rdf:Alt><rdf:li xml:lang="x-default">XMP Title</rdf:li></rdf:Alt></dc:title>'
+           b'<dc:creator><rdf:Seq><rdf:li>Ada Lovelace</rdf:li></rdf:Seq></dc:creator>'
+           b'<xmp:CreateDate>2021-03-04T05:06:07+01:00</xmp:CreateDate>'
+           b'</rdf:Description></rdf:RDF></x:xmpmeta><?xpacket end="r"?>')
+    objects = [b"<< /Type /Catalog /Pages 2 0 R /Metadata 3 0 R >>",
+               b"<< /Type /Pages /Kids [] /Count 7 >>",
+               b"<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n%s\nendstream" % (len(xmp), xmp),
+               b"<< /Title () /Producer (x) >>"]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 5\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size 5 /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    card = read_as_stage(bytes(out), "application/pdf", "https://example.com/x.pdf").card
+    assert (card.title, card.author) == ("XMP Title", "Ada Lovelace")
+    assert card.published_time == "2021-03-04T04:06:07Z" and card.document == Document(7)
+    assert source(card, "title") == "xmp:dc:title" and source(card, "author") == "xmp:dc:creator"
