@@ -47,3 +47,18 @@ def read_as_stage(data: bytes, content_type: str, url: str, *, ranges: int = RAN
 
 def source(card: FileCard, field: str) -> str:
     return next((s.source for s in card.provenance if s.field == field), "")
+
+
+def pdf_of(objects: list[bytes], trailer: bytes, *, prev_self: bool = False) -> bytes:
+    """A PDF of `objects` (1..n) with a correct classic xref table."""
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    prev = b" /Prev %d" % xref if prev_self else b""
+    out += b"trailer\n<< /Size %d %s%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, trailer, prev, xref)
+    return bytes(out)

@@ -3,7 +3,7 @@ the head, at most two ranges, and never the whole of a file much larger than the
 from __future__ import annotations
 
 import pytest
-from file_reads import FILES, HEAD, read_as_stage, source
+from file_reads import FILES, HEAD, pdf_of, read_as_stage, source
 
 from spiderduck.core.record import Document
 from spiderduck.extract.files import pdf
@@ -108,15 +108,8 @@ def test_xmp_fills_what_the_info_dictionary_lacks():
                b"<< /Type /Pages /Kids [] /Count 7 >>",
                b"<< /Type /Metadata /Subtype /XML /Length %d >>\nstream\n%s\nendstream" % (len(xmp), xmp),
                b"<< /Title () /Producer (x) >>"]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 5\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size 5 /Root 1 0 R /Info 4 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
-    card = read_as_stage(bytes(out), "application/pdf", "https://example.com/x.pdf").card
+    data = pdf_of(objects, b"/Root 1 0 R /Info 4 0 R")
+    card = read_as_stage(data, "application/pdf", "https://example.com/x.pdf").card
     assert (card.title, card.author) == ("XMP Title", "Ada Lovelace")
     assert card.published_time == "2021-03-04T04:06:07Z" and card.document == Document(7)
     assert source(card, "title") == "xmp:dc:title" and source(card, "author") == "xmp:dc:creator"

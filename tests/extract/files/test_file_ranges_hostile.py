@@ -6,7 +6,7 @@ import random
 import re
 
 import pytest
-from file_reads import FILES, MAX_RANGE, read_as_stage
+from file_reads import FILES, MAX_RANGE, pdf_of, read_as_stage
 
 from spiderduck.extract.files import FileBytes, ebml, file_card, id3, mp4, next_range, pdfxref, sparse
 
@@ -14,24 +14,9 @@ URL = "https://example.com/f/hostile.bin"
 GiB = 1 << 30
 
 
-def _pdf(objects: list[bytes], trailer: bytes, *, prev_self: bool = False) -> bytes:
-    """A PDF of `objects` (1..n) with a correct classic xref table."""
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    prev = b" /Prev %d" % xref if prev_self else b""
-    out += b"trailer\n<< /Size %d %s%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, trailer, prev, xref)
-    return bytes(out)
-
-
 @pytest.mark.timeout(60)
 def test_pdf_whose_xref_prev_chain_loops():
-    data = _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 2 >>",
+    data = pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 2 >>",
                  b"<< /Title (Loop) >>"], b"/Root 1 0 R /Info 3 0 R", prev_self=True)
     table, refs = pdfxref.sections([(0, data)], len(data))
     assert refs == {"Root": 1, "Info": 3} and len(table) == 3
@@ -44,7 +29,7 @@ def test_pdf_whose_xref_prev_chain_loops():
 
 @pytest.mark.timeout(60)
 def test_pdf_two_sections_pointing_at_each_other():
-    data = _pdf([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 1 >>"],
+    data = pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [] /Count 1 >>"],
                 b"/Root 1 0 R")
     xref = int(re.findall(rb"startxref\s+(\d+)", data)[-1])
     second = data + b"xref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size 3 /Root 1 0 R /Prev %d >>\n" % xref
@@ -58,7 +43,7 @@ def test_pdf_two_sections_pointing_at_each_other():
 
 @pytest.mark.timeout(60)
 def test_pdf_with_a_huge_count_and_a_circular_parent():
-    huge = _pdf([b"<< /Type /Catalog /Pages 2 0 R >>",
+    huge = pdf_of([b"<< /Type /Catalog /Pages 2 0 R >>",
                  b"<< /Type /Pages /Kids [3 0 R] /Count 99999999999999 >>",
                  b"<< /Type /Page /Parent 3 0 R /Kids [2 0 R] >>"], b"/Root 1 0 R")
     card = file_card("application/pdf", URL, FileBytes(len(huge), ((0, huge),)))
