@@ -4,31 +4,21 @@ bytes it sent, real SQLite and WARC files. The card's parsers are another module
 (spiderduck.extract.files); which range comes next is set here (`asking`), as a parser would."""
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import io
 import pytest
 from PIL import Image as PILImage
 
-from spiderduck.core import config, metrics
 from spiderduck.core.record import Image
 from spiderduck.core.status import Status
 from spiderduck.extract import files
 from spiderduck.fetcher.fetcher import Fetcher
-from spiderduck.fetcher.local import LocalTransport
-from spiderduck.fetcher.ownership import AllShards
-from spiderduck.scheduler.fetcher_client import FetcherClient, hop_backoff
-from spiderduck.scheduler.pipeline import build_pipeline
-from spiderduck.scheduler.routing import StaticRouter
-from spiderduck.scheduler.task import Submission
+from support.file_pipeline import CAP, crawl, wired
 from support.range_origin import RangeOrigin
 from support.scheduler_stores import stores  # noqa: F401 -- the fixture
 from support.warc import warc_records
 
-ADDRESS = "127.0.0.1:50052"
 SIZE = 5 * 1024 * 1024
 HEAD = 65_536                   # fetcher.file_head_bytes (its default)
-CAP = 1024 * 1024               # fetcher.max_body_bytes here
 SLACK = 384 * 1024              # what an origin's socket takes before the reader hangs up (measured: 150 KiB)
 PART = 4096                     # each range `asking` asks for
 NAME = "/files/Annual_Report-2024.png"
@@ -54,31 +44,6 @@ def asking(monkeypatch):
         start = 1_000_000 + len(have.parts) * PART
         return start, start + PART - 1
     monkeypatch.setattr(files, "next_range", next_range)
-
-
-@contextlib.asynccontextmanager
-async def wired(stores, **overrides):
-    """(pipeline, fetcher) over the stores, the fetcher's hops through the in-process transport."""
-    values = {"fetcher.allowed_networks": ["127.0.0.0/8"], "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
-              "fetcher.default_rate": 100.0, "fetcher.max_body_bytes": CAP, **overrides}
-    settings = config.load(env={}, overrides=values)
-    async with Fetcher(settings.fetcher, ownership=AllShards()) as fetcher:
-        ready = asyncio.get_running_loop().create_future()
-        ready.set_result(fetcher)
-        client = FetcherClient(StaticRouter([ADDRESS], 16), hop_timeout=20.0, max_hops_per_domain=8,
-                               backoff=hop_backoff(settings.scheduler),
-                               transport=LocalTransport(ADDRESS, ready, fallback=None))
-        metadata, content = stores
-
-        async def publish(outcome, key):
-            pass
-        yield build_pipeline(settings, metadata=metadata, content=content, fetch_hop=client.fetch,
-                             publish=publish, metrics=metrics.recorder("test")), fetcher
-
-
-async def crawl(pipeline, url: str):
-    (outcome,) = await pipeline(Submission(f'{{"urls": ["{url}"]}}'.encode()))
-    return outcome
 
 
 def report(name: str, origin: RangeOrigin) -> None:
