@@ -61,7 +61,8 @@ def test_many_theme_color_metas(parser):
 
 
 @pytest.mark.parametrize("price", ["NaN", "1e400", "Infinity", "-1", "1" * 5_000, "12.34.56", "0x10", "1e3",
-                                   float("nan"), float("inf"), 1e400, -3, 10**30, True, None, {"a": 1}, [], "٣"])
+                                   float("nan"), float("inf"), 1e400, -3, 10**30, True, None, {"a": 1}, [], "٣",
+                                   1e-300, 5e-324])
 def test_hostile_prices_are_none(price):
     assert prices.price_text(price) == ""
 
@@ -81,9 +82,17 @@ def test_deep_json_ld_is_none_of_the_fields(parser):
 
 
 @pytest.mark.parametrize("value", ["PT99999999999H", "P9999999W", "PT" + "9" * 5_000 + "S", "P", "PT", "-PT5M",
-                                   "PT5M" * 1_000, "1e400", "inf", float("nan"), 10**400 if False else 1e300, -1])
+                                   "PT5M" * 1_000, "1e400", "inf", float("nan"), 10**400 if False else 1e300, -1,
+                                   1e306, 1.7e308, "1e306"])
 def test_hostile_durations_are_none(value):
     assert playback.duration_ms(value) == 0
+
+
+def test_a_duration_whose_milliseconds_overflow_costs_the_page_nothing(parser):
+    """1e306 s is finite, its milliseconds are not: the page keeps its card, the video its URL."""
+    meta = page('<title>Clip</title><meta property="og:video" content="https://v.test/c.mp4">'
+                + ld({"@type": "VideoObject", "duration": 1e306}), parser=parser)
+    assert meta.title == "Clip" and meta.video.url == "https://v.test/c.mp4" and meta.video.duration_ms == 0
 
 
 def test_durations_within_bounds():

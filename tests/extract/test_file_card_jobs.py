@@ -14,6 +14,7 @@ from spiderduck.scheduler.stages.record import PostProcessor
 from spiderduck.scheduler.task import CrawlTask
 from support.extraction import EXTRACTION
 
+FILES = __import__("pathlib").Path(__file__).resolve().parents[1] / "files"
 URL = "http://a.test/papers/Annual%20Report_2024-v2.pdf"
 
 
@@ -37,3 +38,27 @@ async def test_a_card_that_fails_or_runs_out_of_time_leaves_the_title_of_the_fil
         record = (await stage(CrawlTask(URL, 0.0, url=URL, hops=(final,)))).record
         assert (record.status, record.title, record.file_size, record.content_length) == (
             Status.OK, "Annual Report 2024 v2", 9000, 8)
+
+
+async def test_a_worker_answers_the_next_range_as_this_process_would():
+    """next_range runs in a worker too (ExtractionPool.next_range), so a hostile file's
+    cross-references cost a worker's budget, never the scheduler's event loop."""
+    pdf = (FILES / "pdf" / "pdflib_us_constitution.pdf").read_bytes()
+    have = FileBytes(len(pdf), ((0, pdf[:65536]),))
+    async with ExtractionPool(workers=1, budget=10, **EXTRACTION) as pool:
+        wanted = await pool.next_range("application/pdf", URL, have)
+        done = await pool.next_range("application/pdf", URL, FileBytes(len(pdf), ((0, pdf),)))
+    assert wanted == files.next_range("application/pdf", URL, have) and wanted[1] == len(pdf) - 1
+    assert done is None
+
+
+async def test_a_page_with_every_card_field_comes_back_from_a_worker():
+    """Labels and offers cross the worker's pipe: the answer's unpickler allows the record's types."""
+    page = (b'<html><head><title>Kettle</title><meta property="og:type" content="product">'
+            b'<meta name="twitter:label1" content="Price"><meta name="twitter:data1" content="19.99">'
+            b'<meta property="product:price:amount" content="19.99"><meta property="product:price:currency" '
+            b'content="EUR"><meta name="theme-color" content="#0af"></head><body>x</body></html>')
+    async with ExtractionPool(workers=1, budget=10, **EXTRACTION) as pool:
+        meta = await pool.extract(page, "http://shop.test/k", "text/html")
+    assert meta.labels[0].name == "Price" and meta.offer.price == "19.99" and meta.offer.currency == "EUR"
+    assert meta.theme_color == "#00aaff" and meta.medium == "product"

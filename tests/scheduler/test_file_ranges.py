@@ -89,8 +89,9 @@ async def test_a_file_honouring_range_is_a_card_from_three_requests_and_few_byte
 async def test_an_origin_ignoring_range_is_read_up_to_the_cap_and_no_further(stores, localweb, asking):
     record, origin = await crawled(stores, localweb, "ignore")
     assert [(s.range != "", s.status) for s in origin.served] == [(False, 200), (True, 200)]   # then it stops
-    assert origin.served[1].sent <= CAP + SLACK < SIZE
-    assert (record.status, record.file_size, record.content_length) == (Status.OK, SIZE, CAP)
+    assert origin.served[1].sent <= CAP - HEAD + SLACK < SIZE
+    # the file's requests together read no more than fetcher.max_body_bytes
+    assert (record.status, record.file_size, record.content_length) == (Status.OK, SIZE, CAP - HEAD)
     assert record.title == "Annual Report 2024"
 
 
@@ -162,3 +163,17 @@ async def test_whatever_next_range_answers_the_reading_stays_bounded(stores, loc
         record = (await crawl(pipeline, url)).record
     assert [s.range for s in origin.served[1:]] == asked
     assert (record.status, record.file_size, record.title) == (Status.OK, SIZE, "Annual Report 2024")
+
+
+@pytest.mark.parametrize("mode", ["overrun", "encoded", "error-page"])
+async def test_a_range_answered_with_something_else_is_not_taken_for_the_file(stores, localweb, asking, mode):
+    """A 206 running past its range is read no further than the range or what is left of the cap,
+    and not kept; a gzipped 206's bytes are not the file's at those offsets; a 200 error page
+    answering the Range is not the file: each leaves the card of what was read before it, and
+    ends the reading. (The overrun's first range, the file's tail, cannot run past the end.)"""
+    record, origin = await crawled(stores, localweb, mode)
+    kept = HEAD + PART if mode == "overrun" else HEAD
+    assert len(origin.served) == (3 if mode == "overrun" else 2)
+    assert (record.status, record.file_size, record.content_length) == (Status.OK, SIZE, kept)
+    assert record.title == "Annual Report 2024" and record.image.width == 1200
+    assert origin.sent <= CAP + SLACK

@@ -7,7 +7,9 @@ each request's Range and Accept-Encoding, its answer's status, and the body byte
 
 Modes: honour (206 with Content-Range), ignore (200 and the whole file, whatever the Range),
 chunked (as honour, but the 200 declares no Content-Length: the size is only in Content-Range),
-bad-content-range, wrong-offset (a 206 of another part than asked), unsatisfiable (416).
+bad-content-range, wrong-offset (a 206 of another part than asked), unsatisfiable (416), overrun
+(a 206 from the start asked for but running 64 times past its end), encoded (a 206 sent gzipped),
+error-page (a Range request answered by a 200 HTML error page).
 The server's send buffer is made small, so what it counts as sent is close to what the reader took.
 """
 from __future__ import annotations
@@ -52,6 +54,10 @@ class RangeOrigin:
         headers = {"Content-Type": self.content_type, "Accept-Ranges": "bytes"}
         total = len(self.data)
         match = _RANGE.fullmatch(asked) if asked and self.mode != "ignore" else None
+        if match is not None and self.mode == "error-page":
+            page = b"<html><title>Range not allowed</title></html>" * 2000
+            served.sent = len(page)
+            return web.Response(body=page, content_type="text/html")
         if match is None:
             body = self.data
             if self.mode != "chunked":
@@ -64,6 +70,19 @@ class RangeOrigin:
             served.status = 206
             if self.mode == "wrong-offset":
                 start, end = start + 1, end + 1
+            if self.mode == "overrun":
+                end = min(total - 1, end + 64 * (end - start + 1))
+            if self.mode == "encoded":
+                import gzip
+                headers["Content-Encoding"] = "gzip"
+                body = gzip.compress(self.data[start:end + 1])
+                headers["Content-Range"] = f"bytes {start}-{end}/{total}"
+                headers["Content-Length"] = str(len(body))
+                response = web.StreamResponse(status=206, headers=headers)
+                await response.prepare(request)
+                await response.write(body)
+                served.sent = len(body)
+                return response
             body = self.data[start:end + 1]
             headers["Content-Range"] = ("bytes ?-?/many" if self.mode == "bad-content-range"
                                         else f"bytes {start}-{end}/{total}")

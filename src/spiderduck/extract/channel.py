@@ -21,7 +21,7 @@ import signal
 import time
 from dataclasses import dataclass, field
 
-from spiderduck.core.record import Audio, Candidate, Document, FieldSource, Image, PageMetadata, Video
+from spiderduck.core.record import Audio, Candidate, Document, FieldSource, Image, Label, Offer, PageMetadata, Video
 from spiderduck.extract.files import FileCard
 from spiderduck.extract.worker import JOB_HEADER
 from spiderduck.wire.record_proto import StructuredData
@@ -32,6 +32,7 @@ _ALLOWED = {("spiderduck.core.record", "PageMetadata"): PageMetadata, ("spiderdu
             ("spiderduck.core.record", "Video"): Video, ("spiderduck.core.record", "FieldSource"): FieldSource,
             ("spiderduck.core.record", "Candidate"): Candidate,
             ("spiderduck.core.record", "Audio"): Audio, ("spiderduck.core.record", "Document"): Document,
+            ("spiderduck.core.record", "Label"): Label, ("spiderduck.core.record", "Offer"): Offer,
             ("spiderduck.extract.files", "FileCard"): FileCard,
             ("spiderduck.wire.record_proto", "StructuredData"): StructuredData}
 

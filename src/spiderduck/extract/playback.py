@@ -43,8 +43,8 @@ def duration_ms(value: Any) -> int:
             return 0
     else:
         return 0
-    if not math.isfinite(seconds) or seconds <= 0:
-        return 0
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_DURATION_MS / 1000:
+        return 0                            # 1e306 s: its milliseconds overflow to infinity
     ms = round(seconds * 1000)
     return ms if ms <= MAX_DURATION_MS else 0
 

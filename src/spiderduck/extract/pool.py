@@ -319,6 +319,19 @@ class ExtractionPool:
             raise ExtractionFailed(f"a file's card was answered by a {type(card).__name__}")
         return card
 
+    async def next_range(self, content_type: str, url: str, have: FileBytes) -> tuple[int, int] | None:
+        """The next range a file's card wants (spiderduck.extract.files.next_range), from a worker
+        within the budget: parsing a hostile file's cross-references is no work for the event
+        loop. Raises as `extract` does (ExtractionFailed for an answer that is no range)."""
+        spans = tuple((offset, len(data)) for offset, data in have.parts)
+        wanted = await self._run(b"".join(data for _, data in have.parts), url, content_type, 200,
+                                 file=(have.total, spans, "range"))
+        if wanted is None:
+            return None
+        if not (isinstance(wanted, tuple) and len(wanted) == 2 and all(type(n) is int for n in wanted)):
+            raise ExtractionFailed(f"a file's next range was answered by a {type(wanted).__name__}")
+        return wanted
+
     async def _run(self, body: bytes, url: str, content_type: str | None, http_status: int,
                    explain: bool = False, file: tuple | None = None):
         if self._closed:

@@ -84,8 +84,10 @@ def price_text(value: Any) -> str:
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
             return ""
-        text = format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)
+        text = format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)[:32]
         text = text[:-2] if text.endswith(".0") else text
+        if not _POINT.match(text):          # 1e-300's 300 decimals, as a text's would be refused
+            return ""
     elif isinstance(value, str):
         text = _plain_price(values.fold(value)[:32])
     else:

@@ -63,7 +63,7 @@ def file_bytes(body, file):
     """The FileBytes a file's job carries: (total, ((offset, length), ...)) over `body`, the
     parts' bytes one after the other."""
     from spiderduck.extract.files import FileBytes
-    total, spans = file
+    total, spans = file[0], file[1]
     parts, at = [], 0
     for offset, length in spans:
         parts.append((offset, bytes(body[at:at + length])))
@@ -93,7 +93,9 @@ def main(argv: list[str]) -> int:
         job_id, body, url, content_type, http_status, explain, file = job
         signal.setitimer(signal.ITIMER_REAL, budget)
         try:
-            if file is not None:
+            if file is not None and file[2:] == ("range",):
+                value = files.next_range(content_type or "", url, file_bytes(body, file))
+            elif file is not None:
                 value = files.file_card(content_type or "", url, file_bytes(body, file))
             else:
                 if explain:

@@ -32,10 +32,14 @@ from spiderduck.core.frozen import evolve
 from spiderduck.scheduler.task import CrawlTask
 
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+PROBE_BYTES = 64 * 1024     # of an image file's head probed here, when its card (a worker's) gave no size
 
 # file_card(content_type, url, have) -> the file's card (ExtractionPool.file_card). Never raises
 # but for a timeout or a failed worker, which leave the card of the file's name.
 FileCardJob = Callable[[str, str, FileBytes], Awaitable[FileCard]]
+# next_range(content_type, url, have) -> the next (start, end) a card wants, or None
+# (ExtractionPool.next_range); raises as FileCardJob does.
+FileRangeJob = Callable[[str, str, FileBytes], Awaitable["tuple[int, int] | None"]]
 
 _CARD_FIELDS = ("title", "author", "published_time", "modified_time", "image", "audio", "video", "document")
 
@@ -58,9 +62,18 @@ def is_file(task: CrawlTask) -> bool:
     return final.status is Status.OK and final.http_status == 200 and media_type(final) not in HTML_TYPES
 
 
+def encoded(result: FetchResult) -> bool:
+    """The answer came with a Content-Encoding (gzip, br, ...): its lengths and offsets are of
+    the encoded bytes, not the file's."""
+    return (result.header("content-encoding") or "identity").strip().lower() not in ("identity", "")
+
+
 def declared_size(result: FetchResult) -> int:
     """The file's size as the answer declares it: a 206's Content-Range total, else a 200's
-    Content-Length; 0 when it says none (or nothing believable)."""
+    Content-Length; 0 when it says none (or nothing believable), or when the answer was encoded
+    (its Content-Length counts the compressed bytes)."""
+    if encoded(result):
+        return 0
     if result.http_status == 206:
         part = byte_ranges.content_range(result.header("content-range"))
         return part[2] if part is not None else 0
@@ -74,7 +87,7 @@ def with_card(record: UrlRecord, final: FetchResult, have: FileBytes, card: File
     medium = card.medium or "file"
     provenance = card.provenance
     if "image" not in fields and record.content_type.startswith("image/"):
-        head = have.parts[0][1] if have.parts else final.body
+        head = (have.parts[0][1] if have.parts else final.body)[:PROBE_BYTES]   # on the event loop: bounded
         info = images.probe(head) or images.ImageInfo(0, 0, "")     # unreadable headers: no size
         fields["image"] = Image(final.url, info.width, info.height, info.content_type or record.content_type)
         medium = "image" if medium == "file" else medium

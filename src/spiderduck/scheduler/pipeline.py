@@ -34,7 +34,7 @@ from spiderduck.core.metrics import Recorder
 from spiderduck.extract import oembed_registry
 from spiderduck.extract.signals import robots_token
 from spiderduck.scheduler.events import Publish
-from spiderduck.scheduler.file_record import FileCardJob
+from spiderduck.scheduler.file_record import FileCardJob, FileRangeJob
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.announcement import Notifier
 from spiderduck.scheduler.stages.chain import Pipeline, compose
@@ -57,9 +57,11 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                    extract: Extract | None = None, resubmit: Resubmit | None = None,
                    dead_letter: DeadLetter | None = None, claims: Claims | None = None,
                    denylist: Denylist | None = None, file_card: FileCardJob | None = None,
+                   file_range: FileRangeJob | None = None,
                    clock=time.time) -> Pipeline:
     """`extract` runs a page's extraction (ExtractionPool.extract), `file_card` a file's card
-    (ExtractionPool.file_card); None makes them in-process.
+    (ExtractionPool.file_card) and `file_range` the range it wants next (ExtractionPool.next_range);
+    None makes them in-process.
     `resubmit` publishes the parts of a split submission (see stages/submission.py) and the
     refreshes of records answered STALE (stages/crawl_decision.py); `dead_letter` publishes the
     dead letters of a submission's URLs over the limit of one message (stages/submission.py).
@@ -85,7 +87,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
         RedirectFollower(fetch_hop, max_redirects=f.max_redirects, last_attempt=s.max_deliver,
                          refresh_max_delay=p.meta_refresh_max_delay, forgetting=forgetting),
         FileReader(fetch_hop, max_requests=f.file_max_requests, max_range_bytes=f.max_body_bytes,
-                   forgetting=forgetting),
+                   forgetting=forgetting, next_range=file_range),
         RelatedFetcher(fetch_hop, enabled=p.related_fetches, max_redirects=f.max_redirects,
                        image_probe_bytes=p.image_probe_bytes, oembed_max_bytes=p.oembed_max_bytes,
                        timeout=p.related_timeout, cache_size=p.related_cache_size,

@@ -122,7 +122,7 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
         pipeline = build_pipeline(settings, metadata=metadata, content=content,
                                   fetch_hop=client.fetch, publish=events,
                                   metrics=metrics.recorder("scheduler"), claims=claims,
-                                  extract=pool.extract, file_card=pool.file_card,
+                                  extract=pool.extract, file_card=pool.file_card, file_range=pool.next_range,
                                   resubmit=submissions.publisher(js),
                                   dead_letter=submissions.dead_letterer(js), denylist=denylist)
         stack.push_async_callback(pipeline.close)

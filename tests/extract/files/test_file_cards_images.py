@@ -41,6 +41,10 @@ def test_image_card_from_the_head(name, declared):
     (b"nothing known", "audio/mpeg", sniff.MP3),
     (b"nothing known", "application/octet-stream", ""),
     (b"", "", ""),
+    (b'<?xml version="1.0"?><svg width="1">', "image/svg+xml", sniff.IMAGE),
+    (b'<svg width="1">', "", sniff.IMAGE),
+    (b'{"icon": "<svg width=1>"}', "application/json", ""),        # quoting an SVG is no image
+    (b"use <svg> for icons", "text/plain", ""),
 ])
 def test_sniffing_by_magic_then_declared_type(head, declared, expected):
     assert sniff.kind(declared, head) == expected

@@ -176,3 +176,44 @@ def test_sparse_reads_are_capped_and_budgeted():
             f.read()
     assert sparse.slice_of([(5, b"hello")], 3, 9) == b"\x00\x00hell"
     assert sparse.merged([(4, b"efgh"), (0, b"abcd"), (6, b"XY")]) == [(0, b"abcdefXY")]
+
+
+@pytest.mark.timeout(60)
+def test_pdf_xref_streams_chained_share_one_inflate_budget(monkeypatch):
+    """16 xref streams in the tail, each /Prev to the next, each deflating to 4 MiB with a PNG
+    predictor: undone one byte at a time, that was 22 s of next_range. The sections share
+    XREF_INFLATE: what is inflated and unpredicted in all stays within it."""
+    import zlib
+    bomb = zlib.compress(b"\x02" + b"\x00" * 4 * 1024 * 1024, 9)
+    size = 100 * 1024 * 1024
+    objects, at = [], size - 16 * (len(bomb) + 200)     # where the tail starts
+    start = at
+    for n in range(16):
+        prev = b" /Prev %015d" % (at - len(objects[-1])) if objects else b""
+        obj = (b"%d 0 obj\n<< /Type /XRef /W [1 2 1] /Size 100000 /Filter /FlateDecode "
+               b"/DecodeParms << /Columns 4 /Predictor 12 >> /Length %d%s >>\nstream\n"
+               % (n + 1, len(bomb), prev)) + bomb + b"\nendstream\nendobj\n"
+        objects.append(obj)
+        at += len(obj)
+    body = b"".join(objects)
+    last = at - len(objects[-1])
+    tail = body + b"startxref\n%d\n%%%%EOF\n" % last
+    total = start + len(tail)
+    unpredicted = []
+    original = pdfxref._unpredict
+    monkeypatch.setattr(pdfxref, "_unpredict", lambda raw, columns: unpredicted.append(len(raw)) or original(raw, columns))
+    inflated = []
+    real = zlib.decompressobj
+
+    class Counting:
+        def __init__(self):
+            self._d = real()
+
+        def decompress(self, data, limit=0):
+            out = self._d.decompress(data, limit)
+            inflated.append(len(out))
+            return out
+    monkeypatch.setattr(pdfxref.zlib, "decompressobj", Counting)
+    table, _ = pdfxref.sections([(0, b"%PDF-1.7\n"), (start, tail)], total)
+    assert len(inflated) >= 1 and sum(inflated) <= pdfxref.XREF_INFLATE
+    assert sum(unpredicted) <= pdfxref.XREF_INFLATE

@@ -4,8 +4,8 @@ chain), and so the offsets of the Info dictionary, the catalog (/Root), its /Pag
 or of the object streams that hold them.
 
 Bounded: XREF_SECTIONS sections at most (a /Prev that loops ends the chain), ENTRIES entries read
-from each, an xref stream inflated to XREF_INFLATE bytes at most, and each object's bytes are
-looked at only up to OBJECT_CAP.
+and XREF_INFLATE bytes of xref streams inflated in all the sections together (a chain of sections
+each inflating its most cost seconds), and each object's bytes are looked at only up to OBJECT_CAP.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ MAX_RANGE = 1024 * 1024
 OBJECT_CAP = 256 * 1024
 XREF_SECTIONS = 16
 ENTRIES = 200_000
-XREF_INFLATE = 4 * 1024 * 1024
+XREF_INFLATE = 1024 * 1024    # in all the sections together
 
 _STARTXREF = re.compile(rb"startxref\s+(\d{1,15})")
 _REF = {key: re.compile(rb"/" + key.encode() + rb"\s+(\d{1,10})\s+\d{1,5}\s+R")
@@ -41,7 +41,10 @@ def sections(parts, total: int) -> tuple[dict[int, tuple[int, int]], dict[str, i
     table: dict[int, tuple[int, int]] = {}
     refs: dict[str, int] = {}
     at, seen = startxref(parts, total), set()
+    budget = [ENTRIES, XREF_INFLATE]          # entries, inflated bytes: what every section shares
     for _ in range(XREF_SECTIONS):
+        if budget[0] <= 0 or budget[1] <= 0:
+            break
         if at < 0 or at in seen:
             break
         seen.add(at)
@@ -51,10 +54,10 @@ def sections(parts, total: int) -> tuple[dict[int, tuple[int, int]], dict[str, i
         if data.startswith(b"xref"):
             end = data.find(b"trailer")
             dictionary = data[end:] if end >= 0 else b""
-            _classic(data[4:end if end >= 0 else len(data)], table)
+            _classic(data[4:end if end >= 0 else len(data)], table, budget)
         else:
             dictionary = data[:data.find(b"stream")] if b"stream" in data else data[:4096]
-            _stream(data, dictionary, table)
+            _stream(data, dictionary, table, budget)
         for key in ("Root", "Info"):
             match = _REF[key].search(dictionary)
             if match and key not in refs:
@@ -64,9 +67,11 @@ def sections(parts, total: int) -> tuple[dict[int, tuple[int, int]], dict[str, i
     return table, refs
 
 
-def _classic(body: bytes, table: dict) -> None:
-    at, budget = 0, ENTRIES
-    while budget > 0:
+def _classic(body: bytes, table: dict, budget: list[int]) -> None:
+    """A classic table's entries into `table`, each (and each subsection header) taken off
+    budget[0], the entries every section shares."""
+    at = 0
+    while budget[0] > 0:
         while at < len(body) and body[at] in b" \t\r\n":
             at += 1
         match = _SUBSECTION.match(body, at)
@@ -74,18 +79,20 @@ def _classic(body: bytes, table: dict) -> None:
             return
         first, count = int(match.group(1)), int(match.group(2))
         at = match.end()
-        for number in range(first, first + min(count, budget)):
+        budget[0] -= 1
+        for number in range(first, first + min(count, budget[0])):
             entry = body[at:at + 20]
             if len(entry) < 18:
                 return
-            budget -= 1
+            budget[0] -= 1
             at += 20
             if entry[17:18] == b"n":
                 table.setdefault(number, (1, int(entry[:10] or b"0")))
-        budget -= 1
 
 
-def _stream(data: bytes, dictionary: bytes, table: dict) -> None:
+def _stream(data: bytes, dictionary: bytes, table: dict, budget: list[int]) -> None:
+    """An xref stream's entries into `table`: inflated within budget[1] (the bytes every section
+    shares), its predictor undone only over the rows budget[0] still allows."""
     widths = re.search(rb"/W\s*\[\s*(\d)\s+(\d)\s+(\d)\s*\]", dictionary)
     start = data.find(b"stream")
     if widths is None or start < 0:
@@ -95,21 +102,22 @@ def _stream(data: bytes, dictionary: bytes, table: dict) -> None:
     size = re.search(rb"/Size\s+(\d{1,10})", dictionary)
     numbers = [int(x) for x in _INTS.findall(index.group(1))] if index else [0, int(size.group(1)) if size else 0]
     body = data[start + 6:].lstrip(b"\r\n")
+    columns = sum(w)
     try:
-        raw = zlib.decompressobj().decompress(body, XREF_INFLATE) if b"/FlateDecode" in dictionary else body
+        raw = zlib.decompressobj().decompress(body, budget[1]) if b"/FlateDecode" in dictionary else body
     except zlib.error:
         return
-    columns = sum(w)
+    budget[1] -= len(raw)
     predictor = re.search(rb"/Predictor\s+(\d+)", dictionary)
     if predictor and int(predictor.group(1)) >= 10 and columns:
-        raw = _unpredict(raw, columns)
-    at, budget = 0, ENTRIES
+        raw = _unpredict(raw[:(columns + 1) * max(budget[0], 0)], columns)
+    at = 0
     for first, count in zip(numbers[0::2], numbers[1::2]):
-        for number in range(first, first + min(count, budget)):
+        for number in range(first, first + min(count, budget[0])):
             row = raw[at:at + columns]
-            if len(row) < columns or budget <= 0:
+            if len(row) < columns or budget[0] <= 0:
                 return
-            budget -= 1
+            budget[0] -= 1
             at += columns
             kind = int.from_bytes(row[:w[0]], "big") if w[0] else 1
             second = int.from_bytes(row[w[0]:w[0] + w[1]], "big")

@@ -46,7 +46,7 @@ def kind(content_type: str, head: bytes) -> str:
     if head.startswith(b"ID3"):
         # an ID3v2 tag also leads some FLAC files; the bytes after it tell, the type otherwise
         return FLAC if declared(content_type) in ("audio/flac", "audio/x-flac") else MP3
-    if _is_image(head):
+    if _is_image(head) or (b"<svg" in head[:4096].lower() and _may_be_svg(content_type)):
         return IMAGE
     if len(head) >= 2 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0 and head[1] & 0x06:
         return MP3                                   # an MPEG audio frame's sync, layer set
@@ -58,8 +58,15 @@ def kind(content_type: str, head: bytes) -> str:
 
 def _is_image(head: bytes) -> bool:
     return (head.startswith((b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF87a", b"GIF89a", b"BM"))
-            or (head.startswith(b"RIFF") and head[8:12] == b"WEBP")
-            or b"<svg" in head[:4096].lower())
+            or (head.startswith(b"RIFF") and head[8:12] == b"WEBP"))
+
+
+def _may_be_svg(content_type: str) -> bool:
+    """An SVG is told by its markup only when its type allows it: declared SVG, a generic type, or
+    none (a text file or JSON quoting `<svg` is not an image)."""
+    kind = declared(content_type)
+    return kind in ("", "image/svg+xml", "application/octet-stream", "binary/octet-stream", "application/xml",
+                    "text/xml")
 
 
 def is_audio_mp4(content_type: str, head: bytes) -> bool:
