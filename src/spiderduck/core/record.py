@@ -93,7 +93,7 @@ class FieldSource:
     """Where one field of a record was read (UrlMetadata.provenance): `field` by its JSON name,
     `source` the meta name or property as written, lower-case (`og:title`), `json-ld:<property>`,
     `microdata:<itemprop>`, `<title>`, `<img>`, `<link rel=icon>`, `<html lang>`, `oembed:<field>`,
-    `/favicon.ico`, or `derived` (from the URL or another field). `rejected`: ExplainUrl's, each
+    `manifest:icons`, `/favicon.ico`, or `derived` (from the URL or another field). `rejected`: ExplainUrl's, each
     value that lost and why; empty in stored records."""
     field: str
     source: str
@@ -151,6 +151,7 @@ class PageMetadata:
     audio: Audio | None = None        # og:audio, twitter:player:stream, <audio>
     # Not part of the record:
     oembed_url: str = ""              # the page's oEmbed, for related fetches
+    manifest_url: str = ""            # the page's web app manifest, for related fetches (its icons: logo)
     interstitial: str = ""            # "<kind>: <reason>" when the page is a wall (Status.INTERSTITIAL)
     image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
     image_sources: tuple[str, ...] = ()       # where each of image_candidates was read (provenance)
@@ -231,7 +232,7 @@ class UrlRecord:
 
 
 PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
-                    if f not in ("canonical_url", "oembed_url", "interstitial", "image_candidates",
+                    if f not in ("canonical_url", "oembed_url", "manifest_url", "interstitial", "image_candidates",
                                   "image_sources", "players"))
 
 

@@ -211,7 +211,7 @@ class ProcessSettings:
     parser: str = "selectolax"        # HTML parser: selectolax (lexbor) or html5lib (the reference)
     related_fetches: bool = True      # fetch the page's image (first bytes) and oEmbed, via the fetchers
     image_probe_bytes: int = 65_536   # bytes of the representative image read for its size and type
-    oembed_max_bytes: int = 65_536    # bytes of an oEmbed document read
+    oembed_max_bytes: int = 65_536    # bytes of an oEmbed document or a web app manifest read
     related_timeout: Duration = 5.0   # seconds all related fetches of one page may take together
     related_cache_size: int = 10_000  # images and oEmbed documents whose answers are remembered
     min_image_size: int = 50          # pixels: a page's image narrower or lower than this (an icon, a

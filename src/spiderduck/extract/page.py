@@ -12,8 +12,8 @@ from typing import Any
 
 from spiderduck.core.record import FieldSource, Image, PageMetadata
 from spiderduck.wire.record_proto import page_to_dict
-from spiderduck.extract import authors, cards, charset, colors, dates, jsonld, media, microdata, oembed, pictures, \
-    playback, prices, publisher, rules, signals, values, walls
+from spiderduck.extract import authors, cards, charset, colors, dates, jsonld, manifest, media, microdata, oembed, \
+    pictures, playback, prices, publisher, rules, signals, values, walls
 from spiderduck.extract.parsers import MAX_HTML_BYTES, parse
 from spiderduck.extract.sources import Sources
 
@@ -71,6 +71,7 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
         sensitive=signals.sensitive(doc, s.graph),
         fediverse_creator=signals.fediverse_creator(doc),
         oembed_url=oembed.discover(doc, base),
+        manifest_url=manifest.discover(doc, base),
         interstitial=walls.interstitial(markup, doc, http_status, url),
         provenance=provenance,
         medium=card["medium"][0],

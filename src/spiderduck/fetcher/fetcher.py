@@ -49,7 +49,7 @@ from spiderduck.core.frozen import evolve
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
 _PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render",
-             "file": "file"}
+             "file": "file", "manifest": "manifest"}
 
 
 def fetcher_id(settings: FetcherSettings) -> str:

@@ -28,7 +28,9 @@ the fetcher owning its domain (robots.txt, rate and the address guard apply, as 
   no broken image. With related fetches off, or no answer before the deadline, the image is the
   first not yet known to fail;
 - the site's `/favicon.ico`, when the page names no icon, is the record's favicon when it
-  answers 2xx with an image.
+  answers 2xx with an image;
+- the page's web app manifest (`<link rel="manifest">`), when the page names no logo, gives the
+  record's logo: its largest icon (extraction.manifest), read at most process.oembed_max_bytes.
 
 A page on the denylist (forgotten while it was crawled) gets no related fetches, and a related
 URL on it is never fetched: it is taken as not answering (spiderduck.scheduler.forgetting).
@@ -58,7 +60,7 @@ from spiderduck.core.record import Image, PageMetadata, UrlRecord, with_source
 from spiderduck.core.single_flight import SingleFlight
 from spiderduck.core.status import TRANSIENT, Status
 from spiderduck.extract import embeds
-from spiderduck.extract import cards, images, oembed, signals
+from spiderduck.extract import cards, images, manifest, oembed, signals
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, FetchHop, Outcome
@@ -137,6 +139,7 @@ class RelatedFetcher:
         self._timeout = timeout
         self._images = _Answers(cache_size)
         self._oembeds = _Answers(cache_size)
+        self._manifests = _Answers(cache_size)
         self._metrics = metrics
 
     async def __call__(self, task: CrawlTask, next: Next[CrawlTask, Outcome]) -> Outcome:
@@ -156,12 +159,14 @@ class RelatedFetcher:
         return evolve(outcome, record=found.record, related=tuple(found.fetched))
 
     async def _complete(self, found: _Found, page: PageMetadata, deadline: float) -> None:
-        """The image and the favicon, side by side. Each sets its field of found.record anew
+        """The image, the favicon and the logo, side by side. Each sets its field of found.record anew
         (never from a copy read before an await), so neither undoes the other."""
         async with asyncio.TaskGroup() as both:
             both.create_task(self._complete_image(found, page, deadline))
             if not found.record.favicon:
                 both.create_task(self._site_favicon(found, deadline))
+            if found.record.logo is None and page.manifest_url:
+                both.create_task(self._manifest_logo(found, page.manifest_url, deadline))
 
     async def _complete_image(self, found: _Found, page: PageMetadata, deadline: float) -> None:
         record, fetched = found.record, found.fetched
@@ -221,6 +226,20 @@ class RelatedFetcher:
         if probe is not None and probe.loads:
             found.record = evolve(found.record, favicon=url, provenance=with_source(
                 found.record.provenance, "favicon", "/favicon.ico"))
+
+    async def _manifest_logo(self, found: _Found, url: str, deadline: float) -> None:
+        """The largest icon of the page's web app manifest as the record's logo."""
+        async def read() -> tuple[Image | None, bool]:
+            result = await self._get(url, "manifest", self._oembed_bytes, found.fetched, deadline)
+            if result is None:
+                return None, False
+            ok = _is_ok(result) and not result.truncated
+            return (manifest.logo(result.body, result.url) if ok else None), _lasting(result)
+        logo = await self._manifests.once(url, read)
+        self._count("manifest", logo is not None)
+        if logo is not None:
+            found.record = evolve(found.record, logo=logo, provenance=with_source(
+                found.record.provenance, "logo", manifest.SOURCE))
 
     async def _oembed(self, url: str, fetched: list[FetchResult], deadline: float) -> oembed.OEmbed | None:
         async def read() -> tuple[oembed.OEmbed | None, bool]:
