@@ -25,36 +25,52 @@ _MAX_DEPTH_UP = 64      # ancestors looked at to tell a skipped element inside a
 
 def lexbor_words(tree, has_items: bool) -> int:
     """Document.main_words from a lexbor tree: the words of the main element's text without the
-    skipped elements' (each once: one inside another, within _MAX_DEPTH_UP levels, goes with the outer one). Their
-    texts are cut out of the main text where they stand, in document order (str.find from where
-    the last one ended, of the text between the separators first: a button's "Play" is not the
-    start of "Player"), so that the words are looked for in the rest only: a page's scripts are
+    skipped elements' (each once: one inside another, within _MAX_DEPTH_UP levels, goes with the outer
+    one). Their texts are cut out of the main text where they stand, in document order (str.find
+    from where the last one ended, of the text between the separators first: a button's "Play" is
+    not the start of "Player"), so that the words are looked for in the rest only: a page's scripts are
     often most of its text. An articleBody is looked for only on a page with microdata items
-    (`has_items`): the attribute selector walks the whole page, and costs more than the rest."""
-    looked_for = MAIN_TEXT_ELEMENTS if has_items else MAIN_TEXT_ELEMENTS[1:]
-    main = next((n for n in map(tree.css_first, looked_for) if n is not None), None)
+    (`has_items`): the attribute selector walks the whole page, and costs more than the rest.
+    The page's <body> is the tree's own (no walk for it); an ancestor walk stops at the main element."""
+    looked_for = MAIN_TEXT_ELEMENTS[:-1] if has_items else MAIN_TEXT_ELEMENTS[1:-1]
+    main = next((n for n in map(tree.css_first, looked_for) if n is not None), None) or tree.body
     text = main.text(separator=" ")[:MAIN_TEXT_CHARS] if main is not None else ""
-    if not text.strip():
+    if not text or text.isspace():
         return 0
-    skipped: set[int] = set()
+    main_id, skipped = main.mem_id, set()
     kept, at = [], 0
     for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
         skipped.add(node.mem_id)
-        parent, depth = node.parent, 0
-        while parent is not None and depth < _MAX_DEPTH_UP and parent.mem_id not in skipped:
-            parent, depth = parent.parent, depth + 1
-        if parent is not None and parent.mem_id in skipped:
+        if _inside_skipped(node, skipped, main_id):
             continue
         inner = node.text(separator=" ")
-        if not inner.strip():
+        if not inner or inner.isspace():
             continue
-        where = text.find(f" {inner} ", at)     # where it stands: between separators, as a whole
-        where = where + 1 if where >= 0 else text.find(inner, at)
-        if where >= 0:
-            kept.append(text[at:where])
-            at = where + len(inner)
+        where = text.find(inner, at)
+        if where < 0:
+            continue
+        end = where + len(inner)
+        if not (where > at and text[where - 1] == " " and text[end:end + 1] == " "):
+            bounded = text.find(f" {inner} ", at)     # where it stands: between separators, as a whole
+            if bounded >= 0:
+                where, end = bounded + 1, bounded + 1 + len(inner)
+        kept.append(text[at:where])
+        at = end
     kept.append(text[at:])
     return words("".join(kept))
+
+
+def _inside_skipped(node, skipped: set[int], main_id: int) -> bool:
+    """Whether one of the node's ancestors below the main element, within _MAX_DEPTH_UP, is skipped."""
+    parent, depth = node.parent, 0
+    while parent is not None and depth < _MAX_DEPTH_UP:
+        parent_id = parent.mem_id
+        if parent_id == main_id:
+            return False
+        if parent_id in skipped:
+            return True
+        parent, depth = parent.parent, depth + 1
+    return False
 
 
 def etree_words(root, has_items: bool) -> int:
