@@ -10,7 +10,7 @@ import pytest
 
 from spiderduck.core.record import PROVENANCE_FIELDS, UrlRecord, with_page
 from spiderduck.core.status import Status
-from spiderduck.extract import cards, colors, pictures, playback, prices
+from spiderduck.extract import cards, colors, main_text, pictures, playback, prices
 from spiderduck.extract.rejected import explain_page, explained
 from support.extraction import EXTRACTION
 from test_card_fields import ARTICLE, URL, ld, page
@@ -124,6 +124,24 @@ def test_a_deep_page_counts_its_words_quickly(parser):
     meta, took = timed(ARTICLE, body, parser=parser)
     assert meta.word_count == 3
     assert took < 10, took
+
+
+def test_an_article_inside_an_aside_counts_its_own_words(parser):
+    # the ancestor walk stops at the main element: the aside above it cuts nothing out
+    body = "<aside><article>one two <nav>x y</nav> three<button>Play</button>er</article></aside><p>z</p>"
+    assert page(ARTICLE, body, parser=parser).word_count == 4     # one two three er
+
+
+def test_the_main_texts_find_is_str_find_and_bounded():
+    part = "x" * 40 + "y" * 40
+    cases = [("ab " + part + " cd", part, 0), ("ab " + part + " cd", part, 4), (part[:-1] + "z " + part, part, 0),
+             ("x" * 1_000 + part, part, 0), ("no", part, 0), ("ab cd", "cd", 1), ((part[:40] + "q") * 50, part, 0)]
+    for text, wanted, start in cases:
+        assert main_text.find(text, wanted, start) == text.find(wanted, start), (text[:20], start)
+    hostile = "x" * 2_000_000                           # the prefix stands everywhere, the whole nowhere
+    started = time.perf_counter()
+    assert main_text.find(hostile, "x" * 1_000 + "y", 0) == -1
+    assert time.perf_counter() - started < 1
 
 
 def test_a_huge_article_is_counted_to_a_bound():
