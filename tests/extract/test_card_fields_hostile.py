@@ -10,7 +10,7 @@ import pytest
 
 from spiderduck.core.record import PROVENANCE_FIELDS, UrlRecord, with_page
 from spiderduck.core.status import Status
-from spiderduck.extract import cards, colors, main_text, pictures, playback, prices
+from spiderduck.extract import cards, colors, main_text, pictures, playback, prices, values
 from spiderduck.extract.rejected import explain_page, explained
 from support.extraction import EXTRACTION
 from test_card_fields import ARTICLE, URL, ld, page
@@ -142,6 +142,18 @@ def test_the_main_texts_find_is_str_find_and_bounded():
     started = time.perf_counter()
     assert main_text.find(hostile, "x" * 1_000 + "y", 0) == -1
     assert time.perf_counter() - started < 1
+
+
+def test_resolved_urls_are_remembered_to_a_bound():
+    long_ref = "/" + "a" * 100_000
+    assert values.absolute_url(long_ref, URL) == values._absolute_url(long_ref, URL)
+    for n in range(values.MAX_REMEMBERED_URLS * 3):
+        assert values.absolute_url(f" /i{n}.jpg", URL).endswith(f"/i{n}.jpg")
+    info = values._remembered.cache_info()
+    assert info.currsize <= values.MAX_REMEMBERED_URLS
+    values.absolute_url(long_ref, URL)
+    assert values._remembered.cache_info().currsize == info.currsize     # a long one is not kept
+    assert values.absolute_url("javascript:x", URL) == values.absolute_url(None, URL) == ""
 
 
 def test_a_huge_article_is_counted_to_a_bound():

@@ -237,12 +237,20 @@ class _Media(NamedTuple):
     content_type: str
 
 
-def _og_media(s: Sources, prefix: str) -> list[_Media]:
-    """The page's og:image (or og:video) structures, in order, with a usable URL.
+def _og_media(s: Sources, prefix: str) -> tuple[_Media, ...]:
+    """The page's og:image (or og:video, og:audio) structures, in order, with a usable URL.
 
     A structure starts at `og:image` (or `og:image:url`); the `:secure_url`, `:width`,
-    `:height` and `:type` properties after it belong to it.
+    `:height` and `:type` properties after it belong to it. Made once per page and prefix: the
+    video, its source and the players all read og:video's.
     """
+    made = s.made.get(("og_media", prefix))
+    if made is None:
+        made = s.made[("og_media", prefix)] = tuple(_og_structures(s, prefix))
+    return made
+
+
+def _og_structures(s: Sources, prefix: str) -> list[_Media]:
     groups: list[dict[str, str]] = []
     starts = (prefix, prefix + ":url")
     sub = prefix + ":"

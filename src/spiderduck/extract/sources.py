@@ -18,6 +18,8 @@ class Sources:
     base: str                  # <base href> resolved against url, else url
     blocks: list[Any] = field(default_factory=list)   # JSON-LD blocks as parsed
     microdata: list[Any] = field(default_factory=list)  # microdata items (extruct)
+    # what more than one rule reads, made once per page (media._og_media's structures)
+    made: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def meta(s: Sources, *keys: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 from typing import Any
 
 from spiderduck.core.urls import join
@@ -32,9 +33,22 @@ def absolute_url(ref: Any, base: str) -> str:
     """`ref` resolved against `base`, when it names an http(s) resource; else ''.
 
     Protocol-relative `//host/x` takes the base's scheme; `data:` and script URLs are ignored.
+    A page's rules resolve the same references again (its og:image for the image candidates and
+    the card's images, its og:video for the video and its source): the last few short ones are
+    remembered (MAX_REMEMBERED_URLS of up to MAX_REMEMBERED_URL_CHARS).
     """
     if not isinstance(ref, str):
         return ""
+    if len(ref) <= MAX_REMEMBERED_URL_CHARS and len(base) <= MAX_REMEMBERED_URL_CHARS:
+        return _remembered(ref, base)
+    return _absolute_url(ref, base)
+
+
+MAX_REMEMBERED_URLS = 512
+MAX_REMEMBERED_URL_CHARS = 2_048
+
+
+def _absolute_url(ref: str, base: str) -> str:
     ref = ref.strip()
     if not ref or ref.lower().startswith(_SKIPPED_SCHEMES):
         return ""
@@ -42,6 +56,9 @@ def absolute_url(ref: Any, base: str) -> str:
     if not url or not url.startswith(("http://", "https://")):
         return ""
     return url
+
+
+_remembered = lru_cache(maxsize=MAX_REMEMBERED_URLS)(_absolute_url)
 
 
 # --- dates ------------------------------------------------------------------------------------
