@@ -5,6 +5,19 @@ from dataclasses import dataclass
 
 from spiderduck.core.status import Status
 
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+def declared_type(content_type: str | None) -> str:
+    """The media type alone, lower-case: `Text/HTML; charset=x` -> `text/html`; '' for none."""
+    return (content_type or "").split(";", 1)[0].strip().lower()
+
+
+def looks_like_html(body: bytes) -> bool:
+    """Whether an untyped body's first bytes are HTML markup (a doctype, <html> or a <head>)."""
+    head = body[:512].lstrip().lower()
+    return head.startswith((b"<!doctype html", b"<html")) or b"<head" in head
+
 
 @dataclass(frozen=True)
 class FetchResult:

@@ -40,6 +40,7 @@ from itertools import islice
 from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core import urls
+from spiderduck.core.fetch import HTML_TYPES, declared_type, looks_like_html
 from spiderduck.core.record import META_REFRESH, REFRESH_HEADER
 
 # The most of a body examined; a longer body is a page of its own (redirect pages are a few KiB).
@@ -54,7 +55,6 @@ MAX_MARKERS = 16
 # A content attribute or Refresh header longer than this is ignored (a URL is at most a few KiB).
 MAX_VALUE_CHARS = 8_192
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 _WHITE = "\t\n\f\r "                    # the HTML Standard's ASCII white space
 _DELAY = re.compile(r"[\t\n\f\r ]*([0-9]*)([0-9.]*)")
 _MAX_DIGITS = 9                         # a longer delay is "forever", never an int() of 1 MB
@@ -155,11 +155,10 @@ def _says_refresh(body: bytes) -> bool:
 
 
 def _is_html(content_type: str | None, body: bytes) -> bool:
-    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    kind = declared_type(content_type)
     if kind:
         return kind in HTML_TYPES
-    head = body[:512].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html")) or b"<head" in head or b"<meta" in head
+    return looks_like_html(body) or b"<meta" in body[:512].lower()
 
 
 def _tree(body: bytes) -> LexborHTMLParser | None:

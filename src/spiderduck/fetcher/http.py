@@ -14,10 +14,9 @@ from yarl import URL
 
 from spiderduck.core import urls
 from spiderduck.core.config import FetcherSettings
-from spiderduck.core.fetch import FetchResult
+from spiderduck.core.fetch import HTML_TYPES, FetchResult, declared_type
 from spiderduck.core.status import Status
 from spiderduck.fetcher.guard import AddressGuard, BlockedAddress
-from spiderduck.fetcher.render_hop import HTML_TYPES
 from spiderduck.fetcher.resolver import GuardedResolver
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ async def _headers_sent(session, ctx, params) -> None:
 
 def _html_or_untyped(content_type: str | None) -> bool:
     """Whether a declared Content-Type is HTML, or absent (sniffed later, read as a page)."""
-    kind = (content_type or "").split(";", 1)[0].strip().lower()
+    kind = declared_type(content_type)
     return not kind or kind in HTML_TYPES
 
 

@@ -15,12 +15,11 @@ fetch. The rendered DOM is FetchResult.rendered and the renderer's outcome `rend
 from __future__ import annotations
 
 
-from spiderduck.core.fetch import FetchResult
+from spiderduck.core.fetch import HTML_TYPES, FetchResult, declared_type
 from spiderduck.core.status import Status
 from spiderduck.extract import shell
 from spiderduck.core.frozen import evolve
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 SUBRESOURCE_ACCEPT = "*/*"
 
 
@@ -28,8 +27,7 @@ def wants_render(result: FetchResult) -> bool:
     """Whether a page's static answer is worth rendering: a whole 200 HTML page that is a shell."""
     if result.status is not Status.OK or result.http_status != 200 or result.truncated:
         return False
-    media = (result.header("content-type") or "").split(";")[0].strip().lower()
-    if media not in HTML_TYPES:
+    if declared_type(result.header("content-type")) not in HTML_TYPES:
         return False
     return shell.needs_render(shell.signals(result.body))
 

@@ -27,6 +27,7 @@ from typing import Callable
 import logging
 
 from spiderduck.core.errors import SpiderDuckError, StoreError
+from spiderduck.core.fetch import HTML_TYPES, declared_type
 from spiderduck.core.record import RENDERED, FieldSource, UrlRecord
 from spiderduck.extract import images
 from spiderduck.extract.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, PoolClosing
@@ -42,7 +43,6 @@ from spiderduck.wire import record_proto
 log = logging.getLogger("spiderduck.metadata_api")
 
 NOARCHIVE = "the page was not archived (its robots directives say noarchive): explained from the record alone"
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 RENDERED_TYPE = "text/html; charset=utf-8"     # a rendered DOM's, as the fetcher hands it over
 # The window after a page's record in which its image probes are looked for: a page's related
 # fetches (at most 8 images of process.image_probe_bytes, its oEmbed, its favicon) are logged
@@ -104,7 +104,7 @@ class Explainer:
         content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
         if warc.get("WARC-Type") != "response" or not status:
             return record.provenance, "the stored record holds no response: explained from the record alone"
-        if content_type and not content_type.split(";")[0].strip().lower() in HTML_TYPES:
+        if content_type and declared_type(content_type) not in HTML_TYPES:
             return record.provenance, (f"the stored response is not an HTML page ({content_type[:100]}): "
                                        "explained from the record alone")
         url = warc.get("WARC-Target-URI") or record.final_url or record.url

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Awaitable, Callable
 
 from spiderduck.core import byte_ranges
-from spiderduck.core.fetch import FetchResult
+from spiderduck.core.fetch import HTML_TYPES, FetchResult, declared_type, looks_like_html
 from spiderduck.core.record import Image, UrlRecord, with_source
 from spiderduck.core.status import Status
 from spiderduck.extract import images
@@ -31,7 +31,6 @@ from spiderduck.extract.files import FileBytes, FileCard
 from spiderduck.core.frozen import evolve
 from spiderduck.scheduler.task import CrawlTask
 
-HTML_TYPES = ("text/html", "application/xhtml+xml")
 PROBE_BYTES = 64 * 1024     # of an image file's head probed here, when its card (a worker's) gave no size
 
 # file_card(content_type, url, have) -> the file's card (ExtractionPool.file_card). Never raises
@@ -45,13 +44,9 @@ _CARD_FIELDS = ("title", "author", "published_time", "modified_time", "image", "
 
 
 def media_type(result: FetchResult) -> str:
-    value = result.header("content-type") or ""
-    kind = value.split(";", 1)[0].strip().lower()
-    if not kind:
-        head = result.body[:512].lstrip().lower()
-        if head.startswith((b"<!doctype html", b"<html")) or b"<head" in head:
-            return "text/html"
-    return kind
+    """The answer's declared media type; 'text/html' when it declares none and its bytes are HTML."""
+    kind = declared_type(result.header("content-type"))
+    return "text/html" if not kind and looks_like_html(result.body) else kind
 
 
 def is_file(task: CrawlTask) -> bool:

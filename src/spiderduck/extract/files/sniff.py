@@ -6,6 +6,8 @@ names the format where the bytes say nothing a reader knows.
 """
 from __future__ import annotations
 
+from spiderduck.core.fetch import declared_type
+
 PDF, IMAGE, MP3, MP4, OGG, FLAC, WAV, EBML = "pdf", "image", "mp3", "mp4", "ogg", "flac", "wav", "ebml"
 
 # What a format's file is called when the declared type is generic.
@@ -22,9 +24,7 @@ _DECLARED = {"application/pdf": PDF, "application/x-pdf": PDF, "audio/mpeg": MP3
              "audio/x-matroska": EBML}
 
 
-def declared(content_type: str) -> str:
-    """The media type alone, lower-case: `Audio/MPEG; charset=x` -> `audio/mpeg`."""
-    return (content_type or "").split(";", 1)[0].strip().lower()
+declared = declared_type     # the media type alone, lower-case (core.fetch)
 
 
 def kind(content_type: str, head: bytes) -> str:

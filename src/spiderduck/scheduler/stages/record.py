@@ -59,7 +59,7 @@ from spiderduck.extract import clean_urls
 from spiderduck.core import freshness
 
 from spiderduck.core import telemetry
-from spiderduck.core.fetch import FetchResult
+from spiderduck.core.fetch import HTML_TYPES, FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import HTTP_REDIRECT, RENDERED, STATIC, PageMetadata, Redirect, UrlRecord, with_page
 from spiderduck.core.status import Status, status_for_http
@@ -70,7 +70,7 @@ from spiderduck.extract import files
 from spiderduck.extract.files import FileBytes, FileCard
 from spiderduck.extract.pool import ExtractionFailed, ExtractionTimeout
 from spiderduck.extract.walls import WALL_STATUSES
-from spiderduck.scheduler.file_record import HTML_TYPES, FileCardJob, declared_size, is_file, media_type, with_card
+from spiderduck.scheduler.file_record import FileCardJob, declared_size, is_file, media_type, with_card
 from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.core.frozen import evolve

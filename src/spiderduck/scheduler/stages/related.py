@@ -54,7 +54,7 @@ from spiderduck.core import redirects
 
 from spiderduck.core import urls
 from spiderduck.core.errors import SpiderDuckError
-from spiderduck.core.fetch import FetchResult
+from spiderduck.core.fetch import FetchResult, declared_type
 from spiderduck.core.metrics import Recorder
 from spiderduck.core.record import Image, PageMetadata, UrlRecord, with_source
 from spiderduck.core.single_flight import SingleFlight
@@ -267,7 +267,7 @@ class RelatedFetcher:
                 return None, True             # we may not look; a reader's browser loads it
             if not _is_ok(result):
                 return _FAILED, True          # a 404, the address guard's refusal, ...
-            typed = (result.header("content-type") or "").split(";", 1)[0].strip().lower()
+            typed = declared_type(result.header("content-type"))
             typed = typed if typed.startswith("image/") else ""
             info = images.probe(result.body)
             if info is None:                  # an SVG, or bytes that are no image
