@@ -108,3 +108,15 @@ def test_the_detector_sees_a_bounded_text(monkeypatch):
     body = _page(RUSSIAN_TITLE, RUSSIAN, _meta("utf-8")) + line * 2000       # ~3 MB
     assert charset.sniff(body.encode("cp1251")) == "windows-1251"
     assert seen and max(seen) <= charset.DETECT_TEXT_BYTES
+
+
+def test_a_page_with_an_ascii_head_is_judged_on_its_first_non_ascii_text():
+    """Past an ASCII head, the bytes judged are DETECT_BYTES from the first non-ASCII byte, not
+    the whole page (up to 2 MiB decoded for each such page): a stray byte further on does not
+    turn a UTF-8 page into windows-1252, and the first non-ASCII text is found wherever it starts."""
+    window = charset.DETECT_BYTES
+    late = b" " * (window + 10) + "é".encode("utf-8") * 50 + b" " * window + b"\xe9 stray"
+    assert charset.sniff(late) == "utf-8"
+    for start in (window, window + 1, 3 * window + 7):
+        assert charset.sniff(b"a" * start + FRENCH.encode("utf-8") + b"z" * window) == "utf-8"
+        assert charset.sniff(b"a" * start + FRENCH.encode("cp1252") + b"z" * window) == "windows-1252"
