@@ -29,28 +29,29 @@ def lexbor_words(tree, has_items: bool) -> int:
     one). Their texts are cut out of the main text where they stand, in document order (str.find
     from where the last one ended, of the text between the separators first: a button's "Play" is
     not the start of "Player"), so that the words are looked for in the rest only: a page's scripts are
-    often most of its text. An articleBody is looked for only on a page with microdata items
-    (`has_items`): the attribute selector walks the whole page, and costs more than the rest.
-    The page's <body> is the tree's own (no walk for it); an ancestor walk stops at the main element."""
-    looked_for = MAIN_TEXT_ELEMENTS[:-1] if has_items else MAIN_TEXT_ELEMENTS[1:-1]
-    main = next((n for n in map(tree.css_first, looked_for) if n is not None), None) or tree.body
+    often most of its text. A skipped element without text is passed over; one inside another is
+    told by its text first (it is part of the last outer one's, in document order: the ancestors
+    are walked only then). An articleBody is looked for only on a page with microdata items
+    (`has_items`): the attribute selector walks the whole page, and costs more than the rest."""
+    main = _main_element(tree, has_items)
     text = main.text(separator=" ")[:MAIN_TEXT_CHARS] if main is not None else ""
     if not text or text.isspace():
         return 0
-    main_id, skipped = main.mem_id, set()
+    main_id, size = main.mem_id, len(text)
     kept, at = [], 0
+    outer, outer_text = -1, ""
     for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
-        skipped.add(node.mem_id)
-        if _inside_skipped(node, skipped, main_id):
-            continue
         inner = node.text(separator=" ")
         if not inner or inner.isspace():
             continue
+        if inner in outer_text and _inside(node, outer, main_id):
+            continue
+        outer, outer_text = node.mem_id, inner
         where = find(text, inner, at)
         if where < 0:
             continue
         end = where + len(inner)
-        if not (where > at and text[where - 1] == " " and text[end:end + 1] == " "):
+        if not ((where == at or text[where - 1] == " ") and (end == size or text[end] == " ")):
             bounded = text.find(f" {inner} ", at)     # where it stands: between separators, as a whole
             if bounded >= 0:
                 where, end = bounded + 1, bounded + 1 + len(inner)
@@ -58,6 +59,13 @@ def lexbor_words(tree, has_items: bool) -> int:
         at = end
     kept.append(text[at:])
     return words("".join(kept))
+
+
+def _main_element(tree, has_items: bool):
+    """The first articleBody (only with `has_items`), else the first <article>, else the first
+    <main>, else <body> (the tree's own: no walk for it)."""
+    looked_for = MAIN_TEXT_ELEMENTS[:-1] if has_items else MAIN_TEXT_ELEMENTS[1:-1]
+    return next((n for n in map(tree.css_first, looked_for) if n is not None), None) or tree.body
 
 
 _PREFIX = 32       # characters of a long text looked for first (see `find`)
@@ -80,15 +88,16 @@ def find(text: str, part: str, start: int) -> int:
     return text.find(part, at) if at >= 0 else -1
 
 
-def _inside_skipped(node, skipped: set[int], main_id: int) -> bool:
-    """Whether one of the node's ancestors below the main element, within _MAX_DEPTH_UP, is skipped."""
+def _inside(node, outer_id: int, main_id: int) -> bool:
+    """Whether the skipped element `outer_id` is one of the node's ancestors below the main
+    element, within _MAX_DEPTH_UP."""
     parent, depth = node.parent, 0
     while parent is not None and depth < _MAX_DEPTH_UP:
         parent_id = parent.mem_id
+        if parent_id == outer_id:
+            return True
         if parent_id == main_id:
             return False
-        if parent_id in skipped:
-            return True
         parent, depth = parent.parent, depth + 1
     return False
 
