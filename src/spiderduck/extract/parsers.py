@@ -28,8 +28,10 @@ MAX_HTML_BYTES = 2_097_152
 _SELECTOR = ("html, title, base, meta, "
              + "link[href]" + "".join(f":not([rel=\"{r}\" i])" for r in sorted(HINT_RELS)) + ", "
              "script[type*=\"ld+json\" i], h1, time[datetime], img[src], video[poster], audio, "
-             "[itemprop*=author i], "
-             "[itemprop*=date i], a[rel~=author i], a[class*=author i], [itemscope]")
+             "[itemprop]:is([itemprop*=author i], [itemprop*=date i]), "
+             "a[rel~=author i], a[class*=author i], [itemscope]")
+# (`[itemprop]:is(...)`, not the two attribute selectors alone: every element of the page is
+# tried against the group, and this looks its itemprop up once, not twice: a tenth of the walk.)
 # Byline blocks (`<div class="author-info"><a>Name</a>`): the links inside one (`[class*=author i]
 # a`) are only needed when nothing better names the author, and are found on demand (_byline_links).
 _BYLINE_BLOCKS = "[class*=author i]"
