@@ -351,12 +351,13 @@ def test_fold_is_the_patterns_white_space_folded_and_trimmed():
 
 def test_byline_links_are_the_descendant_selectors():
     from selectolax.lexbor import LexborHTMLParser
-    from spiderduck.extract.parsers import _byline_links
+    from spiderduck.extract.parsers import _BYLINE_SELECTOR, _byline_links
     html = ('<a id=0 href=/x>before</a><div class="Author-box"><a id=1 class=author>self</a>'
             '<section class=byline-AUTHOR><a id=2>nested</a><span><a id=3>deep</a></span></section>'
             '<a id=4>after nested</a></div><p>between <a id=5>no</a></p><a id=6 class=author-link>alone</a>'
-            '<ul class=authors><li><a id=7>sibling block</a></li></ul><a class=author id=8><a id=9>in a link</a></a>')
+            '<ul class=authors><li><a id=7>sibling block</a></li></ul><a class=author id=8><a id=9>in a link</a></a>'
+            '<div class="byline"><a id=10>a byline, no author block</a></div><div class><a id=11>bare</a></div>')
     tree = LexborHTMLParser(html)
-    ids = [node.attributes.get("id") for node in _byline_links(tree)]
+    ids = [node.attributes.get("id") for node in _byline_links(tree.css(_BYLINE_SELECTOR))]
     assert ids == [node.attributes.get("id") for node in tree.css("[class*=author i] a")]
     assert ids == ["1", "2", "3", "4", "7"]

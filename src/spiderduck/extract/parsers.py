@@ -33,8 +33,8 @@ _SELECTOR = ("html, title, base, meta, "
 # (`[itemprop]:is(...)`, not the two attribute selectors alone: every element of the page is
 # tried against the group, and this looks its itemprop up once, not twice: a tenth of the walk.)
 # Byline blocks (`<div class="author-info"><a>Name</a>`): the links inside one (`[class*=author i]
-# a`) are only needed when nothing better names the author, and are found on demand (_byline_links).
-_BYLINE_BLOCKS = "[class*=author i]"
+# a`) are only needed when nothing better names the author, and are found on demand (_byline_links),
+# among the bylines (_BYLINE_SELECTOR).
 # Elements showing a date as text (see `shows_date`); the last resort for a date, found on demand.
 _DATED_SELECTOR = "time:not([datetime]), [class*=date i], [class*=time i]"
 # Bylines as text (see `shows_byline`), and <time>s to place (`document.place`): found on demand.
@@ -78,13 +78,21 @@ def _from_selectolax(markup: str | bytes) -> Document:
         feed((first,))
         if "p" not in satisfied:
             feed(tree.css("p")[1:])
-    return builder.build(lambda: texts(node.text() for node in _byline_links(tree)),
+    bylines: list = []
+
+    def byline_nodes() -> list:
+        if not bylines:
+            bylines.append(tree.css(_BYLINE_SELECTOR))
+        return bylines[0]
+
+    return builder.build(lambda: texts(node.text() for node in _byline_links(byline_nodes())),
                          lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
                                        DATED_TEXT_MAX),
                          lambda: _item_html(tree),
+                         # (no walk for a page whose own walk met no <time datetime>: most pages)
                          lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
-                                        for node in tree.css(_TIMES_SELECTOR)),
-                         lambda: texts((node.text(separator=" ") for node in tree.css(_BYLINE_SELECTOR)),
+                                        for node in tree.css(_TIMES_SELECTOR)) if builder.times else (),
+                         lambda: texts((node.text(separator=" ") for node in byline_nodes()),
                                        BYLINE_TEXT_MAX),
                          lambda: lexbor_words(tree, builder.has_items))
 
@@ -96,14 +104,20 @@ def _ancestors(node) -> Iterator[tuple[str, dict]]:
         parent = parent.parent
 
 
-def _byline_links(tree) -> Iterator:
+def _byline_links(bylines) -> Iterator:
     """The links inside a byline block, as `[class*=author i] a` finds them, in document order:
     each block's links in turn (a block's own links come before any later block's, and a block
-    inside another adds none). The selector costs twice as much: it walks up from every link of
-    the page, where this walks down from the few blocks."""
+    inside another adds none). `bylines` are the page's bylines (_BYLINE_SELECTOR, in document
+    order, as `Document.byline_texts` reads them: one walk for both), the blocks those whose class
+    mentions "author". The descendant selector costs twice as much: it walks up from every link
+    of the page, where this walks down from the few blocks."""
     seen: set[int] = set()
-    for block in tree.css(_BYLINE_BLOCKS):
+    blocks: set[int] = set()
+    for block in bylines:
         itself = block.mem_id
+        if itself in blocks or "author" not in (block.attributes.get("class") or "").lower():
+            continue
+        blocks.add(itself)
         for link in block.css("a"):        # the block too, when it is a link: not inside itself
             if link.mem_id != itself and link.mem_id not in seen:
                 seen.add(link.mem_id)
