@@ -132,6 +132,21 @@ def test_an_article_inside_an_aside_counts_its_own_words(parser):
     assert page(ARTICLE, body, parser=parser).word_count == 4     # one two three er
 
 
+def test_a_skipped_elements_text_is_cut_where_it_stands(parser):
+    # the first "Share" starts the main text: it is cut there, not searched for between
+    # separators further on (which took the second, and left the first in the count)
+    body = "<article><button>Share</button><p>hello</p><button>Share</button><p>end</p></article>"
+    assert page(ARTICLE, body, parser=parser).word_count == 2      # hello end
+
+
+def test_a_skipped_element_inside_another_goes_with_the_nearest_one(parser):
+    # the button is 81 levels below the <nav> but 41 below the <aside>: it goes with the aside
+    # (within main_text._MAX_DEPTH_UP of it), so its "X" is not cut again out of the text after
+    deep = ("<article><p>a</p><nav>N " + "<div>" * 40 + "<aside>A " + "<div>" * 40 + "<button>X</button>"
+            + "</div>" * 40 + "<button>Y</button></aside>" + "</div>" * 40 + "</nav><p>X Y z</p></article>")
+    assert page(ARTICLE, deep, parser=parser).word_count == 4      # a X Y z
+
+
 def test_the_main_texts_find_is_str_find_and_bounded():
     part = "x" * 40 + "y" * 40
     cases = [("ab " + part + " cd", part, 0), ("ab " + part + " cd", part, 4), (part[:-1] + "z " + part, part, 0),

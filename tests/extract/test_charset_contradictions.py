@@ -120,3 +120,6 @@ def test_a_page_with_an_ascii_head_is_judged_on_its_first_non_ascii_text():
     for start in (window, window + 1, 3 * window + 7):
         assert charset.sniff(b"a" * start + FRENCH.encode("utf-8") + b"z" * window) == "utf-8"
         assert charset.sniff(b"a" * start + FRENCH.encode("cp1252") + b"z" * window) == "windows-1252"
+    # the line the first non-ASCII byte stands in is read from its start: "Zaz" belongs to the word
+    polish = b" " * (window + 4_000) + "<p>Zazółć gęślą jaźń</p>\n".encode("cp1250") + b"y" * 100
+    assert charset.sniff(polish) == "windows-1250"

@@ -120,8 +120,18 @@ def _sample(body: bytes) -> bytes | None:
         return head
     if len(body) <= DETECT_BYTES or body.isascii():
         return None
-    start = _first_non_ascii(body, DETECT_BYTES)
+    start = _line_start(body, _first_non_ascii(body, DETECT_BYTES))
     return body[start:start + DETECT_BYTES]
+
+
+_LINE_BACK = 1024   # bytes looked back for the start of the line the first non-ASCII byte is in
+
+
+def _line_start(body: bytes, at: int) -> int:
+    """Where the line holding `at` starts (after a newline or a tag's bracket, as `_text` splits
+    lines), looked for within _LINE_BACK bytes: the detector reads the line's words whole."""
+    floor = max(0, at - _LINE_BACK)
+    return max(floor, *(body.rfind(mark, floor, at) + 1 for mark in (b"\n", b"<", b">")))
 
 
 def _first_non_ascii(body: bytes, start: int) -> int:

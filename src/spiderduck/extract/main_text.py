@@ -29,24 +29,25 @@ def lexbor_words(tree, has_items: bool) -> int:
     one). Their texts are cut out of the main text where they stand, in document order (str.find
     from where the last one ended, of the text between the separators first: a button's "Play" is
     not the start of "Player"), so that the words are looked for in the rest only: a page's scripts are
-    often most of its text. A skipped element without text is passed over; one inside another is
-    told by its text first (it is part of the last outer one's, in document order: the ancestors
-    are walked only then). An articleBody is looked for only on a page with microdata items
+    often most of its text. A skipped element without text is passed over before its ancestors are
+    walked (nothing inside it has text either). A cut that starts where the last one ended, or ends
+    where the text does, stands as it is. An articleBody is looked for only on a page with microdata items
     (`has_items`): the attribute selector walks the whole page, and costs more than the rest."""
     main = _main_element(tree, has_items)
     text = main.text(separator=" ")[:MAIN_TEXT_CHARS] if main is not None else ""
     if not text or text.isspace():
         return 0
-    main_id, size = main.mem_id, len(text)
+    main_id, size, skipped = main.mem_id, len(text), set()
     kept, at = [], 0
-    outer, outer_text = -1, ""
     for node in main.css(_SKIPPED)[:_MAX_SKIPPED]:
         inner = node.text(separator=" ")
         if not inner or inner.isspace():
             continue
-        if inner in outer_text and _inside(node, outer, main_id):
+        node_id = node.mem_id
+        nested = _inside_skipped(node, skipped, main_id)
+        skipped.add(node_id)
+        if nested:
             continue
-        outer, outer_text = node.mem_id, inner
         where = find(text, inner, at)
         if where < 0:
             continue
@@ -88,16 +89,16 @@ def find(text: str, part: str, start: int) -> int:
     return text.find(part, at) if at >= 0 else -1
 
 
-def _inside(node, outer_id: int, main_id: int) -> bool:
-    """Whether the skipped element `outer_id` is one of the node's ancestors below the main
-    element, within _MAX_DEPTH_UP."""
+def _inside_skipped(node, skipped: set[int], main_id: int) -> bool:
+    """Whether one of the node's ancestors below the main element, within _MAX_DEPTH_UP, is a
+    skipped element with text (one without has none inside it: only those are in `skipped`)."""
     parent, depth = node.parent, 0
     while parent is not None and depth < _MAX_DEPTH_UP:
         parent_id = parent.mem_id
-        if parent_id == outer_id:
-            return True
         if parent_id == main_id:
             return False
+        if parent_id in skipped:
+            return True
         parent, depth = parent.parent, depth + 1
     return False
 
