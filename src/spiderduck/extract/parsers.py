@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Callable, Iterator
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
@@ -42,9 +42,14 @@ _BYLINE_SELECTOR = "[class*=byline i], [class*=author i]"
 _TIMES_SELECTOR = "time[datetime]"
 
 
+# The tree as the markup builds it, without lexbor's DOM mutation events (a <selectedcontent>
+# mirroring its <select>'s chosen <option>: nothing read here): 3% of the parse.
+_NO_EVENTS = LexborDocumentOptions.WO_EVENTS.value
+
+
 def _from_selectolax(markup: str | bytes) -> Document:
     builder = Builder()
-    tree = LexborHTMLParser(markup)
+    tree = LexborHTMLParser(markup, options=_NO_EVENTS)
     satisfied = builder.satisfied
 
     seen: set[int] = set()   # a node matching two selectors of the group is returned twice
