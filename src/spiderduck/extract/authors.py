@@ -9,10 +9,13 @@ Each value is cleaned by `names` before it counts:
 
 - HTML entities are decoded, twice-escaped ones too (`Redacci&amp;oacute;n` -> Redacción);
 - a JSON object or list written as a string (`{"@type":"Person","name":"X"}`) is the names in it;
-- a byline's wording is not the name: `By X`, `Written by X`, `Por X`, `Par X`; a link's
+- a byline's wording is not the name, in the languages it is written in: `By X`, `Written by X`,
+  `Por X`, `Par X`, `von X`, `Vom X`, `Door X`, `Av X`, `di X`, `a cura di X`, `Autor: X` (a word
+  that begins names too only where a name cannot: `Di Maio`, `Von Miller` stay); a link's
   (`See all posts by X`, `More from X`, `View X's profile` -> X; `View profile`, `Read more` -> none);
 - a social handle after a name is not part of it (`Jane Doe @janedoe`, `Jane Doe (@janedoe)`);
-- a placeholder is no name (`No Author`, `Unknown`, `admin`, `null`, `undefined`, `By` alone);
+- a placeholder is no name (`No Author`, `Unknown`, `admin`, `null`, `undefined`, `By` alone),
+  nor a comment form's label (`Name *`, `Your name (required)`, `E-mail:`, `Nom *`);
   a newsroom's byline is one (`Staff`, `Redacción`);
 - a date, a time or a number is no name (a comment's timestamp: `2020-01-13 10:05`, `3 hours ago`).
 
@@ -148,8 +151,19 @@ def _byline(found: list[str]) -> str:
 # --- one value's names ------------------------------------------------------------------------
 
 _URL_LIKE = re.compile(r"^(?:https?:)?//|^www\.", re.I)
-_BY = re.compile(r"^(?:(?:written|posted|published|escrito|publicado|écrit|publié)\s+)?(?:by|por|par)\s+|^@\s*",
-                 re.I)
+# A byline's wording before the name, in the languages it is written in (issue 42): `By`, `Written
+# by`, `Por`, `Par`, `Von` and `vom`, `Door`, `Av`/`Af`, `di`, `a cura di`, `scritto da`, and the
+# labels `Author:`, `Autor:`, `Auteur :`. The words that begin names too are taken only where a
+# name cannot begin so: `di` and `von` in lower case (`Di Maio`, `Von Miller` are names), a
+# capitalised `Von` or `Av` before two words or more, `da` only after `scritto`/`pubblicato`.
+_BY = re.compile(
+    r"^(?:(?:written|posted|published|story|reporting|escrito|publicado|écrit|publié|rédigé)\s+)?(?:by|por|par)\s+"
+    r"|^(?:(?:geschrieben|verfasst|ein\s+beitrag)\s+von|vom|(?-i:von)|von(?=\s+\S+\s+\S))\s+"
+    r"|^(?:geschreven\s+)?door\s+"
+    r"|^(?:(?:skrevet|skriven|skrivet)\s+(?:av|af)|(?:av|af)(?=\s+\S+\s+\S))\s+"
+    r"|^(?:(?:scritto|pubblicato)\s+da|a\s+cura\s+di|(?-i:di))\s+"
+    r"|^(?:author|autor|autorin|auteur|autrice|autore|autora|verfasser|verfasserin)\s*:\s*"
+    r"|^@\s*", re.I)
 # A link's wording around a name: "See all posts by X", "More from X", "View X's profile".
 _LINK_WORDING = re.compile(
     r"^(?:(?:see|view|read|browse|show|explore)\s+)?(?:(?:all|more)\s+)?"
@@ -161,6 +175,14 @@ follow me|about the author|bio|contact|email|see all posts|view all posts|all po
 more articles|more stories|posts|articles""".replace("\n", "").split("|"))
 _PLACEHOLDERS = frozenset("""no author|unknown|unknown author|admin|administrator|null|none|undefined|
 n/a|by|author|webmaster|root|default|user|nobody""".replace("\n", "").split("|"))
+# A comment form's labels, taken for a byline where the form's fields carry an author class
+# (`<label class="comment-author">Name *</label>`): no name, in the languages they are written in.
+_FORM_LABELS = frozenset("""name|your name|full name|name (required)|nickname|e-mail|email|your email|
+email address|website|url|comment|your comment|nom|votre nom|prénom|nombre|tu nombre|nome|il tuo nome|
+naam|je naam|namn|navn|vorname|nachname|dein name|ihr name|kommentar|commentaire|comentario|
+commento|imię|jméno""".replace("\n", "").split("|"))
+_REQUIRED_MARK = re.compile(r"\s*[*(]?\s*(?:\*|required|obligatoire|obligatorio|obbligatorio|pflichtfeld|"
+                            r"erforderlich|verplicht)\s*\)?\s*:?$", re.I)
 _HANDLE_AFTER = re.compile(r"(?<=\S)\s*(?:\(\s*@[\w.]{1,30}\s*\)|@[\w.]{1,30})$")
 _AGO = re.compile(r"\d.*\b(?:ago|hace|il y a)\b|\bhace\s+\d|\bil y a\s+\d|\bvor\s+\d+\s+\w+$", re.I)
 _TRAILING_MARKS = re.compile(r"\s*[»›→>|·•:,-]+$")
@@ -207,9 +229,14 @@ def clean(name: str) -> str:
         name = (m["a"] or m["b"]).strip()
     name = _HANDLE_AFTER.sub("", name)
     name = _BY.sub("", name).strip()
-    if not name or name.casefold() in _PLACEHOLDERS or _is_time(name):
+    if not name or name.casefold() in _PLACEHOLDERS or _is_time(name) or _is_form_label(name):
         return ""
     return typeset(name)
+
+
+def _is_form_label(name: str) -> bool:
+    """Whether a "name" is a form's label or placeholder (`Name *`, `Your name (required)`, `E-mail:`)."""
+    return _REQUIRED_MARK.sub("", name).strip().rstrip(":").strip().casefold() in _FORM_LABELS
 
 
 def _is_time(name: str) -> bool:
