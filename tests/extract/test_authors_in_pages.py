@@ -126,6 +126,11 @@ def test_a_domain_is_the_site_name_only_when_no_name_is_stated(parser):
     ('<p class="byline">Por Ana Díaz el 13 de enero de 2020</p>', "Ana Díaz"),
     ('<p class="article-byline">By Staff</p>', "Staff"),
     ('<span class="byline">Marine Le Pen</span>', "Marine Le Pen"),
+    # issue 42: the wording in its language (test_authors_languages.py)
+    ('<p class="byline">von Birgit Posselt am 13.01.2020</p>', "Birgit Posselt"),
+    ('<div class="author">Vom Krimiblogger</div>', "Krimiblogger"),
+    ('<span class="byline">Door Jan Jansen | 13 januari 2020</span>', "Jan Jansen"),
+    ('<p class="article-byline">di Mario Rossi, 13 gennaio 2020</p>', "Mario Rossi"),
 ])
 def test_a_byline_stated_as_text_names_the_author(byline, expected, parser):
     assert author(body=byline, parser=parser) == expected
