@@ -1,4 +1,5 @@
-"""Issue 42, authors: a byline's wording in the languages it is written in is not the name
+"""Issue 42, authors: every author a page's metas name, in order; a JSON-LD organisation yields
+to the person a later source names; a byline's wording in the languages it is written in is not the name
 (`von Birgit Posselt`, `Vom Krimiblogger`, `Door Jan Jansen`, `di Mario Rossi`, `Autor: Jan
 Nowak`), and a comment form's labels are never an author (`Name *`). The near-misses are names
 that begin with those words (`Di Maio`, `Von Miller`, `Da Silva`, `Av Rao`); bylines stated as text in those languages are
@@ -6,7 +7,10 @@ among test_authors_in_pages.py's. Every page is written
 here; the cases of the wording and the labels failed before (checked against the previous commit)."""
 import pytest
 
-from test_authors_in_pages import author, parser  # noqa: F401 -- parser: the fixture, both parsers
+from spiderduck.extract import offers as O
+from spiderduck.extract.rejected import explain_page
+from support.extraction import EXTRACTION
+from test_authors_in_pages import URL, author, ld, parser  # noqa: F401 -- parser: the fixture, both parsers
 
 
 @pytest.mark.parametrize("stated, expected", [
@@ -47,3 +51,38 @@ def test_a_form_label_is_never_an_author(label, parser):
     byline = '<p class="byline">By Jane Doe</p>'
     assert author(body=byline + form, parser=parser) == "Jane Doe"
     assert author(body=form + byline, parser=parser) == "Jane Doe"
+
+
+# --- every author of a byline, and a person before an organisation ---------------------------
+
+def test_every_author_meta_is_an_author_in_order(parser):
+    two = '<meta name="author" content="Sadhbh O\'Sullivan"><meta name="author" content="Jane Doe">'
+    assert author(two, parser=parser) == "Sadhbh O’Sullivan and Jane Doe"
+    og = ('<meta property="article:author" content="Jane Doe"><meta property="article:author" content="John Roe">'
+          '<meta property="article:author" content="Jane Doe">')
+    assert author(og, parser=parser) == "Jane Doe and John Roe"
+    # a placeholder first is passed over, not taken for the meta's only value
+    assert author('<meta name="author" content="admin"><meta name="author" content="Jane Doe">', parser=parser) == "Jane Doe"
+
+
+def test_a_person_named_in_the_byline_wins_over_an_organisation_as_author(parser):
+    dw = ld({"@type": "NewsArticle", "author": {"@type": "Organization", "name": "Deutsche Welle (www.dw.com)"}})
+    assert author(dw, '<p class="byline">By Jane Doe</p>', parser=parser) == "Jane Doe"
+    assert author(dw + '<meta name="author" content="Jane Doe">', parser=parser) == "Jane Doe"
+    # with no person named, the organisation is the author, before a social handle
+    assert author(dw, parser=parser) == "Deutsche Welle (www.dw.com)"
+    assert author(dw + '<meta name="twitter:creator" content="@dwnews">', parser=parser) == "Deutsche Welle (www.dw.com)"
+    # a Person stays first
+    person = ld({"@type": "NewsArticle", "author": {"@type": "Person", "name": "Ana Díaz"}})
+    assert author(person, '<p class="byline">By Jane Doe</p>', parser=parser) == "Ana Díaz"
+
+
+def test_explain_says_why_the_organisation_lost():
+    dw = ld({"@type": "NewsArticle", "author": {"@type": "Organization", "name": "Deutsche Welle"}})
+    html = (f"<!doctype html><html><head><title>Story</title>{dw}</head>"
+            f'<body><article><h1>Story</h1><p class="byline">By Jane Doe</p><p>Text.</p></article></body></html>')
+    page, offered = explain_page(html.encode(), URL, "text/html", **EXTRACTION)
+    offers = dict(offered)["author"]
+    assert page.author == "Jane Doe"
+    assert [(c.source, c.value, c.reason) for c in offers][:2] == [
+        ("json-ld:author", "Deutsche Welle", O.ORGANISATION), ("byline", "Jane Doe", "")]

@@ -21,7 +21,10 @@ Each value is cleaned by `names` before it counts:
 
 A name that is the site's (its stated name, or its domain's: `CNN` on cnn.com) is the
 publisher's, not an author's: it is the author only when no source names anyone else. A JSON-LD
-Person is a person even when the site bears their name (a personal site).
+Person is a person even when the site bears their name (a personal site); a JSON-LD Organization
+given as the author (`Deutsche Welle (www.dw.com)`) yields to a person a later source names (a
+meta, a byline), though not to a social title or the Twitter card's handle. Every value of an
+author meta counts, in order: two `<meta name="author">` are two authors.
 """
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ from spiderduck.extract.sources import Sources, meta as _meta
 from spiderduck.extract.typography import typeset
 
 AUTHOR_MAX = 128          # characters; longer "authors" are sentences, not names
+_MAX_META_AUTHORS = 8     # values of one author meta read
 
 _AUTHOR_META = ("author", "article:author", "sailthru.author", "parsely-author", "byl",
                 "dc.creator", "dcterms.creator")
@@ -50,27 +54,44 @@ def author(s: Sources) -> str:
 
 def author_from(s: Sources) -> tuple[str, str]:
     """`author` and where it was read (a provenance source: `json-ld:author`, a meta's name,
-    `microdata:author`, `<a rel=author>`, `byline` for the body's byline, `<title>`), or ('', '')."""
+    `microdata:author`, `<a rel=author>`, `byline` for the body's byline, `<title>`), or ('', '').
+    An organisation the JSON-LD names as the author (`Deutsche Welle (www.dw.com)`) yields to a
+    person a later source names (the byline's), but not to a social title's or the Twitter card's
+    handle (`_WEAKER`): those come after it, as they did."""
     site = _site_keys(s)
-    fallback = ("", "")
+    fallback = organisation = ("", "")
     for raw, is_person, link, source in _candidates(s):
+        if organisation[0] and source in _WEAKER:
+            return organisation
         found = [n for value in raw for n in names(value) if not link or " " in n]
         found = [n for i, n in enumerate(found) if n not in found[:i]]
+        if is_person is None:            # a JSON-LD Organization: a person named later wins
+            if found and not organisation[0]:
+                organisation = (_byline(found), source)
+            continue
         people = found if is_person else [n for n in found if _key(n) not in site]
         if people:
             return _byline(people), source
         if not fallback[0] and found:
             fallback = (_byline(found), source)
-    return fallback
+    return organisation if organisation[0] else fallback
 
 
-def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool, str]]:
-    """(raw names, whether they are JSON-LD Persons, whether they are a link's text, source) by source."""
+# Sources after which an organisation the JSON-LD names is the author still (see author_from).
+_WEAKER = frozenset({"og:title", "twitter:title", "<title>", "twitter:creator"})
+_ORGANISATIONS = frozenset({"Organization", "NewsMediaOrganization", "Corporation", "NGO", "GovernmentOrganization",
+                            "EducationalOrganization", "OnlineBusiness", "LocalBusiness", "NewsAgency"})
+
+
+def _candidates(s: Sources) -> Iterator[tuple[list[str], bool | None, bool, str]]:
+    """(raw names, whether they are JSON-LD Persons (None: all Organizations), whether they are a
+    link's text, source) by source. Every value of an author meta counts, in order (two authors
+    are often two `<meta name="author">`)."""
     # A product's JSON-LD names no author; its brand is who made it.
     for key in ("author", "creator", "brand"):
         yield from _ld_names(s, key)
     for key in _AUTHOR_META:
-        yield [_meta(s, key)], False, False, key
+        yield s.doc.meta_all(key)[:_MAX_META_AUTHORS], False, False, key
     for value in s.doc.item_authors:
         yield [value], False, False, "microdata:author"
     # Scholarly pages name every author in its own Highwire Press `citation_author` tag.
@@ -91,21 +112,24 @@ def _candidates(s: Sources) -> Iterator[tuple[list[str], bool, bool, str]]:
     yield [_handle(_meta(s, "twitter:creator"))], False, False, "twitter:creator"
 
 
-def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool, bool, str]]:
-    """The JSON-LD persons (or organisations) under `key`: their names, and whether all are Persons."""
+def _ld_names(s: Sources, key: str) -> Iterator[tuple[list[str], bool | None, bool, str]]:
+    """The JSON-LD persons (or organisations) under `key`: their names, and whether all are Persons
+    (None when all are organisations, for an author: see author_from)."""
     value = s.graph.get(key) if s.graph else None
     if value is None:
         return
-    raw, persons = [], True
+    raw, persons, organisations = [], True, key == "author"
     for item in value if isinstance(value, list) else [value]:
         if isinstance(item, dict):
             item = s.graph.resolve(item)
-            persons = persons and "Person" in node_types(item)
+            kinds = node_types(item)
+            persons = persons and "Person" in kinds
+            organisations = organisations and bool(kinds & _ORGANISATIONS) and "Person" not in kinds
             item = item.get("name")
         else:
-            persons = False
+            persons = organisations = False
         raw.append(values.text(item))
-    yield raw, persons, False, "json-ld:" + key
+    yield raw, None if organisations else persons, False, "json-ld:" + key
 
 
 _SOCIAL_TITLE = re.compile(r"(\S.{0,127}?)\s+\(@[\w.-]+(?:@[\w.-]+)?\)(?:$|\s+on\s|\s*[|•·:–—-])")
