@@ -131,6 +131,15 @@ def test_a_domain_is_the_site_name_only_when_no_name_is_stated(parser):
     ('<div class="author">Vom Krimiblogger</div>', "Krimiblogger"),
     ('<span class="byline">Door Jan Jansen | 13 januari 2020</span>', "Jan Jansen"),
     ('<p class="article-byline">di Mario Rossi, 13 gennaio 2020</p>', "Mario Rossi"),
+    # issue 42: written as plain text under the headline, saying it is a byline (the page puts
+    # the body right after its <h1>); a subtitle, a bare name or one too far down is none
+    ("<p>By Jane Doe</p>", "Jane Doe"),
+    ('<div class="meta"><span>Von Anna Roth</span> <time>13.01.2020</time></div>', "Anna Roth"),
+    ("\nBy Jane Doe<br>", "Jane Doe"),
+    ("<p>Door Jan Jansen | 13 januari 2020</p>", "Jan Jansen"),
+    ("<p>A subtitle about the story</p>", ""),
+    ("<p>Jane Doe</p>", ""),
+    ("<p>One.</p><p>Two.</p><p>Three.</p><p>Four.</p><p>By Jane Doe</p>", ""),
 ])
 def test_a_byline_stated_as_text_names_the_author(byline, expected, parser):
     assert author(body=byline, parser=parser) == expected

@@ -1,5 +1,6 @@
 """Issue 42, authors: every author a page's metas name, in order; a JSON-LD organisation yields
-to the person a later source names; a byline's wording in the languages it is written in is not the name
+to the person a later source names; a byline written as plain text under the headline is read
+when it says it is one; a byline's wording in the languages it is written in is not the name
 (`von Birgit Posselt`, `Vom Krimiblogger`, `Door Jan Jansen`, `di Mario Rossi`, `Autor: Jan
 Nowak`), and a comment form's labels are never an author (`Name *`). The near-misses are names
 that begin with those words (`Di Maio`, `Von Miller`, `Da Silva`, `Av Rao`); bylines stated as text in those languages are
@@ -7,9 +8,10 @@ among test_authors_in_pages.py's. Every page is written
 here; the cases of the wording and the labels failed before (checked against the previous commit)."""
 import pytest
 
+from spiderduck.extract import extract_page
 from spiderduck.extract import offers as O
 from spiderduck.extract.rejected import explain_page
-from support.extraction import EXTRACTION
+from support.extraction import EXTRACTION, ROBOTS_TOKEN
 from test_authors_in_pages import URL, author, ld, parser  # noqa: F401 -- parser: the fixture, both parsers
 
 
@@ -86,3 +88,13 @@ def test_explain_says_why_the_organisation_lost():
     assert page.author == "Jane Doe"
     assert [(c.source, c.value, c.reason) for c in offers][:2] == [
         ("json-ld:author", "Deutsche Welle", O.ORGANISATION), ("byline", "Jane Doe", "")]
+
+
+# --- a byline written as plain text under the headline (cases among test_authors_in_pages.py's) ---
+
+def test_the_headlines_byline_is_read_past_its_header_and_after_the_classed_bylines(parser):
+    html = ("<!doctype html><html><head><title>Story</title></head><body><main><header><h1>Story</h1></header>"
+            "<div><span>Por Ana Díaz</span> | <time>13 de enero</time></div><p>Text.</p></main></body></html>")
+    assert extract_page(html.encode(), URL, "text/html", parser=parser, robots_token=ROBOTS_TOKEN).author == "Ana Díaz"
+    # a byline the page marks (class="byline") comes first
+    assert author(body='<p>By John Roe</p><p>Text.</p><p class="byline">By Jane Doe</p>', parser=parser) == "Jane Doe"

@@ -3,7 +3,9 @@
 Sources, in order: JSON-LD author, creator, then a product's brand; the author metas
 (`_AUTHOR_META`); microdata's author properties; scholarly `citation_author` tags; the text of
 author links (`<a rel=author>`, `<a class="author">`, links inside a `class*=author` block: two
-words or more); a social post's `Name (@handle)` title; the Twitter card's creator.
+words or more); the bylines (`class*=byline`, `class*=author`), then one written as plain text
+right after the headline that says it is one (`By X`, `Von X`); a social post's `Name (@handle)`
+title; the Twitter card's creator.
 
 Each value is cleaned by `names` before it counts:
 
@@ -101,6 +103,10 @@ def _candidates(s: Sources) -> Iterator[tuple[list[str], bool | None, bool, str]
     for value in s.doc.byline_links():
         yield [value], False, True, "byline"
     for value in _byline_names(s.doc.byline_texts()):
+        yield [value], False, False, "byline"
+    # A byline written as plain text under the headline (`<h1>…</h1><p>By Jane Doe</p>`): only
+    # one that says so (`By`, `Von`, `Por`, …: _BY), as a subtitle there is no name.
+    for value in _byline_names(tuple(text for text in s.doc.headline_texts() if _BY.match(text))):
         yield [value], False, False, "byline"
     # A social network's post or profile is titled by its author's name and handle:
     # `Name (@handle) on Network`, `Name (@user@instance)`.

@@ -56,7 +56,7 @@ class Document:
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
                  "audio", "has_items", "_main_words", "_index", "_bylines", "_dated", "_item_html", "_placed",
-                 "_byline_texts")
+                 "_byline_texts", "_headline_texts")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
@@ -67,7 +67,8 @@ class Document:
                  item_html: Callable[[], str | None] = lambda: None,
                  placed_times: Callable[[], tuple[str, ...]] = tuple,
                  byline_texts: Callable[[], tuple[str, ...]] = tuple,
-                 audio: tuple[str, str] = ("", ""), main_words: Callable[[], int] = int):
+                 audio: tuple[str, str] = ("", ""), main_words: Callable[[], int] = int,
+                 headline_texts: Callable[[], tuple[str, ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -96,6 +97,7 @@ class Document:
         self._item_html = item_html
         self._placed: Callable[[], tuple[str, ...]] | tuple[str, ...] = placed_times
         self._byline_texts: Callable[[], tuple[str, ...]] | tuple[str, ...] = byline_texts
+        self._headline_texts: Callable[[], tuple[str, ...]] | tuple[str, ...] = headline_texts
 
     def byline_links(self) -> tuple[str, ...]:
         """Texts of the first few links inside an element whose class mentions "author", in
@@ -127,6 +129,15 @@ class Document:
         if callable(self._byline_texts):
             self._byline_texts = self._byline_texts()
         return self._byline_texts
+
+    def headline_texts(self) -> tuple[str, ...]:
+        """Short texts of what follows the headline (the first non-empty <h1>) in document order:
+        its next few siblings, then its parent's and grandparent's (HEADLINE_NEXT in all), where a
+        byline written as plain text stands (`<h1>…</h1><p>By Jane Doe</p>`). Found on first use
+        only, like `byline_links`."""
+        if callable(self._headline_texts):
+            self._headline_texts = self._headline_texts()
+        return self._headline_texts
 
     def main_words(self) -> int:
         """The words of the page's main text: its articleBody, <article>, <main>, else <body>,
@@ -161,9 +172,10 @@ class Document:
                 and self.article_times() == other.article_times()
                 and self.byline_texts() == other.byline_texts()
                 and self.main_words() == other.main_words()
+                and self.headline_texts() == other.headline_texts()
                 and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
                         if s not in ("_bylines", "_dated", "_item_html", "_placed", "_byline_texts",
-                                     "_main_words")))
+                                     "_main_words", "_headline_texts")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -283,12 +295,14 @@ class Builder:
               item_html: Callable[[], str | None] = lambda: None,
               placed_times: Callable[[], tuple[str, ...]] = tuple,
               byline_texts: Callable[[], tuple[str, ...]] = tuple,
-              main_words: Callable[[], int] = int) -> Document:
+              main_words: Callable[[], int] = int,
+              headline_texts: Callable[[], tuple[str, ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
-                        self.has_items, item_html, placed_times, byline_texts, self.audio, main_words)
+                        self.has_items, item_html, placed_times, byline_texts, self.audio, main_words,
+                        headline_texts)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -366,6 +380,7 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
 
 
 BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography
+HEADLINE_NEXT = 4       # elements (or texts) after the headline read for a plain-text byline
 
 
 def shows_byline(attrs: dict[str, str]) -> bool:

@@ -12,8 +12,9 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
-                                           place, placed, shows_byline, shows_date, texts, wanted)
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HEADLINE_NEXT, HINT_RELS, Builder,
+                                           Document, fold, place, placed, shows_byline, shows_date, texts,
+                                           wanted)
 from spiderduck.extract.main_text import etree_words, lexbor_words
 
 # Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
@@ -99,7 +100,33 @@ def _from_selectolax(markup: str | bytes) -> Document:
                                         for node in tree.css(_TIMES_SELECTOR)) if builder.times else (),
                          lambda: texts((node.text(separator=" ") for node in byline_nodes()),
                                        BYLINE_TEXT_MAX),
-                         lambda: lexbor_words(tree, builder.has_items))
+                         lambda: lexbor_words(tree, builder.has_items),
+                         lambda: texts(_after_headline(tree, builder.h1), BYLINE_TEXT_MAX))
+
+
+def _after_headline(tree, headline: str) -> Iterator[str]:
+    """Document.headline_texts from a lexbor tree: the texts of the nodes after the first <h1>
+    whose text is the headline, in document order (its next siblings, then its parent's and its
+    grandparent's, not past <body>), HEADLINE_NEXT non-empty ones at most."""
+    if not headline:
+        return
+    h1 = next((node for node in tree.css("h1") if fold(node.text()) == headline), None)
+    node, taken = h1, 0
+    for _ in range(3):
+        if node is None:
+            return
+        after = node.next
+        while after is not None:
+            text = after.text(separator=" ")
+            if text and not text.isspace():
+                yield text
+                taken += 1
+                if taken == HEADLINE_NEXT:
+                    return
+            after = after.next
+        node = node.parent
+        if node is not None and node.tag in ("body", "html"):
+            return
 
 
 def _ancestors(node) -> Iterator[tuple[str, dict]]:
@@ -244,7 +271,36 @@ def _from_html5lib(markup: str | bytes) -> Document:
                                     if isinstance(el.tag, str) and not el.tag.startswith("{")
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
                                    BYLINE_TEXT_MAX),
-        main_words=lambda: etree_words(root, builder.has_items))
+        main_words=lambda: etree_words(root, builder.has_items),
+        headline_texts=lambda: texts(_etree_after_headline(root, builder.h1), BYLINE_TEXT_MAX))
+
+
+def _etree_after_headline(root, headline: str) -> Iterator[str]:
+    """Document.headline_texts from an etree, as `_after_headline` reads lexbor's: an element's
+    tail is the text node after it."""
+    if not headline:
+        return
+    h1 = next((el for el in root.iter("h1") if fold("".join(_etree_text(el))) == headline), None)
+    if h1 is None:
+        return
+    parents = {child: parent for parent in root.iter() for child in parent}
+    node, taken = h1, 0
+    for _ in range(3):
+        parent = parents.get(node)
+        if parent is None:
+            return
+        after = list(parent)[list(parent).index(node) + 1:]
+        pieces = [node.tail] + [piece for el in after for piece in
+                                ((" ".join(_etree_text(el)) if isinstance(el.tag, str) else ""), el.tail)]
+        for text in pieces:
+            if text and not text.isspace():
+                yield text
+                taken += 1
+                if taken == HEADLINE_NEXT:
+                    return
+        node = parent
+        if node.tag in ("body", "html"):
+            return
 
 
 def _walk_placed(root) -> Iterator[tuple[object, tuple]]:
