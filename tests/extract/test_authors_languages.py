@@ -38,6 +38,11 @@ from test_authors_in_pages import URL, author, ld, parser  # noqa: F401 -- parse
     ("Av Rao", "Av Rao"),
     ("Ursula von der Leyen", "Ursula von der Leyen"),
     ("Marine Le Pen", "Marine Le Pen"),
+    ("Von der Leyen", "Von der Leyen"),
+    ("von Miller", "von Miller"),
+    ("di Stefano", "di Stefano"),
+    ("Autor:", ""),                                        # the wording alone is no name
+    ("Door", ""),
 ])
 def test_a_bylines_wording_in_its_language_is_not_the_name(stated, expected, parser):
     assert author(f'<meta name="author" content="{stated}">', parser=parser) == expected
@@ -71,6 +76,11 @@ def test_a_person_named_in_the_byline_wins_over_an_organisation_as_author(parser
     dw = ld({"@type": "NewsArticle", "author": {"@type": "Organization", "name": "Deutsche Welle (www.dw.com)"}})
     assert author(dw, '<p class="byline">By Jane Doe</p>', parser=parser) == "Jane Doe"
     assert author(dw + '<meta name="author" content="Jane Doe">', parser=parser) == "Jane Doe"
+    # what is no person's name does not displace it: a share button, an update line, a link's label
+    reuters = ld({"@type": "NewsArticle", "author": {"@type": "Organization", "name": "Reuters"}})
+    for junk in ('<div class="author-share">Share this article</div>', '<div class="byline">Updated March 3, 2024</div>',
+                 '<footer><a rel="author" href="/about">About Us</a></footer>'):
+        assert author(reuters, junk, parser=parser) == "Reuters", junk
     # with no person named, the organisation is the author, before a social handle
     assert author(dw, parser=parser) == "Deutsche Welle (www.dw.com)"
     assert author(dw + '<meta name="twitter:creator" content="@dwnews">', parser=parser) == "Deutsche Welle (www.dw.com)"
@@ -98,3 +108,13 @@ def test_the_headlines_byline_is_read_past_its_header_and_after_the_classed_byli
     assert extract_page(html.encode(), URL, "text/html", parser=parser, robots_token=ROBOTS_TOKEN).author == "Ana Díaz"
     # a byline the page marks (class="byline") comes first
     assert author(body='<p>By John Roe</p><p>Text.</p><p class="byline">By Jane Doe</p>', parser=parser) == "Jane Doe"
+
+
+@pytest.mark.parametrize("subheadline", ["Por qué el gobierno cambia las reglas", "Por primera vez, la NASA lo logra",
+                                         "Par ailleurs, le gouvernement recule", "By the numbers: the season so far",
+                                         "Von Berlin nach Paris: eine Reise", "vom Montag, 12. März", "Av og til skjer det",
+                                         "Door de storm zijn honderden huizen beschadigd"])
+def test_a_sub_headline_that_starts_like_a_byline_is_no_author(subheadline, parser):
+    assert author(body=f"<p>{subheadline}</p>", parser=parser) == ""
+    org = ld({"@type": "NewsArticle", "author": {"@type": "Organization", "name": "Agencia EFE"}})
+    assert author(org, f"<p>{subheadline}</p>", parser=parser) == "Agencia EFE"

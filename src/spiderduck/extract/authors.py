@@ -58,8 +58,9 @@ def author_from(s: Sources) -> tuple[str, str]:
     """`author` and where it was read (a provenance source: `json-ld:author`, a meta's name,
     `microdata:author`, `<a rel=author>`, `byline` for the body's byline, `<title>`), or ('', '').
     An organisation the JSON-LD names as the author (`Deutsche Welle (www.dw.com)`) yields to a
-    person a later source names (the byline's), but not to a social title's or the Twitter card's
-    handle (`_WEAKER`): those come after it, as they did."""
+    person a later source names (the byline's: a name that `looks_like_person`, or a JSON-LD
+    Person), but not to a social title's or the Twitter card's handle (`_WEAKER`): those come
+    after it, as they did."""
     site = _site_keys(s)
     fallback = organisation = ("", "")
     for raw, is_person, link, source in _candidates(s):
@@ -72,6 +73,8 @@ def author_from(s: Sources) -> tuple[str, str]:
                 organisation = (_byline(found), source)
             continue
         people = found if is_person else [n for n in found if _key(n) not in site]
+        if people and organisation[0] and not is_person and not all(map(looks_like_person, people)):
+            continue                     # after an organisation, only a person's name counts
         if people:
             return _byline(people), source
         if not fallback[0] and found:
@@ -107,7 +110,8 @@ def _candidates(s: Sources) -> Iterator[tuple[list[str], bool | None, bool, str]
     # A byline written as plain text under the headline (`<h1>…</h1><p>By Jane Doe</p>`): only
     # one that says so (`By`, `Von`, `Por`, …: _BY), as a subtitle there is no name.
     for value in _byline_names(tuple(text for text in s.doc.headline_texts() if _BY.match(text))):
-        yield [value], False, False, "byline"
+        if looks_like_person(value):       # `Por qué …`, `By the numbers: …` are sub-headlines
+            yield [value], False, False, "byline"
     # A social network's post or profile is titled by its author's name and handle:
     # `Name (@handle) on Network`, `Name (@user@instance)`.
     shared, source = meta_from(s, "og:title", "twitter:title")
@@ -171,6 +175,29 @@ def _byline_names(texts: tuple[str, ...]) -> Iterator[str]:
             yield name
 
 
+# The little words of names (`Ursula von der Leyen`, `Ana de la Cruz`), and words that are a
+# byline's or a page's, never a person's (`Updated March`, `About Us`, `Share this`).
+_PARTICLES = frozenset("von van der den de da di du del della la le bin ibn al el ter ten zu af av y".split())
+_NOT_NAME_WORDS = frozenset("""updated published posted share about us contact read more follow subscribe
+sign login home news newsletter comments comment reply""".split())
+
+
+def looks_like_person(name: str) -> bool:
+    """Whether a name reads as a person's: two to `_BYLINE_WORDS` words, each capitalised or a
+    name's particle, none a byline's or a page's other words, no digits (`Jane Doe`, `Ana de la
+    Cruz`; not `qué el gobierno`, `the numbers`, `Updated March`)."""
+    words = name.split()
+    if not 2 <= len(words) <= _BYLINE_WORDS:
+        return False
+    for word in words:
+        folded = word.casefold()
+        if folded in _NOT_NAME_WORDS or any(c.isdigit() for c in word):
+            return False
+        if not (word[:1].isupper() or folded in _PARTICLES):
+            return False
+    return True
+
+
 def _byline(found: list[str]) -> str:
     """Names as a byline: "A", "A and B", "A, B and C"."""
     if len(found) > 1:
@@ -184,14 +211,16 @@ _URL_LIKE = re.compile(r"^(?:https?:)?//|^www\.", re.I)
 # A byline's wording before the name, in the languages it is written in (issue 42): `By`, `Written
 # by`, `Por`, `Par`, `Von` and `vom`, `Door`, `Av`/`Af`, `di`, `a cura di`, `scritto da`, and the
 # labels `Author:`, `Autor:`, `Auteur :`. The words that begin names too are taken only where a
-# name cannot begin so: `di` and `von` in lower case (`Di Maio`, `Von Miller` are names), a
-# capitalised `Von` or `Av` before two words or more, `da` only after `scritto`/`pubblicato`.
+# name cannot begin so: `di` and `von` in lower case before two words or more (`Di Maio`, `von
+# Miller`, `di Stefano` are names), a capitalised `Von` or `Av` before a capitalised word and
+# another (`Von der Leyen` is a name), `da` only after `scritto`/`pubblicato`.
 _BY = re.compile(
     r"^(?:(?:written|posted|published|story|reporting|escrito|publicado|écrit|publié|rédigé)\s+)?(?:by|por|par)\s+"
-    r"|^(?:(?:geschrieben|verfasst|ein\s+beitrag)\s+von|vom|(?-i:von)|von(?=\s+\S+\s+\S))\s+"
+    r"|^(?:(?:geschrieben|verfasst|ein\s+beitrag)\s+von|vom|(?-i:von)(?=\s+\S+\s+\S)"
+    r"|(?-i:Von(?=\s+[A-ZÀ-ÖØ-Þ]\S*\s+\S)))\s+"
     r"|^(?:geschreven\s+)?door\s+"
-    r"|^(?:(?:skrevet|skriven|skrivet)\s+(?:av|af)|(?:av|af)(?=\s+\S+\s+\S))\s+"
-    r"|^(?:(?:scritto|pubblicato)\s+da|a\s+cura\s+di|(?-i:di))\s+"
+    r"|^(?:(?:skrevet|skriven|skrivet)\s+(?:av|af)|(?:av|af)(?-i:(?=\s+[A-ZÀ-ÖØ-Þ]\S*\s+\S)))\s+"
+    r"|^(?:(?:scritto|pubblicato)\s+da|a\s+cura\s+di|(?-i:di)(?=\s+\S+\s+\S))\s+"
     r"|^(?:author|autor|autorin|auteur|autrice|autore|autora|verfasser|verfasserin)\s*:\s*"
     r"|^@\s*", re.I)
 # A link's wording around a name: "See all posts by X", "More from X", "View X's profile".
@@ -204,7 +233,8 @@ _NO_NAME = frozenset("""view profile|view full profile|profile|author profile|re
 follow me|about the author|bio|contact|email|see all posts|view all posts|all posts|more posts|
 more articles|more stories|posts|articles""".replace("\n", "").split("|"))
 _PLACEHOLDERS = frozenset("""no author|unknown|unknown author|admin|administrator|null|none|undefined|
-n/a|by|author|webmaster|root|default|user|nobody""".replace("\n", "").split("|"))
+n/a|by|author|webmaster|root|default|user|nobody|autor|autorin|auteur|autore|autora|von|vom|door|
+por|par|di|av|af""".replace("\n", "").split("|"))
 # A comment form's labels, taken for a byline where the form's fields carry an author class
 # (`<label class="comment-author">Name *</label>`): no name, in the languages they are written in.
 _FORM_LABELS = frozenset("""name|your name|full name|name (required)|nickname|e-mail|email|your email|

@@ -381,6 +381,7 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
 
 BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography
 HEADLINE_NEXT = 4       # elements (or texts) after the headline read for a plain-text byline
+HEADLINE_TEXT_CHARS = 4_096   # a longer text there is the article's, no byline: never folded
 
 
 def shows_byline(attrs: dict[str, str]) -> bool:

@@ -31,6 +31,7 @@ DOMAIN_ONLY = "only a domain name: a name the site states is preferred"
 SITE_NOT_PERSON = "names the site or its publisher, not a person"
 NOT_A_NAME = "not a person's name (a placeholder, a URL, a date or a sentence)"
 ORGANISATION = "an organisation: the person a later source names is preferred"
+NOT_A_PERSON = "not a person's name, after the organisation the page names as its author"
 UPDATE_DATE = "a date the page shows as its last update, not its publication"
 NOT_IMAGE = "a video or sound file, not an image"
 PIXEL = "a tracking pixel or spacer (its URL says so)"
@@ -127,14 +128,18 @@ def _site_name(s: Sources) -> Iterator[Candidate]:
 def _author(s: Sources) -> Iterator[Candidate]:
     site = authors._site_keys(s)
     chosen = authors.author_from(s)[1]      # an organisation's turn depends on what comes after it
+    organisation = False
     for raw, is_person, link, source in authors._candidates(s):
         found = [n for value in raw for n in authors.names(value) if not link or " " in n]
         found = [n for i, n in enumerate(found) if n not in found[:i]]
         if is_person is None and found:     # a JSON-LD Organization (authors.author_from)
+            organisation = True
             yield Candidate(source, authors._byline(found), "" if source == chosen else ORGANISATION)
             continue
         people = found if is_person else [n for n in found if authors._key(n) not in site]
-        if people:
+        if people and organisation and not is_person and not all(map(authors.looks_like_person, people)):
+            yield Candidate(source, authors._byline(people), NOT_A_PERSON)
+        elif people:
             yield Candidate(source, authors._byline(people))
         elif found:
             yield Candidate(source, authors._byline(found), SITE_NOT_PERSON)

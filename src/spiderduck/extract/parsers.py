@@ -12,9 +12,9 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HEADLINE_NEXT, HINT_RELS, Builder,
-                                           Document, fold, place, placed, shows_byline, shows_date, texts,
-                                           wanted)
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HEADLINE_NEXT, HEADLINE_TEXT_CHARS,
+                                           HINT_RELS, Builder, Document, fold, place, placed, shows_byline,
+                                           shows_date, texts, wanted)
 from spiderduck.extract.main_text import etree_words, lexbor_words
 
 # Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
@@ -119,7 +119,8 @@ def _after_headline(tree, headline: str) -> Iterator[str]:
         while after is not None:
             text = after.text(separator=" ")
             if text and not text.isspace():
-                yield text
+                if len(text) <= HEADLINE_TEXT_CHARS:     # (the article's text: not folded for nothing)
+                    yield text
                 taken += 1
                 if taken == HEADLINE_NEXT:
                     return
@@ -294,7 +295,8 @@ def _etree_after_headline(root, headline: str) -> Iterator[str]:
                                 ((" ".join(_etree_text(el)) if isinstance(el.tag, str) else ""), el.tail)]
         for text in pieces:
             if text and not text.isspace():
-                yield text
+                if len(text) <= HEADLINE_TEXT_CHARS:
+                    yield text
                 taken += 1
                 if taken == HEADLINE_NEXT:
                     return
