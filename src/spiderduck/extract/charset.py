@@ -139,10 +139,9 @@ def _first_non_ascii(body: bytes, start: int) -> int:
     one there: bisected with bytes.isascii (a word at a time, in C) rather than read a byte at a
     time in Python or a regular expression."""
     lo, hi = start, len(body)           # body[lo:hi] holds a non-ASCII byte
-    view = memoryview(body)
     while hi - lo > 64:
         mid = (lo + hi) // 2
-        if view[lo:mid].tobytes().isascii():
+        if body[lo:mid].isascii():
             lo = mid
         else:
             hi = mid

@@ -132,7 +132,7 @@ class Document:
 
     def headline_texts(self) -> tuple[str, ...]:
         """Short texts of what follows the headline (the first non-empty <h1>) in document order:
-        its next few siblings, then its parent's and grandparent's (HEADLINE_NEXT in all), where a
+        its next few siblings, then its parent's and grandparent's (headline.HEADLINE_NEXT in all), where a
         byline written as plain text stands (`<h1>…</h1><p>By Jane Doe</p>`). Found on first use
         only, like `byline_links`."""
         if callable(self._headline_texts):
@@ -380,8 +380,6 @@ def placed(times: Iterable[tuple[int, str]]) -> tuple[str, ...]:
 
 
 BYLINE_TEXT_MAX = 120   # characters; a longer "byline" is an author's biography
-HEADLINE_NEXT = 4       # elements (or texts) after the headline read for a plain-text byline
-HEADLINE_TEXT_CHARS = 4_096   # a longer text there is the article's, no byline: never folded
 
 
 def shows_byline(attrs: dict[str, str]) -> bool:

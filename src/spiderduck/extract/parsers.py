@@ -12,9 +12,9 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HEADLINE_NEXT, HEADLINE_TEXT_CHARS,
-                                           HINT_RELS, Builder, Document, fold, place, placed, shows_byline,
-                                           shows_date, texts, wanted)
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
+                                           place, placed, shows_byline, shows_date, texts, wanted)
+from spiderduck.extract.headline import after_headline
 from spiderduck.extract.main_text import etree_words, lexbor_words
 
 # Bytes of a page that are decoded, sniffed and parsed (page.py), or scanned for a shell
@@ -54,6 +54,7 @@ def _from_selectolax(markup: str | bytes) -> Document:
     satisfied = builder.satisfied
 
     seen: set[int] = set()   # a node matching two selectors of the group is returned twice
+    headline: list = []
 
     def feed(nodes) -> None:
         add, builder_feed = seen.add, builder.feed
@@ -74,6 +75,8 @@ def _from_selectolax(markup: str | bytes) -> Document:
                     if source is not None else attrs
             if wanted(tag, attrs) and not (tag == "title" and _in_svg(node)):
                 builder_feed(tag, attrs, node.text)
+                if tag == "h1" and not headline and builder.h1:
+                    headline.append(node)      # the <h1> the headline is read from
 
     # The builder keeps state per tag, so each tag's elements must come in document order,
     # but different tags need not be interleaved: paragraphs are asked for separately, as
@@ -101,33 +104,25 @@ def _from_selectolax(markup: str | bytes) -> Document:
                          lambda: texts((node.text(separator=" ") for node in byline_nodes()),
                                        BYLINE_TEXT_MAX),
                          lambda: lexbor_words(tree, builder.has_items),
-                         lambda: texts(_after_headline(tree, builder.h1), BYLINE_TEXT_MAX))
+                         lambda: after_headline(_levels_after(headline[0]) if headline else ()))
 
 
-def _after_headline(tree, headline: str) -> Iterator[str]:
-    """Document.headline_texts from a lexbor tree: the texts of the nodes after the first <h1>
-    whose text is the headline, in document order (its next siblings, then its parent's and its
-    grandparent's, not past <body>), HEADLINE_NEXT non-empty ones at most."""
-    if not headline:
-        return
-    h1 = next((node for node in tree.css("h1") if fold(node.text()) == headline), None)
-    node, taken = h1, 0
+def _levels_after(h1) -> Iterator[Iterator[str]]:
+    """The texts after the headline's <h1> in a lexbor tree, level by level (headline.after_headline):
+    its next siblings', then its parent's and its grandparent's, not past <body>."""
+    node = h1
     for _ in range(3):
-        if node is None:
-            return
-        after = node.next
-        while after is not None:
-            text = after.text(separator=" ")
-            if text and not text.isspace():
-                if len(text) <= HEADLINE_TEXT_CHARS:     # (the article's text: not folded for nothing)
-                    yield text
-                taken += 1
-                if taken == HEADLINE_NEXT:
-                    return
-            after = after.next
+        yield _texts_after(node)
         node = node.parent
-        if node is not None and node.tag in ("body", "html"):
+        if node is None or node.tag in ("body", "html"):
             return
+
+
+def _texts_after(node) -> Iterator[str]:
+    after = node.next
+    while after is not None:
+        yield after.text(separator=" ")
+        after = after.next
 
 
 def _ancestors(node) -> Iterator[tuple[str, dict]]:
@@ -246,6 +241,7 @@ def _from_html5lib(markup: str | bytes) -> Document:
     builder = Builder()
     root = html5lib.parse(markup, treebuilder="etree", namespaceHTMLElements=False)
     satisfied = builder.satisfied
+    headline: list = []
     for el in root.iter():
         tag = el.tag
         if not isinstance(tag, str) or tag.startswith("{"):
@@ -258,6 +254,8 @@ def _from_html5lib(markup: str | bytes) -> Document:
             attrs = {"src": source.get("src"), "type": source.get("type", "")} if source is not None else attrs
         if wanted(tag, attrs):
             builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
+            if tag == "h1" and not headline and builder.h1:
+                headline.append(el)
     return builder.build(
         lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
                       if in_byline and el.tag == "a"),
@@ -273,36 +271,30 @@ def _from_html5lib(markup: str | bytes) -> Document:
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
                                    BYLINE_TEXT_MAX),
         main_words=lambda: etree_words(root, builder.has_items),
-        headline_texts=lambda: texts(_etree_after_headline(root, builder.h1), BYLINE_TEXT_MAX))
+        headline_texts=lambda: after_headline(_etree_levels_after(root, headline[0]) if headline else ()))
 
 
-def _etree_after_headline(root, headline: str) -> Iterator[str]:
-    """Document.headline_texts from an etree, as `_after_headline` reads lexbor's: an element's
-    tail is the text node after it."""
-    if not headline:
-        return
-    h1 = next((el for el in root.iter("h1") if fold("".join(_etree_text(el))) == headline), None)
-    if h1 is None:
-        return
+def _etree_levels_after(root, h1) -> Iterator[Iterator[str]]:
+    """`_levels_after` in an etree, which has no parents to walk up to (a map of them is made)
+    and no text nodes: an element's tail is the text after it."""
     parents = {child: parent for parent in root.iter() for child in parent}
-    node, taken = h1, 0
+    node = h1
     for _ in range(3):
         parent = parents.get(node)
         if parent is None:
             return
-        after = list(parent)[list(parent).index(node) + 1:]
-        pieces = [node.tail] + [piece for el in after for piece in
-                                ((" ".join(_etree_text(el)) if isinstance(el.tag, str) else ""), el.tail)]
-        for text in pieces:
-            if text and not text.isspace():
-                if len(text) <= HEADLINE_TEXT_CHARS:
-                    yield text
-                taken += 1
-                if taken == HEADLINE_NEXT:
-                    return
+        children = list(parent)
+        yield _etree_texts_after(node, children[children.index(node) + 1:])
         node = parent
         if node.tag in ("body", "html"):
             return
+
+
+def _etree_texts_after(node, after: list) -> Iterator[str]:
+    yield node.tail or ""
+    for el in after:
+        yield " ".join(_etree_text(el)) if isinstance(el.tag, str) else ""
+        yield el.tail or ""
 
 
 def _walk_placed(root) -> Iterator[tuple[object, tuple]]:
