@@ -152,14 +152,17 @@ def test_date_shown_only_as_text_is_the_last_resort(parser):
                 parser=parser).published_time == "2016-04-08T20:30:39Z"
     assert page("", '<time class="x"><strong>October 11, 2017</strong> \u2022 Episode 32</time>',
                 parser=parser).published_time == "2017-10-11T12:00:00Z"
-    # Structured dates win over text; text that is not a date, or only a year, or a whole
-    # paragraph that happens to hold a date, gives nothing.
+    # Structured dates win over text; text that is not a date, or only a year, gives nothing. A
+    # whole paragraph that happens to hold a date is no dated element: the date an element shows
+    # wins over it, though the page's text is searched when no element shows one.
     assert page('<meta name="date" content="2019-01-01T10:00:00Z">', '<p class="date">Aug 14, 2020</p>',
                 parser=parser).published_time == "2019-01-01T10:00:00Z"
     assert page("", '<span class="date">2017</span><div class="timeline">soon</div>',
                 parser=parser).published_time == ""
     long_text = "We wrote this on Aug 14, 2020 and have been updating it ever since, as news comes in."
-    assert page("", f'<div class="update">{long_text}</div>', parser=parser).published_time == ""
+    assert page("", f'<div class="update">{long_text}</div><p class="date">Aug 20, 2020</p>',
+                parser=parser).published_time == "2020-08-20T12:00:00Z"
+    assert page("", f'<div class="update">{long_text}</div>', parser=parser).published_time == "2020-08-14T12:00:00Z"
 
 
 @pytest.mark.parametrize("value, expected", [

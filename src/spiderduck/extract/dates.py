@@ -18,11 +18,12 @@ The publication date's sources, in order:
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable, Iterator
 from urllib.parse import urlsplit
 
-from spiderduck.extract import values
+from spiderduck.extract import date_text, values
 from spiderduck.extract.sources import Sources
 
 _PUBLISHED_META = ("article:published_time", "og:published_time", "og:article:published_time",
@@ -43,19 +44,83 @@ def published_time(s: Sources) -> str:
 
 def published_time_from(s: Sources) -> tuple[str, str]:
     """`published_time` and where it was read (a provenance source: `json-ld:datePublished`, a
-    meta's name, `microdata:<itemprop>`, `<time>`, `text` for a date shown as text, `derived`
-    for the URL's day), or ('', '')."""
+    meta's name, `microdata:<itemprop>`, `<time>`, `text` for a date shown as text, `<title>`,
+    `derived` for the URL's day), or ('', '')."""
     day = url_day(s.url)
+    years: list[tuple[Any, str]] = []       # a year alone (`2019`) names no day: the last resort
     for dates in (_stated_dates(s, "datePublished", _PUBLISHED_META, modified=False),
-                  _uploaded(s), _body_times(s, day), _created(s)):
-        found = _first_date(dates)
+                  _uploaded(s), _not_after(_body_times(s, day), s), _created(s)):
+        found = _first_date(dates, years)
         if found[0]:
             return found
-    for text in s.doc.dated_texts():
-        date = "" if _UPDATE.match(text) else values.rfc3339(text, text=True)
-        if date:
-            return date, "text"
-    return (f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z", "derived") if day else ("", "")
+    shown = _shown(s)
+    if day:     # the first date shown on the URL's day (in any zone), else that day
+        return next(((date, source) for date, source in shown if _on_day(date, day)),
+                    (f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z", "derived"))
+    return next(shown, None) or _first_date(iter(years))
+
+
+_YEAR_ALONE = re.compile(r"\s*\d{4}\s*$")
+
+
+def _not_after(dates: Iterator[tuple[str, str]], s: Sources) -> Iterator[tuple[str, str]]:
+    """The <time>s that may be the publication: not after `_latest` (a comment's, a later event's)."""
+    latest = ""
+    for value, source in dates:
+        latest = latest or _latest(s)
+        if (values.rfc3339(value) or "") <= latest:
+            yield value, source
+
+
+def _shown(s: Sources) -> Iterator[tuple[str, str]]:
+    """The dates a page shows as text that may be its publication (not before FIRST_YEAR, nor after
+    `_latest`), best first: a dated element's (the article's first), one the page's text labels a
+    publication, one right after the headline in the page's text, one in the <title>,
+    then the day the page's text shows most often, when one stands out (the first date on it); a
+    list's many days, each shown as often, are none. A site's front page (its URL's path is `/`)
+    shows its news' dates: its text is not searched."""
+    latest, first = _latest(s), f"{FIRST_YEAR:04d}"
+
+    def kept(dates: Iterable[str], source: str) -> Iterator[tuple[str, str]]:
+        return ((date, source) for date in dates if date and first <= date <= latest)
+
+    yield from kept(map(date_text.shown_date, s.doc.dated_texts()), "text")
+    if _is_front_page(s.url):
+        return                      # a site's front page shows its news' dates: none is its own
+    found = s.doc.page_dates()      # (the page's text is searched only when those show none)
+    yield from kept((date for kind, date in found if kind == date_text.LABELLED), "text")
+    yield from kept((date for kind, date in found if kind == date_text.NEAR), "text")
+    yield from kept((date_text.shown_date(s.doc.title),), "<title>")
+    days = Counter(date[:10] for date, _ in kept((date for _, date in found), "")).most_common(2)
+    if days and (len(days) == 1 or days[0][1] > days[1][1]):   # one day stands out, not a list's
+        yield next((date, "text") for _, date in found if date[:10] == days[0][0])
+
+
+def _is_front_page(url: str) -> bool:
+    try:
+        return urlsplit(url).path in ("", "/")
+    except ValueError:
+        return False
+
+
+def _latest(s: Sources) -> str:
+    """The latest a shown date may be to be the publication: now (a day ahead, for the zones),
+    and not past the page's own modification, as it states it (a day ahead too)."""
+    latest = datetime.now(timezone.utc) + _SLACK
+    modified = modified_time(s)
+    if modified:
+        latest = min(latest, datetime.fromisoformat(modified.replace("Z", "+00:00")) + _SLACK)
+    return values.rfc3339(latest)
+
+
+_SLACK = timedelta(days=1)
+
+
+def _on_day(date: str, day: str) -> bool:
+    """Whether an instant falls on a calendar day in some time zone (within 14 hours of it)."""
+    at = datetime.fromisoformat(date.replace("Z", "+00:00"))
+    noon = datetime.fromisoformat(day).replace(hour=12, tzinfo=timezone.utc)
+    return abs(at - noon) <= timedelta(hours=14)
 
 
 def modified_time(s: Sources) -> str:
@@ -93,17 +158,17 @@ def _body_times(s: Sources, day: str) -> Iterator[tuple[str, str]]:
     yield from ((t, "<time>") for t in times)
 
 
-def _first_date(dates: Iterator[tuple[Any, str]]) -> tuple[str, str]:
+def _first_date(dates: Iterator[tuple[Any, str]], years: list[tuple[Any, str]] | None = None) -> tuple[str, str]:
+    """The first of `dates` that is one; with `years`, one that is a year alone is put aside there."""
     for value, source in dates:
         date = values.rfc3339(value) if value else ""
         if date:
+            if years is not None and isinstance(value, str) and _YEAR_ALONE.match(value):
+                years.append((value, source))
+                continue
             return date, source
     return "", ""
 
-
-# A shown date that says it is the last change: English, Spanish, Portuguese, French, German, Italian.
-_UPDATE = re.compile(r"\W*(?:last\s+)?(?:updated|modified|edited|revised|actualizad[oa]|atualizad[oa]"
-                     r"|modifié|mis à jour|mise à jour|aktualisiert|geändert|aggiornat[oa])\b", re.I)
 
 # A day in a URL's path: /2020/01/13/, /2020/1/13.html, /2020-01-13/, /slug-2020-01-13,
 # /20200113/, /20200113-slug. Digits around it make it part of a number (an id), not a date.

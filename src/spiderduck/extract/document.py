@@ -55,8 +55,7 @@ class Document:
 
     __slots__ = ("metas", "links", "lang", "title", "base_href", "jsonld", "h1", "paragraph",
                  "times", "item_authors", "item_dates", "author_links", "images", "video_poster",
-                 "audio", "has_items", "_main_words", "_index", "_bylines", "_dated", "_item_html", "_placed",
-                 "_byline_texts", "_headline_texts")
+                 "audio", "has_items", "_index", "_item_html", "_lazy")
 
     def __init__(self, metas: tuple[Meta, ...], links: tuple[Link, ...], lang: str, title: str,
                  base_href: str, jsonld: tuple[str, ...], h1: str, paragraph: str,
@@ -68,7 +67,8 @@ class Document:
                  placed_times: Callable[[], tuple[str, ...]] = tuple,
                  byline_texts: Callable[[], tuple[str, ...]] = tuple,
                  audio: tuple[str, str] = ("", ""), main_words: Callable[[], int] = int,
-                 headline_texts: Callable[[], tuple[str, ...]] = tuple):
+                 headline_texts: Callable[[], tuple[str, ...]] = tuple,
+                 page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -87,65 +87,62 @@ class Document:
         self.video_poster = video_poster  # poster of the first <video poster>
         self.has_items = has_items    # an element declares a microdata item (itemscope)
         self.audio = audio            # (src, type) of the first <audio> with a src or a <source src>
-        self._main_words: Callable[[], int] | int = main_words
         index: dict[str, list[str]] = {}
         for m in metas:
             index.setdefault(m.key, []).append(m.content)
         self._index = index
-        self._bylines: Callable[[], tuple[str, ...]] | tuple[str, ...] = bylines
-        self._dated: Callable[[], tuple[str, ...]] | tuple[str, ...] = dated
         self._item_html = item_html
-        self._placed: Callable[[], tuple[str, ...]] | tuple[str, ...] = placed_times
-        self._byline_texts: Callable[[], tuple[str, ...]] | tuple[str, ...] = byline_texts
-        self._headline_texts: Callable[[], tuple[str, ...]] | tuple[str, ...] = headline_texts
+        # What is found on first use only (each its own walk), by name: a callable until then.
+        self._lazy: dict[str, object] = {
+            "bylines": bylines, "dated": dated, "placed": placed_times, "byline_texts": byline_texts,
+            "main_words": main_words, "headline_texts": headline_texts, "page_dates": page_dates}
+
+    def _found(self, name: str):
+        value = self._lazy[name]
+        if callable(value):
+            value = self._lazy[name] = value()
+        return value
 
     def byline_links(self) -> tuple[str, ...]:
         """Texts of the first few links inside an element whose class mentions "author", in
         document order. Found on first use only: matching them costs as much as the rest."""
-        if callable(self._bylines):
-            self._bylines = self._bylines()
-        return self._bylines
+        return self._found("bylines")
 
     def dated_texts(self) -> tuple[str, ...]:
         """Short texts of the first few elements that show a date: <time> without a datetime
         attribute, and elements whose class mentions "date" or "time" (`<p class="date">Aug 14,
         2020</p>`). Found on first use only, like `byline_links`."""
-        if callable(self._dated):
-            self._dated = self._dated()
-        return self._dated
+        return self._found("dated")
 
     def article_times(self) -> tuple[str, ...]:
         """The datetime attributes of the page's first <time>s, the article's first: those inside
         <article>, <main>, the article's body, header or byline (`ARTICLE`), then those outside
         both, then those of an <aside>, <nav>, a comment, sidebar or related list (`ASIDE`) last. Found on first use only, like `byline_links`."""
-        if callable(self._placed):
-            self._placed = self._placed()
-        return self._placed
+        return self._found("placed")
 
     def byline_texts(self) -> tuple[str, ...]:
         """Short texts of the first few elements whose class mentions "byline" or "author"
         (`<span class="author-name">Jane Doe</span>`, `<p class="byline">By Jane Doe</p>`), in
         document order. Found on first use only, like `byline_links`."""
-        if callable(self._byline_texts):
-            self._byline_texts = self._byline_texts()
-        return self._byline_texts
+        return self._found("byline_texts")
 
     def headline_texts(self) -> tuple[str, ...]:
         """Short texts of what follows the headline (the first non-empty <h1>) in document order:
         its next few siblings, then its parent's and grandparent's (headline.HEADLINE_NEXT in all), where a
         byline written as plain text stands (`<h1>…</h1><p>By Jane Doe</p>`). Found on first use
         only, like `byline_links`."""
-        if callable(self._headline_texts):
-            self._headline_texts = self._headline_texts()
-        return self._headline_texts
+        return self._found("headline_texts")
 
     def main_words(self) -> int:
         """The words of the page's main text: its articleBody, <article>, <main>, else <body>,
         without scripts, styles, navigation and asides (main_text.py). Found on first use only,
         like `byline_links`: only an article's is asked for."""
-        if callable(self._main_words):
-            self._main_words = self._main_words()
-        return self._main_words
+        return self._found("main_words")
+
+    def page_dates(self) -> tuple[tuple[int, str], ...]:
+        """Dates written in the page's text, each with what stands around it (date_text.scan:
+        LABELLED, NEAR the headline, or OTHER), in document order. Found on first use only."""
+        return self._found("page_dates")
 
     def item_html(self) -> str | None:
         """The page's top-level microdata items as HTML, for a parse of just them; None when
@@ -167,15 +164,10 @@ class Document:
         return key in self._index
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Document) and self.byline_links() == other.byline_links()
-                and self.dated_texts() == other.dated_texts()
-                and self.article_times() == other.article_times()
-                and self.byline_texts() == other.byline_texts()
-                and self.main_words() == other.main_words()
-                and self.headline_texts() == other.headline_texts()
+        return (isinstance(other, Document)
+                and all(self._found(name) == other._found(name) for name in self._lazy)
                 and all(getattr(self, s) == getattr(other, s) for s in self.__slots__
-                        if s not in ("_bylines", "_dated", "_item_html", "_placed", "_byline_texts",
-                                     "_main_words", "_headline_texts")))
+                        if s not in ("_item_html", "_lazy")))
 
     def __repr__(self) -> str:
         return (f"Document(title={self.title!r}, metas={len(self.metas)}, links={len(self.links)}, "
@@ -296,13 +288,14 @@ class Builder:
               placed_times: Callable[[], tuple[str, ...]] = tuple,
               byline_texts: Callable[[], tuple[str, ...]] = tuple,
               main_words: Callable[[], int] = int,
-              headline_texts: Callable[[], tuple[str, ...]] = tuple) -> Document:
+              headline_texts: Callable[[], tuple[str, ...]] = tuple,
+              page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
                         self.has_items, item_html, placed_times, byline_texts, self.audio, main_words,
-                        headline_texts)
+                        headline_texts, page_dates)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:
@@ -326,14 +319,6 @@ def wanted(tag: str, attrs: dict[str, str]) -> bool:
 
 
 DATED_TEXT_MAX = 80   # characters; a longer text is a paragraph that happens to hold a date
-
-
-def shows_date(tag: str, attrs: dict[str, str]) -> bool:
-    """Whether an element is one that shows a date as text (see `Document.dated_texts`)."""
-    if tag == "time":
-        return "datetime" not in attrs
-    cls = attrs.get("class", "").lower()
-    return "date" in cls or "time" in cls
 
 
 def texts(texts: Iterable[str], max_length: int = 0) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 from urllib.parse import urlsplit
 
 from spiderduck.core.record import Candidate
-from spiderduck.extract import authors, dates, media, publisher, rules, values
+from spiderduck.extract import authors, date_text, dates, media, publisher, rules, values
 from spiderduck.extract.sources import Sources, ld as _ld
 from spiderduck.extract.typography import typeset
 
@@ -32,7 +32,10 @@ SITE_NOT_PERSON = "names the site or its publisher, not a person"
 NOT_A_NAME = "not a person's name (a placeholder, a URL, a date or a sentence)"
 ORGANISATION = "an organisation: the person a later source names is preferred"
 NOT_A_PERSON = "not a person's name, after the organisation the page names as its author"
-UPDATE_DATE = "a date the page shows as its last update, not its publication"
+UPDATE_DATE = "a date the page shows as its last update (or its copyright), not its publication"
+NOT_URL_DAY = "shown as text, but not on the day the page's URL names"
+YEAR_ALONE = "a year alone names no day: only when nothing else names one"
+TOO_LATE = "after the page's own modification, or in the future: not its publication"
 NOT_IMAGE = "a video or sound file, not an image"
 PIXEL = "a tracking pixel or spacer (its URL says so)"
 BEYOND = f"beyond the first {media.MAX_IMAGE_CANDIDATES} images the page offers"
@@ -148,23 +151,27 @@ def _author(s: Sources) -> Iterator[Candidate]:
 
 
 def _published_time(s: Sources) -> Iterator[Candidate]:
-    day = dates.url_day(s.url)
+    day, latest, years = dates.url_day(s.url), dates._latest(s), []
     for found in (dates._stated_dates(s, "datePublished", dates._PUBLISHED_META, modified=False),
                   dates._uploaded(s), dates._body_times(s, day), dates._created(s)):
         for raw, source in found:
             if raw in (None, "", [], {}):
                 continue
             date = values.rfc3339(raw) if raw else ""
-            yield Candidate(source, date or _shown(raw), "" if date else NOT_DATE)
+            alone = bool(date) and isinstance(raw, str) and dates._YEAR_ALONE.match(raw) is not None
+            years += [Candidate(source, date)] if alone else []
+            reason = (NOT_DATE if not date else YEAR_ALONE if alone else
+                      TOO_LATE if source == "<time>" and date > latest else "")
+            yield Candidate(source, date or _shown(raw), reason)
     for text in s.doc.dated_texts():
-        if dates._UPDATE.match(text):
+        if not date_text.shown_date(text) and next(values.dates_in(text), None):
             yield Candidate("text", values.fold(text), UPDATE_DATE)
-        else:
-            date = values.rfc3339(text, text=True)
-            if date:
-                yield Candidate("text", date)
+    for date, source in dates._shown(s):
+        yield Candidate(source, date, "" if not day or dates._on_day(date, day) else NOT_URL_DAY)
     if day:
         yield Candidate("derived", f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z")
+    elif next(dates._shown(s), None) is None:
+        yield from years[:1]        # a year alone, when nothing names a day
 
 
 # --- media ------------------------------------------------------------------------------------

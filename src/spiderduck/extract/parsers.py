@@ -12,8 +12,9 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.document import (BYLINE_TEXT_MAX, DATED_TEXT_MAX, HINT_RELS, Builder, Document,
-                                           place, placed, shows_byline, shows_date, texts, wanted)
+from spiderduck.extract.date_text import dated_text, placed_texts, scan, shows_date
+from spiderduck.extract.document import (BYLINE_TEXT_MAX, HINT_RELS, Builder, Document, place, placed,
+                                           shows_byline, texts, wanted)
 from spiderduck.extract.headline import after_headline
 from spiderduck.extract.main_text import etree_words, lexbor_words
 
@@ -36,8 +37,10 @@ _SELECTOR = ("html, title, base, meta, "
 # Byline blocks (`<div class="author-info"><a>Name</a>`): the links inside one (`[class*=author i]
 # a`) are only needed when nothing better names the author, and are found on demand (_byline_links),
 # among the bylines (_BYLINE_SELECTOR).
-# Elements showing a date as text (see `shows_date`); the last resort for a date, found on demand.
-_DATED_SELECTOR = "time:not([datetime]), [class*=date i], [class*=time i]"
+# Elements showing a date as text (see `date_text.shows_date`); the last resort for a date, found on
+# demand.
+_DATED_SELECTOR = ("time:not([datetime]), [class*=date i], [class*=time i], [class*=publish i], "
+                   "[title^=\"19\"], [title^=\"20\"]")
 # Bylines as text (see `shows_byline`), and <time>s to place (`document.place`): found on demand.
 _BYLINE_SELECTOR = "[class*=byline i], [class*=author i]"
 _TIMES_SELECTOR = "time[datetime]"
@@ -95,8 +98,9 @@ def _from_selectolax(markup: str | bytes) -> Document:
         return bylines[0]
 
     return builder.build(lambda: texts(node.text() for node in _byline_links(byline_nodes())),
-                         lambda: texts((node.text() for node in tree.css(_DATED_SELECTOR)),
-                                       DATED_TEXT_MAX),
+                         lambda: placed_texts((lambda n=node: place(_ancestors(n)),
+                                               dated_text(node.attributes, lambda n=node: n.text(separator=" ")))
+                                              for node in tree.css(_DATED_SELECTOR)),
                          lambda: _item_html(tree),
                          # (no walk for a page whose own walk met no <time datetime>: most pages)
                          lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
@@ -104,7 +108,9 @@ def _from_selectolax(markup: str | bytes) -> Document:
                          lambda: texts((node.text(separator=" ") for node in byline_nodes()),
                                        BYLINE_TEXT_MAX),
                          lambda: lexbor_words(tree, builder.has_items),
-                         lambda: after_headline(_levels_after(headline[0]) if headline else ()))
+                         lambda: after_headline(_levels_after(headline[0]) if headline else ()),
+                         lambda: scan(tree.body.text(separator=" ") if tree.body is not None else "",
+                                      headline[0].text(separator=" ") if headline else ""))
 
 
 def _levels_after(h1) -> Iterator[Iterator[str]]:
@@ -259,10 +265,12 @@ def _from_html5lib(markup: str | bytes) -> Document:
     return builder.build(
         lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
                       if in_byline and el.tag == "a"),
-        lambda: texts(("".join(_etree_text(el)) for el, _ in _walk(root)
-                       if isinstance(el.tag, str) and not el.tag.startswith("{")
-                       and shows_date(el.tag, {k: str(v) for k, v in el.attrib.items()})),
-                      DATED_TEXT_MAX),
+        lambda: placed_texts((lambda a=ancestors: place(_chain(a)),
+                              dated_text(attrs, lambda e=el: " ".join(_etree_text(e))))
+                             for el, ancestors in _walk_placed(root)
+                             if isinstance(el.tag, str) and not el.tag.startswith("{")
+                             and shows_date(el.tag, attrs := {k: str(v) for k, v in el.attrib.items()
+                                                              if isinstance(k, str)})),
         placed_times=lambda: placed((place(_chain(ancestors)), str(el.attrib.get("datetime", "")))
                                     for el, ancestors in _walk_placed(root)
                                     if el.tag == "time" and "datetime" in el.attrib),
@@ -271,7 +279,9 @@ def _from_html5lib(markup: str | bytes) -> Document:
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
                                    BYLINE_TEXT_MAX),
         main_words=lambda: etree_words(root, builder.has_items),
-        headline_texts=lambda: after_headline(_etree_levels_after(root, headline[0]) if headline else ()))
+        headline_texts=lambda: after_headline(_etree_levels_after(root, headline[0]) if headline else ()),
+        page_dates=lambda: scan(" ".join(_etree_text(next((el for el in root if el.tag == "body"), root))),
+                                " ".join(_etree_text(headline[0])) if headline else ""))
 
 
 def _etree_levels_after(root, h1) -> Iterator[Iterator[str]]:
@@ -328,14 +338,21 @@ def _walk(root) -> Iterator[tuple[object, bool]]:
 
 
 def _etree_text(el) -> Iterator[str]:
-    """The text of an element and its descendants, without comments (like DOM textContent)."""
-    if isinstance(el.tag, str) and el.text:
-        yield el.text
-    for child in el:
-        if isinstance(child.tag, str):
-            yield from _etree_text(child)
-        if child.tail:
-            yield child.tail
+    """The text of an element and its descendants, without comments (like DOM textContent), in
+    document order (iterative: a whole page's text is read, and hostile pages nest deep)."""
+    stack: list = [el]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+            continue
+        if isinstance(item.tag, str) and item.text:
+            yield item.text
+        for child in reversed(item):
+            if child.tail:
+                stack.append(child.tail)
+            if isinstance(child.tag, str):
+                stack.append(child)
 
 
 _ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {

@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 from spiderduck.core.urls import join
 from spiderduck.extract.document import fold
@@ -73,27 +73,39 @@ _YEAR = re.compile(r"\d{4}$")
 _EPOCH = re.compile(r"-?\d{9,16}(?:\.\d+)?$")
 _ENGLISH_MONTHS = ("january february march april may june july august september october november "
                    "december").split()
-# Month names (and abbreviations that are no English word) in the languages of Western Europe's
-# largest web, for dates written for people (`3. März 2021`, `12 de octubre de 2020`, `1er juin
-# 2019`); else the start of an English month's name (`Sept`, `Febr`), never another word (`Mayor`).
+# Month names (and abbreviations that are no English word) in the languages of Europe's largest
+# webs, for dates written for people (`3. März 2021`, `12 de octubre de 2020`, `1er juin 2019`,
+# `3 maja 2021`, `3 марта 2021`, `2021. március 3.`), as they are written after a day (Polish,
+# Czech, Russian and Finnish in the genitive); else the start of an English month's name (`Sept`,
+# `Febr`), never another word (`Mayor`).
 _MONTH_NAMES = {name: month for month, names in enumerate((
-    "january januar jänner janvier janv enero ene gennaio janeiro januari",
-    "february februar février fevrier févr fevr febrero febbraio fevereiro fev februari",
-    "march märz maerz mars marzo março maart mrt",
-    "april avril avr abril abr aprile",
-    "may mai mayo maggio maio mei",
-    "june juni juin junio giugno giu junho",
-    "july juli juillet juil julio luglio lug julho",
-    "august août aout agosto augustus",
-    "september sept septembre septiembre setiembre settembre setembro",
-    "october oktober okt octobre octubre ottobre ott outubro",
-    "november novembre noviembre novembro",
-    "december dezember dez décembre decembre déc diciembre dic dicembre dezembro"), 1)
+    "january januar jänner janvier janv enero ene gennaio gen janeiro januari stycznia styczeń ledna "
+    "января январь ocak tammikuuta január",
+    "february februar février fevrier févr fevr febrero febbraio fevereiro fev februari lutego luty "
+    "února февраля февраль şubat subat helmikuuta február",
+    "march märz maerz mär mars marzo março maart mrt marts marca marzec března марта март mart "
+    "maaliskuuta március",
+    "april avril avr abril abr aprile kwietnia kwiecień dubna апреля апрель nisan huhtikuuta április",
+    "may mai mayo maggio mag maio mei maj maja května мая май mayıs toukokuuta május",
+    "june juni juin junio giugno giu junho czerwca czerwiec června июня июнь haziran kesäkuuta június",
+    "july juli juillet juil julio luglio lug julho lipca lipiec července июля июль temmuz heinäkuuta "
+    "július",
+    "august août aout agosto augustus augusti sierpnia sierpień srpna августа август ağustos elokuuta "
+    "augusztus",
+    "september sept septembre septiembre setiembre settembre setembro września wrzesień září "
+    "сентября сентябрь eylül syyskuuta szeptember",
+    "october oktober okt octobre octubre ottobre ott outubro października październik října октября "
+    "октябрь ekim lokakuuta október",
+    "november novembre noviembre novembro listopada listopad listopadu ноября ноябрь kasım "
+    "marraskuuta",
+    "december dezember dez décembre decembre déc diciembre dic dicembre dezembro desember grudnia "
+    "grudzień prosince декабря декабрь aralık joulukuuta"), 1)
     for name in names.split()}
 _MONTH = r"(?<![^\W\d_])[^\W\d_]{3,}"    # a word of letters, in any script
 _TEXT_DATE = re.compile(
     rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?P<m1>{_MONTH})\.?,?\s+(?:de\s+)?(?P<y1>\d{{4}})"
-    rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}}))"
+    rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
+    rf"|(?<!\d)(?P<y3>\d{{4}})\.?\s+(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}})(?!\d)\.?)"
     r"(?:\D{0,5}?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\.?)?"
     r"\s*(?P<tz>[+-]\d{2}:?\d{2}|[a-z]{1,5}\b)?)?", re.I)
 # Zone abbreviations common in published dates (RFC 5322 and North American / European ones).
@@ -127,6 +139,8 @@ def rfc3339(value: Any, text: bool = False) -> str:
 def _parse_date(value: Any, text: bool = False) -> datetime | None:
     if isinstance(value, bool):
         return None
+    if isinstance(value, datetime):
+        return value
     if isinstance(value, (int, float)):
         return _from_epoch(float(value))
     if not isinstance(value, str):
@@ -200,42 +214,98 @@ _DIGITS_DATE = re.compile(
 
 def _digits_date(value: str) -> datetime | None:
     for m in _DIGITS_DATE.finditer(value):
-        if m["y"]:
-            year, month, day = int(m["y"]), int(m["m"]), int(m["d"])
-        elif m["cy"]:
-            year, month, day = int(m["cy"]), int(m["cm"]), int(m["cd"])
+        if (dt := _from_digits(m)) is not None:
+            return dt
+    return None
+
+
+def _from_digits(m: re.Match[str]) -> datetime | None:
+    if m["y"]:
+        year, month, day = int(m["y"]), int(m["m"]), int(m["d"])
+    elif m["cy"]:
+        year, month, day = int(m["cy"]), int(m["cm"]), int(m["cd"])
+    else:
+        a, b, year = int(m["a"]), int(m["b"]), int(m["ey"])
+        if m["t"] != "/":
+            day, month = a, b
+        elif (a > 12) == (b > 12):
+            return None             # both orders possible (or neither)
         else:
-            a, b, year = int(m["a"]), int(m["b"]), int(m["ey"])
-            if m["t"] != "/":
-                day, month = a, b
-            elif (a > 12) == (b > 12):
-                continue            # both orders possible (or neither)
-            else:
-                day, month = (a, b) if a > 12 else (b, a)
+            day, month = (a, b) if a > 12 else (b, a)
+    try:
+        if m["h"] is None:
+            return datetime(year, month, day, TEXT_DATE_HOUR, tzinfo=timezone.utc)
+        dt = datetime(year, month, day, int(m["h"]), int(m["mi"]), int(m["sec"] or 0))
+    except ValueError:
+        return None
+    zone = (m["tz"] or "").upper()
+    if zone[:1] in ("+", "-"):     # +01:00, +0100, +1, and +5.30 (India, as some CMSs write it)
+        hours, _, minutes = zone[1:].replace(".", ":").partition(":")
+        if not minutes and len(hours) > 2:
+            hours, minutes = hours[:-2], hours[-2:]
         try:
-            if m["h"] is None:
-                return datetime(year, month, day, TEXT_DATE_HOUR, tzinfo=timezone.utc)
-            dt = datetime(year, month, day, int(m["h"]), int(m["mi"]), int(m["sec"] or 0))
-        except ValueError:
-            continue
-        zone = (m["tz"] or "").upper()
-        if zone[:1] in ("+", "-"):     # +01:00, +0100, +1, and +5.30 (India, as some CMSs write it)
-            hours, _, minutes = zone[1:].replace(".", ":").partition(":")
-            if not minutes and len(hours) > 2:
-                hours, minutes = hours[:-2], hours[-2:]
             offset = timedelta(hours=int(hours), minutes=int(minutes or 0))
             return dt.replace(tzinfo=timezone(-offset if zone[0] == "-" else offset))
-        return dt.replace(tzinfo=timezone.utc) if zone else dt
+        except ValueError:          # an offset of a day or more
+            return None
+    return dt.replace(tzinfo=timezone.utc) if zone else dt
+
+
+def dates_in(value: str) -> Iterator[tuple[int, int, str]]:
+    """Every date written for people in `value` (`_TEXT_DATE`'s, then `_DIGITS_DATE`'s), as
+    (start, end, RFC 3339 in UTC) with where it is written; an impossible one (31 February, a
+    year outside 1970-2100) is none."""
+    for pattern, read in ((_TEXT_DATE, _from_text), (_DIGITS_DATE, _from_digits)):
+        for m in pattern.finditer(value):
+            if date := _read(m, read):
+                yield m.start(), m.end(), date
+
+
+def _read(m: re.Match[str], read: Any) -> str:
+    """RFC 3339 of the date a match of _TEXT_DATE or _DIGITS_DATE writes (`read` reads it), or ''."""
+    try:
+        dt = read(m)
+    except (ValueError, OverflowError):     # 31 February, an offset of a day
+        return ""
+    return rfc3339(dt) if dt is not None else ""
+
+
+# What stands before a year that ends a date written with a month's name (`6. Mai `, `May 6th, `,
+# `6 de mayo de `): where such a date starts, found from the year back.
+_BEFORE_YEAR = re.compile(
+    rf"(?:\d{{1,2}}(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?{_MONTH}\.?,?\s+(?:de\s+)?"
+    rf"|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+)$", re.I)
+_BACK = 32     # characters before a year where its date may start
+
+
+def date_at(value: str, year: int) -> tuple[int, int, str] | None:
+    """The date written for people that holds the year at `value[year:year + 4]`, as `dates_in`
+    gives it, or None: tried only where such a date can stand (starting at the year, or ending
+    with it after a day and month in digits or a month's name), by anchored matches, not a
+    search of the text around it."""
+    tries: list[tuple[re.Pattern[str], Any, int]] = [(_DIGITS_DATE, _from_digits, year),
+                                                    (_TEXT_DATE, _from_text, year)]
+    before = value[year - 1:year]
+    if before in ("-", ".", "/"):
+        tries += [(_DIGITS_DATE, _from_digits, start) for start in range(max(0, year - 6), year - 3)
+                  if value[start].isdigit()]
+    elif before.isspace() or before == ",":
+        if m := _BEFORE_YEAR.search(value, max(0, year - _BACK), year):
+            tries.append((_TEXT_DATE, _from_text, m.start()))
+    for pattern, read, start in tries:
+        m = pattern.match(value, start)
+        if m is not None and m.end() > year and (date := _read(m, read)):
+            return m.start(), m.end(), date
     return None
 
 
 def _from_text(m: re.Match[str]) -> datetime | None:
-    word = (m["m1"] or m["m2"]).lower()
+    word = (m["m1"] or m["m2"] or m["m3"]).lower()
     month = _MONTH_NAMES.get(word) or next(
         (i for i, name in enumerate(_ENGLISH_MONTHS, 1) if name.startswith(word)), None)
     if month is None:
         return None
-    day, year = int(m["d1"] or m["d2"]), int(m["y1"] or m["y2"])
+    day, year = int(m["d1"] or m["d2"] or m["d3"]), int(m["y1"] or m["y2"] or m["y3"])
     if m["h"] is None:
         return datetime(year, month, day, TEXT_DATE_HOUR, tzinfo=timezone.utc)
     hour, minute, second = int(m["h"] or 0), int(m["mi"] or 0), int(m["s"] or 0)

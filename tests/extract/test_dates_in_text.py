@@ -1,0 +1,154 @@
+"""Issue 42, publication dates a page shows only in its text (src/spiderduck/extract/date_text.py,
+dates.py): in a line under the headline, under a "Datum" label, split over spans, in a title
+attribute, in the <title>, in a state object; month names and labels in many languages; weighed
+against each other and the page's structure (the article's before a sidebar's, never a copyright,
+an update, a date after the page's own modification or in the future, nor one of many a list shows).
+Every page is written here; every case but the guards gave no date, or another, before issue 42's
+date search (checked by running this file against the previous commit)."""
+import pytest
+
+from spiderduck.extract import extract_page
+from spiderduck.extract.date_text import DATE_SEARCH_CHARS, LABELLED, NEAR, OTHER, scan
+from support.extraction import ROBOTS_TOKEN
+
+NOON = "T12:00:00Z"     # a day without a time is noon UTC (values.TEXT_DATE_HOUR)
+FILLER = "<p>" + "Der Text des Artikels geht weiter, ohne ein Datum zu nennen. " * 12 + "</p>"
+
+
+@pytest.fixture(params=("selectolax", "html5lib"))
+def parser(request):
+    return request.param
+
+
+def published(body: str, url: str = "https://news.test/politik/story", head: str = "",
+              title: str = "Story", parser: str = "selectolax") -> str:
+    html = (f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title>{head}</head>"
+            f"<body>{body}</body></html>")
+    return extract_page(html.encode(), url, "text/html", parser=parser, robots_token=ROBOTS_TOKEN).published_time
+
+
+@pytest.mark.parametrize("body, expected", [
+    # a meta-info line under the headline, with a time (no zone: UTC)
+    ('<h1>Neue Regeln</h1><div class="meta-info">03.02.2022 15:34 Uhr</div>' + FILLER, "2022-02-03T15:34:00Z"),
+    # a date and a section, the way a portal writes it
+    ('<h1>Botschaft eröffnet</h1><p>2021-10-16 | Botschaft</p>' + FILLER, "2021-10-16" + NOON),
+    # a date split over spans
+    ('<h1>Konzert</h1><div class="info"><span>Mai</span><span>06</span><span>2018</span></div>' + FILLER,
+     "2018-05-06" + NOON),
+    # the date of a definition list, under a "Datum" label, far below the headline
+    ('<h1>Pressemitteilung</h1>' + FILLER * 2 + '<dl><dt>Datum</dt><dd>12.01.2017</dd></dl>', "2017-01-12" + NOON),
+    # an ISO date in a title attribute, the text a relative time
+    ('<h1>Story</h1>' + FILLER + '<span title="2020-09-20T14:20:02Z">vor 3 Tagen</span>', "2020-09-20T14:20:02Z"),
+    # a state object in the body
+    ('<h1>Story</h1>' + FILLER + '<script>window.__STATE__={"id":7,"dateModified":"2021-05-01T00:00:00Z",'
+     '"datePublished":"2021-04-01T10:00:00Z"}</script>', "2021-04-01T10:00:00Z"),
+])
+def test_a_date_shown_only_in_the_text_is_found(body, expected, parser):
+    assert published(body, parser=parser) == expected
+
+
+@pytest.mark.parametrize("shown, expected", [
+    ("Publié le 6 mai 2018 à 14h30", "2018-05-06"),
+    ("Publicado el 6 de mayo de 2018", "2018-05-06"),
+    ("Pubblicato il 6 maggio 2018", "2018-05-06"),
+    ("Gepubliceerd op 6 mei 2018", "2018-05-06"),
+    ("Veröffentlicht am 6. Mai 2018", "2018-05-06"),
+    ("Opublikowano: 6 maja 2018", "2018-05-06"),
+    ("Опубликовано 6 мая 2018", "2018-05-06"),
+    ("Publicerad 6 maj 2018", "2018-05-06"),
+    ("Publicado em 6 de maio de 2018", "2018-05-06"),
+    ("Yayınlanma: 6 Mayıs 2018", "2018-05-06"),
+    ("Megjelent: 2018. május 6.", "2018-05-06"),
+    ("Publikováno 6. května 2018", "2018-05-06"),
+    ("Julkaistu 6.5.2018", "2018-05-06"),
+    ("Posted on Sunday, May 6th, 2018", "2018-05-06"),
+])
+def test_a_labelled_publication_in_many_languages_far_below_the_headline(shown, expected, parser):
+    body = f"<h1>Story</h1>{FILLER * 2}<div class='footer-info'>{shown}</div>"
+    assert published(body, parser=parser) == expected + NOON
+
+
+def test_a_date_in_the_title_when_the_page_shows_none_else(parser):
+    assert published("<h1>Bericht</h1>" + FILLER, title="Bericht vom 12.03.2021 – Verein", parser=parser) \
+        == "2021-03-12" + NOON
+
+
+def test_the_articles_dated_element_before_a_sidebars(parser):
+    body = ('<aside class="sidebar"><span class="date">01.01.2021</span></aside>'
+            '<article><h1>Story</h1><span class="date">05.03.2020</span>' + FILLER + '</article>')
+    assert published(body, parser=parser) == "2020-03-05" + NOON
+
+
+def test_a_publication_after_an_update_in_one_line(parser):
+    body = '<h1>Story</h1><p class="dateline">Aktualisiert am 14.03.2021, veröffentlicht am 12.03.2021</p>'
+    assert published(body + FILLER, parser=parser) == "2021-03-12" + NOON
+
+
+@pytest.mark.parametrize("body", [
+    FILLER + "<footer>Copyright 01.01.2019 Verlag GmbH</footer>",      # a copyright
+    FILLER + "<p>© 31.12.2018 Beispiel AG</p>",
+    FILLER + "<p>Zuletzt aktualisiert: 14.03.2021</p>",                 # an update
+    FILLER + "<p>Updated on March 14, 2021</p>",
+    FILLER + "<p>Das Festival findet am 12.05.2099 statt.</p>",         # the future
+    # a list: many days, each as often
+    FILLER + "".join(f"<li>Meldung {d}.04.2021</li>" for d in range(10, 20)),
+])
+def test_dates_that_are_no_publication_give_none(body, parser):
+    assert published("<h1>Story</h1>" + body, parser=parser) == ""
+
+
+def test_a_date_after_the_pages_own_modification_is_not_its_publication(parser):
+    head = '<meta property="article:modified_time" content="2020-01-10T00:00:00Z">'
+    comment = '<div class="x"><p>Kommentar vom 15.02.2020: danke!</p></div>'
+    assert published("<h1>Story</h1>" + FILLER + comment, head=head, parser=parser) == ""
+    assert published("<h1>Story</h1><p>05.01.2020</p>" + FILLER + comment, head=head,
+                     parser=parser) == "2020-01-05" + NOON
+
+
+def test_a_day_the_text_shows_most_often_stands_out(parser):
+    body = ("<h1>Story</h1>" + FILLER + "<p>Am 03.04.2021 begann es.</p><p>Stand: 12.03.2021</p>"
+            "<p>Bericht 12.03.2021</p>")
+    assert published(body, parser=parser) == "2021-03-12" + NOON
+
+
+def test_a_sites_front_page_shows_its_news_dates_none_its_own(parser):
+    body = "<h1>Nachrichten</h1><p>Veröffentlicht am 12.03.2021</p>" + FILLER
+    assert published(body, url="https://news.test/", parser=parser) == ""
+    assert published(body, url="https://news.test/artikel", parser=parser) == "2021-03-12" + NOON
+
+
+def test_the_urls_day_takes_the_texts_time_on_that_day_only(parser):
+    url = "https://news.test/2021/03/12/story"
+    assert published("<h1>Story</h1><p>Veröffentlicht am 12.03.2021 08:15</p>" + FILLER, url=url,
+                     parser=parser) == "2021-03-12T08:15:00Z"
+    assert published("<h1>Story</h1><p>Veröffentlicht am 14.03.2021 08:15</p>" + FILLER, url=url,
+                     parser=parser) == "2021-03-12" + NOON
+
+
+def test_the_scan_tells_each_date_by_what_stands_before_it():
+    text = "Story Headline 05.01.2020 " + "x " * 300 + "Published: 06.01.2020 " + "y" * 20 + " 07.01.2020"
+    assert scan(text, "Story Headline") == ((NEAR, "2020-01-05" + NOON), (LABELLED, "2020-01-06" + NOON),
+                                            (OTHER, "2020-01-07" + NOON))
+
+
+def test_a_hostile_text_is_read_only_so_far():
+    dates = " ".join(f"{d % 28 + 1:02d}.01.2020" for d in range(200_000))
+    found = scan(dates)
+    assert 0 < len(found) <= 32
+    assert scan("2020 " * 1_000_000) == ()
+    beyond = "x" * DATE_SEARCH_CHARS + " Published 06.01.2020"
+    assert scan(beyond) == ()
+
+
+def test_a_year_alone_names_no_day_and_yields_to_one_that_does(parser):
+    head = '<meta name="date" content="2019">'
+    assert published("<h1>Story</h1><p>Veröffentlicht am 12.03.2021</p>", head=head,
+                     parser=parser) == "2021-03-12" + NOON
+    assert published("<h1>Story</h1>" + FILLER, head=head, parser=parser) == "2019-01-01T00:00:00Z"
+
+
+def test_a_time_after_the_pages_own_modification_is_a_comments(parser):
+    head = '<meta property="article:modified_time" content="2020-01-10T00:00:00Z">'
+    body = ('<h1>Story</h1><p class="dateline">Veröffentlicht am 05.01.2020</p>' + FILLER +
+            '<div><time datetime="2020-03-01T10:00:00Z">1. März</time> Leserkommentar</div>')
+    assert published(body, head=head, parser=parser) == "2020-01-05" + NOON
