@@ -8,7 +8,9 @@ date search (checked by running this file against the previous commit)."""
 import pytest
 
 from spiderduck.extract import extract_page
-from spiderduck.extract.date_text import DATE_SEARCH_CHARS, LABELLED, NEAR, OTHER, scan
+from spiderduck.extract.date_text import (DATE_SEARCH_CHARS, DATED_LOOKED, LABELLED, NEAR, OTHER, SHOWN_READ,
+                                          scan, shown_date)
+from spiderduck.extract.parsers import parse
 from support.extraction import ROBOTS_TOKEN
 
 NOON = "T12:00:00Z"     # a day without a time is noon UTC (values.TEXT_DATE_HOUR)
@@ -152,3 +154,78 @@ def test_a_time_after_the_pages_own_modification_is_a_comments(parser):
     body = ('<h1>Story</h1><p class="dateline">Veröffentlicht am 05.01.2020</p>' + FILLER +
             '<div><time datetime="2020-03-01T10:00:00Z">1. März</time> Leserkommentar</div>')
     assert published(body, head=head, parser=parser) == "2020-01-05" + NOON
+
+
+def test_the_headlines_date_before_a_dated_element_elsewhere(parser):
+    # a list of recent posts before the article (no class `document.place` knows), the article's
+    # date written under its headline
+    body = ('<div class="recent-posts"><span class="post-date">May 26, 2016</span></div>'
+            '<h1>Story</h1><p>By Jane Doe / April 19, 2016 at 6:52 PM</p>' + FILLER)
+    assert published(body, parser=parser) == "2016-04-19T18:52:00Z"
+    # far below the headline, it is no header's
+    assert published('<div class="recent-posts"><span class="post-date">May 26, 2016</span></div>'
+                     '<h1>Story</h1>' + FILLER + '<p>April 19, 2016</p>', parser=parser) == "2016-05-26" + NOON
+
+
+# --- the review's cases: near-misses of the labels, the patterns, the zones, the parsers ------
+
+@pytest.mark.parametrize("body, expected", [
+    ("<p>Closing date: 30 June 2021</p>" + FILLER + "<p>Posted 1 June 2021</p>", "2021-06-01" + NOON),
+    (FILLER + "<p>Event date: 12.05.2021</p>", ""),
+    (FILLER + "<p>Data from 12.03.2020 show a rise.</p><p>Data from 12.04.2020 show a fall.</p>", ""),
+    (FILLER + "<p>The company was created on 12 March 1998.</p><p>It grew on 12 March 1999.</p>", ""),
+    # a photo credit's sign is no copyright of the date after it
+    ("<p>Photo: © Reuters</p><p>March 12, 2021</p>" + FILLER, "2021-03-12" + NOON),
+    (FILLER + "<p>(c) AFP Published 12.03.2021</p>", "2021-03-12" + NOON),
+    # a year and a month's word across elements, or a word that is no month, are no date
+    ("<p>Archiv 2020</p><p>Nov 3 Beiträge</p>" + FILLER, ""),
+    ("<p>Die besten Filme 2021</p><p>Mai 6 Kommentare</p>" + FILLER, ""),
+    ("<p>Apple iPad 2020 Gen 8 review</p>" + FILLER, ""),
+    # a range of hours is no time zone
+    ("<p>Veröffentlicht am 12.03.2021 14:00-16:00</p>" + FILLER, "2021-03-12T14:00:00Z"),
+    # numbers of a style sheet do not use up the years looked at
+    ("<style>" + ".a{z-index:2000;max-width:1920px}" * 100 + "</style><p>Veröffentlicht am 12.03.2021</p>",
+     "2021-03-12" + NOON),
+])
+def test_what_is_no_label_no_copyright_and_no_date(body, expected, parser):
+    assert published("<h1>Story</h1>" + body, parser=parser) == expected
+
+
+def test_a_time_late_in_the_evening_west_of_utc_is_on_the_urls_day(parser):
+    url = "https://news.test/2021/03/12/story"
+    assert published("<h1>Story</h1><p>Published March 12, 2021 at 11:30 pm EST</p>", url=url,
+                     parser=parser) == "2021-03-13T04:30:00Z"
+
+
+def test_a_front_pages_dated_elements_are_its_news(parser):
+    assert published('<span class="date">12.03.2021</span><h1>News</h1>', url="https://news.test/",
+                     parser=parser) == ""
+
+
+def test_a_dated_element_matching_two_selectors_counts_once(parser):
+    sidebar = "".join('<span class="publish-date">01.01.2021</span>' for _ in range(8))
+    body = sidebar + '<article><h1>Story</h1><span class="publish-date">05.03.2020</span></article>'
+    assert published(body, parser=parser) == "2020-03-05" + NOON
+
+
+@pytest.mark.parametrize("html", [
+    "<body><template><p>12.03.2021</p><span class=date>12.03.2021</span></template><p>x</p></body>",
+    "<head><title>12.03.2021</title></head><frameset><frame src=a></frameset>",
+    '<body><span class="publish-date">12.03.2021</span><span class="date" title="2020-01-01">x</span></body>',
+])
+def test_both_parsers_see_the_same_dates(html):
+    docs = [parse(html, name) for name in ("selectolax", "html5lib")]
+    assert docs[0].page_dates() == docs[1].page_dates()
+    assert docs[0].dated_texts() == docs[1].dated_texts()
+    assert docs[0].headline_dates() == docs[1].headline_dates()
+
+
+def test_what_is_read_for_a_date_is_bounded(parser):
+    # a <title> is read only so far
+    assert shown_date("x" * SHOWN_READ + " 12.03.2021") == ""
+    assert shown_date("x" * (SHOWN_READ - 20) + " 12.03.2021") == "2021-03-12" + NOON
+    # elements that show a date are looked at only so far
+    many = "".join('<span class="date">soon</span>' for _ in range(DATED_LOOKED - 1))
+    shown = '<span class="date">12.03.2021</span>'
+    assert parse(f"<body>{many}{shown}</body>", parser).dated_texts() == ("12.03.2021",)
+    assert parse(f"<body>{many}<span class=date>x</span>{shown}</body>", parser).dated_texts() == ()

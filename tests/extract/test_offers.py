@@ -91,6 +91,23 @@ def test_the_offers_agree_with_the_rules_on_hand_written_pages(body):
     assert_rules_agree(body, URL)
 
 
+@pytest.mark.parametrize("body", [
+    # a year alone names no day: the last resort, after a <time> in the future (issue 42)
+    html('<meta name="date" content="2019">'),
+    html('<meta name="date" content="2019">', '<time datetime="2099-01-01">x</time><time datetime="2020">y</time>'),
+    html('<meta name="date" content="2019">', '<h1>Story</h1><p>Veröffentlicht am 12.03.2021</p>'),
+    html('<meta name="date" content="2019"><meta name="pubdate" content="2018-05-06">'),
+])
+def test_the_offers_agree_with_the_rules_on_pages_without_a_day_in_their_url(body):
+    url = "https://example.test/news/story.html"
+    assert_rules_agree(body, url)
+    # and the date the rule takes is offered without a reason, a year alone too
+    s, encoding, markup = sources(body, url, None, parser=PARSER)
+    published = page_of(s, encoding, markup, ROBOTS_TOKEN).published_time
+    offered = dict(O.offers(s))["published_time"]
+    assert next(c.value for c in offered if not c.reason) == published
+
+
 def test_a_value_below_the_winner_lost_on_precedence_and_the_same_value_says_so():
     source, lost = why(html('<meta property="og:title" content="OG"><meta name="twitter:title" content="TW">'
                             '<title>OG</title>'), "title")

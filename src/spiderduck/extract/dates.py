@@ -72,21 +72,23 @@ def _not_after(dates: Iterator[tuple[str, str]], s: Sources) -> Iterator[tuple[s
             yield value, source
 
 
-def _shown(s: Sources) -> Iterator[tuple[str, str]]:
+def _shown(s: Sources, latest: str = "") -> Iterator[tuple[str, str]]:
     """The dates a page shows as text that may be its publication (not before FIRST_YEAR, nor after
-    `_latest`), best first: a dated element's (the article's first), one the page's text labels a
-    publication, one right after the headline in the page's text, one in the <title>,
+    `_latest`), best first: one right after the headline (the article's header: before a dated
+    element, which may be a sidebar's or a comment's that `document.place` cannot tell), a dated
+    element's (the article's first), one the page's text labels a publication, one in the <title>,
     then the day the page's text shows most often, when one stands out (the first date on it); a
     list's many days, each shown as often, are none. A site's front page (its URL's path is `/`)
-    shows its news' dates: its text is not searched."""
-    latest, first = _latest(s), f"{FIRST_YEAR:04d}"
+    shows its news' dates: none is its own."""
+    latest, first = latest or _latest(s), f"{FIRST_YEAR:04d}"
 
     def kept(dates: Iterable[str], source: str) -> Iterator[tuple[str, str]]:
         return ((date, source) for date in dates if date and first <= date <= latest)
 
-    yield from kept(map(date_text.shown_date, s.doc.dated_texts()), "text")
     if _is_front_page(s.url):
         return                      # a site's front page shows its news' dates: none is its own
+    yield from kept(s.doc.headline_dates(), "text")
+    yield from kept(map(date_text.shown_date, s.doc.dated_texts()), "text")
     found = s.doc.page_dates()      # (the page's text is searched only when those show none)
     yield from kept((date for kind, date in found if kind == date_text.LABELLED), "text")
     yield from kept((date for kind, date in found if kind == date_text.NEAR), "text")
@@ -116,11 +118,14 @@ def _latest(s: Sources) -> str:
 _SLACK = timedelta(days=1)
 
 
+_EAST, _WEST = timedelta(hours=26), timedelta(hours=24)
+
+
 def _on_day(date: str, day: str) -> bool:
-    """Whether an instant falls on a calendar day in some time zone (within 14 hours of it)."""
+    """Whether an instant falls on a calendar day in some time zone (UTC-12 to UTC+14)."""
     at = datetime.fromisoformat(date.replace("Z", "+00:00"))
     noon = datetime.fromisoformat(day).replace(hour=12, tzinfo=timezone.utc)
-    return abs(at - noon) <= timedelta(hours=14)
+    return -_EAST <= at - noon < _WEST      # the day from UTC+14 to UTC-12
 
 
 def modified_time(s: Sources) -> str:

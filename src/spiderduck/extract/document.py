@@ -68,7 +68,8 @@ class Document:
                  byline_texts: Callable[[], tuple[str, ...]] = tuple,
                  audio: tuple[str, str] = ("", ""), main_words: Callable[[], int] = int,
                  headline_texts: Callable[[], tuple[str, ...]] = tuple,
-                 page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple):
+                 page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple,
+                 headline_dates: Callable[[], tuple[str, ...]] = tuple):
         self.metas = metas            # in document order; a tag with both name and property appears twice
         self.links = links
         self.lang = lang              # <html lang>
@@ -95,7 +96,8 @@ class Document:
         # What is found on first use only (each its own walk), by name: a callable until then.
         self._lazy: dict[str, object] = {
             "bylines": bylines, "dated": dated, "placed": placed_times, "byline_texts": byline_texts,
-            "main_words": main_words, "headline_texts": headline_texts, "page_dates": page_dates}
+            "main_words": main_words, "headline_texts": headline_texts, "page_dates": page_dates,
+            "headline_dates": headline_dates}
 
     def _found(self, name: str):
         value = self._lazy[name]
@@ -143,6 +145,11 @@ class Document:
         """Dates written in the page's text, each with what stands around it (date_text.scan:
         LABELLED, NEAR the headline, or OTHER), in document order. Found on first use only."""
         return self._found("page_dates")
+
+    def headline_dates(self) -> tuple[str, ...]:
+        """Dates in the text right after the headline (date_text.near_dates), RFC 3339 in UTC, in
+        order. Found on first use only."""
+        return self._found("headline_dates")
 
     def item_html(self) -> str | None:
         """The page's top-level microdata items as HTML, for a parse of just them; None when
@@ -289,13 +296,14 @@ class Builder:
               byline_texts: Callable[[], tuple[str, ...]] = tuple,
               main_words: Callable[[], int] = int,
               headline_texts: Callable[[], tuple[str, ...]] = tuple,
-              page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple) -> Document:
+              page_dates: Callable[[], tuple[tuple[int, str], ...]] = tuple,
+              headline_dates: Callable[[], tuple[str, ...]] = tuple) -> Document:
         return Document(tuple(self.metas), tuple(self.links), self.lang, self.title or "",
                         self.base_href or "", tuple(self.jsonld), self.h1, self.paragraph,
                         tuple(self.times), tuple(self.item_authors), tuple(self.item_dates),
                         tuple(self.author_links), tuple(self.images), self.video_poster, bylines, dated,
                         self.has_items, item_html, placed_times, byline_texts, self.audio, main_words,
-                        headline_texts, page_dates)
+                        headline_texts, page_dates, headline_dates)
 
 
 def is_author_link(attrs: dict[str, str]) -> bool:

@@ -151,27 +151,32 @@ def _author(s: Sources) -> Iterator[Candidate]:
 
 
 def _published_time(s: Sources) -> Iterator[Candidate]:
-    day, latest, years = dates.url_day(s.url), dates._latest(s), []
+    day, latest = dates.url_day(s.url), dates._latest(s)
+    years: list[Candidate] = []          # a year alone is offered last (dates._first_date)
+    offered: list[Candidate] = []
     for found in (dates._stated_dates(s, "datePublished", dates._PUBLISHED_META, modified=False),
                   dates._uploaded(s), dates._body_times(s, day), dates._created(s)):
         for raw, source in found:
             if raw in (None, "", [], {}):
                 continue
             date = values.rfc3339(raw) if raw else ""
-            alone = bool(date) and isinstance(raw, str) and dates._YEAR_ALONE.match(raw) is not None
-            years += [Candidate(source, date)] if alone else []
-            reason = (NOT_DATE if not date else YEAR_ALONE if alone else
-                      TOO_LATE if source == "<time>" and date > latest else "")
-            yield Candidate(source, date or _shown(raw), reason)
+            too_late = bool(date) and source == "<time>" and date > latest
+            if date and not too_late and isinstance(raw, str) and dates._YEAR_ALONE.match(raw):
+                years.append(Candidate(source, date))
+                continue
+            offered.append(Candidate(source, date or _shown(raw),
+                                     NOT_DATE if not date else TOO_LATE if too_late else ""))
     for text in s.doc.dated_texts():
         if not date_text.shown_date(text) and next(values.dates_in(text), None):
-            yield Candidate("text", values.fold(text), UPDATE_DATE)
-    for date, source in dates._shown(s):
-        yield Candidate(source, date, "" if not day or dates._on_day(date, day) else NOT_URL_DAY)
+            offered.append(Candidate("text", values.fold(text), UPDATE_DATE))
+    offered += [Candidate(source, date, "" if not day or dates._on_day(date, day) else NOT_URL_DAY)
+                for date, source in dates._shown(s, latest)]
     if day:
-        yield Candidate("derived", f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z")
-    elif next(dates._shown(s), None) is None:
-        yield from years[:1]        # a year alone, when nothing names a day
+        offered.append(Candidate("derived", f"{day}T{values.TEXT_DATE_HOUR:02d}:00:00Z"))
+    taken = any(not c.reason for c in offered)
+    yield from offered
+    for i, year in enumerate(years):     # the first, when nothing else names a day
+        yield Candidate(year.source, year.value, YEAR_ALONE if taken or i else "")
 
 
 # --- media ------------------------------------------------------------------------------------

@@ -12,7 +12,9 @@ from selectolax.lexbor import LexborDocumentOptions, LexborHTMLParser
 
 from spiderduck.core.config import HTML_PARSERS as PARSERS
 from spiderduck.extract.microdata import MAX_VALUE_CHARS
-from spiderduck.extract.date_text import dated_text, placed_texts, scan, shows_date
+from spiderduck.extract.date_text import dated_text, near_dates, placed_texts, scan, shows_date
+from spiderduck.extract.etree_walks import (chain, etree_levels_after, etree_text, page_text, walk,
+                                             walk_placed)
 from spiderduck.extract.document import (BYLINE_TEXT_MAX, HINT_RELS, Builder, Document, place, placed,
                                            shows_byline, texts, wanted)
 from spiderduck.extract.headline import after_headline
@@ -100,7 +102,7 @@ def _from_selectolax(markup: str | bytes) -> Document:
     return builder.build(lambda: texts(node.text() for node in _byline_links(byline_nodes())),
                          lambda: placed_texts((lambda n=node: place(_ancestors(n)),
                                                dated_text(node.attributes, lambda n=node: n.text(separator=" ")))
-                                              for node in tree.css(_DATED_SELECTOR)),
+                                              for node in _once(tree.css(_DATED_SELECTOR))),
                          lambda: _item_html(tree),
                          # (no walk for a page whose own walk met no <time datetime>: most pages)
                          lambda: placed((place(_ancestors(node)), node.attributes.get("datetime") or "")
@@ -110,7 +112,18 @@ def _from_selectolax(markup: str | bytes) -> Document:
                          lambda: lexbor_words(tree, builder.has_items),
                          lambda: after_headline(_levels_after(headline[0]) if headline else ()),
                          lambda: scan(tree.body.text(separator=" ") if tree.body is not None else "",
-                                      headline[0].text(separator=" ") if headline else ""))
+                                      headline[0].text(separator=" ") if headline else ""),
+                         lambda: near_dates(_levels_after(headline[0]) if headline else ()))
+
+
+def _once(nodes) -> Iterator:
+    """Nodes in document order, each once: lexbor returns a node once for each selector of a group
+    it matches (`class="publish-date"` twice)."""
+    seen: set[int] = set()
+    for node in nodes:
+        if node.mem_id not in seen:
+            seen.add(node.mem_id)
+            yield node
 
 
 def _levels_after(h1) -> Iterator[Iterator[str]]:
@@ -259,100 +272,30 @@ def _from_html5lib(markup: str | bytes) -> Document:
             source = next((s for s in el.iter("source") if s.get("src")), None)
             attrs = {"src": source.get("src"), "type": source.get("type", "")} if source is not None else attrs
         if wanted(tag, attrs):
-            builder.feed(tag, attrs, lambda e=el: "".join(_etree_text(e)))
+            builder.feed(tag, attrs, lambda e=el: "".join(etree_text(e)))
             if tag == "h1" and not headline and builder.h1:
                 headline.append(el)
     return builder.build(
-        lambda: texts("".join(_etree_text(el)) for el, in_byline in _walk(root)
+        lambda: texts("".join(etree_text(el)) for el, in_byline in walk(root)
                       if in_byline and el.tag == "a"),
-        lambda: placed_texts((lambda a=ancestors: place(_chain(a)),
-                              dated_text(attrs, lambda e=el: " ".join(_etree_text(e))))
-                             for el, ancestors in _walk_placed(root)
+        lambda: placed_texts((lambda a=ancestors: place(chain(a)),
+                              dated_text(attrs, lambda e=el: " ".join(etree_text(e))))
+                             for el, ancestors in walk_placed(root)
                              if isinstance(el.tag, str) and not el.tag.startswith("{")
                              and shows_date(el.tag, attrs := {k: str(v) for k, v in el.attrib.items()
                                                               if isinstance(k, str)})),
-        placed_times=lambda: placed((place(_chain(ancestors)), str(el.attrib.get("datetime", "")))
-                                    for el, ancestors in _walk_placed(root)
+        placed_times=lambda: placed((place(chain(ancestors)), str(el.attrib.get("datetime", "")))
+                                    for el, ancestors in walk_placed(root)
                                     if el.tag == "time" and "datetime" in el.attrib),
-        byline_texts=lambda: texts((" ".join(_etree_text(el)) for el, _ in _walk(root)
+        byline_texts=lambda: texts((" ".join(etree_text(el)) for el, _ in walk(root)
                                     if isinstance(el.tag, str) and not el.tag.startswith("{")
                                     and shows_byline({k: str(v) for k, v in el.attrib.items()})),
                                    BYLINE_TEXT_MAX),
         main_words=lambda: etree_words(root, builder.has_items),
-        headline_texts=lambda: after_headline(_etree_levels_after(root, headline[0]) if headline else ()),
-        page_dates=lambda: scan(" ".join(_etree_text(next((el for el in root if el.tag == "body"), root))),
-                                " ".join(_etree_text(headline[0])) if headline else ""))
-
-
-def _etree_levels_after(root, h1) -> Iterator[Iterator[str]]:
-    """`_levels_after` in an etree, which has no parents to walk up to (a map of them is made)
-    and no text nodes: an element's tail is the text after it."""
-    parents = {child: parent for parent in root.iter() for child in parent}
-    node = h1
-    for _ in range(3):
-        parent = parents.get(node)
-        if parent is None:
-            return
-        children = list(parent)
-        yield _etree_texts_after(node, children[children.index(node) + 1:])
-        node = parent
-        if node.tag in ("body", "html"):
-            return
-
-
-def _etree_texts_after(node, after: list) -> Iterator[str]:
-    yield node.tail or ""
-    for el in after:
-        yield " ".join(_etree_text(el)) if isinstance(el.tag, str) else ""
-        yield el.tail or ""
-
-
-def _walk_placed(root) -> Iterator[tuple[object, tuple]]:
-    """Elements in document order, each with its ancestors as a chain ((tag, attributes), rest)
-    (iterative, like `_walk`; a chain, not a list, so that deep nesting costs no more)."""
-    stack = [(root, ())]
-    while stack:
-        el, ancestors = stack.pop()
-        yield el, ancestors
-        if isinstance(el.tag, str):
-            inner = ((el.tag, el.attrib), ancestors)
-            stack.extend((child, inner) for child in reversed(el))
-
-
-def _chain(ancestors: tuple) -> Iterator[tuple[str, dict]]:
-    while ancestors:
-        (tag, attrib), ancestors = ancestors
-        yield tag, {k: str(v) for k, v in attrib.items() if isinstance(k, str)}
-
-
-def _walk(root) -> Iterator[tuple[object, bool]]:
-    """Elements in document order, each with whether an ancestor's class mentions "author"
-    (iterative: hostile pages nest deeper than Python's recursion limit)."""
-    stack = [(root, False)]
-    while stack:
-        el, in_byline = stack.pop()
-        yield el, in_byline
-        if not in_byline and isinstance(el.tag, str):
-            in_byline = "author" in str(el.attrib.get("class", "")).lower()
-        stack.extend((child, in_byline) for child in reversed(el))
-
-
-def _etree_text(el) -> Iterator[str]:
-    """The text of an element and its descendants, without comments (like DOM textContent), in
-    document order (iterative: a whole page's text is read, and hostile pages nest deep)."""
-    stack: list = [el]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            yield item
-            continue
-        if isinstance(item.tag, str) and item.text:
-            yield item.text
-        for child in reversed(item):
-            if child.tail:
-                stack.append(child.tail)
-            if isinstance(child.tag, str):
-                stack.append(child)
+        headline_texts=lambda: after_headline(etree_levels_after(root, headline[0]) if headline else ()),
+        page_dates=lambda: scan(page_text(next((el for el in root if el.tag == "body"), None)),
+                                " ".join(etree_text(headline[0])) if headline else ""),
+        headline_dates=lambda: near_dates(etree_levels_after(root, headline[0]) if headline else ()))
 
 
 _ADAPTERS: dict[str, Callable[[str | bytes], Document]] = {

@@ -79,14 +79,14 @@ _ENGLISH_MONTHS = ("january february march april may june july august september 
 # Czech, Russian and Finnish in the genitive); else the start of an English month's name (`Sept`,
 # `Febr`), never another word (`Mayor`).
 _MONTH_NAMES = {name: month for month, names in enumerate((
-    "january januar jänner janvier janv enero ene gennaio gen janeiro januari stycznia styczeń ledna "
+    "january januar jänner janvier janv enero ene gennaio janeiro januari stycznia styczeń ledna "
     "января январь ocak tammikuuta január",
     "february februar février fevrier févr fevr febrero febbraio fevereiro fev februari lutego luty "
     "února февраля февраль şubat subat helmikuuta február",
     "march märz maerz mär mars marzo março maart mrt marts marca marzec března марта март mart "
     "maaliskuuta március",
     "april avril avr abril abr aprile kwietnia kwiecień dubna апреля апрель nisan huhtikuuta április",
-    "may mai mayo maggio mag maio mei maj maja května мая май mayıs toukokuuta május",
+    "may mai mayo maggio maio mei maj maja května мая май mayıs toukokuuta május",
     "june juni juin junio giugno giu junho czerwca czerwiec června июня июнь haziran kesäkuuta június",
     "july juli juillet juil julio luglio lug julho lipca lipiec července июля июль temmuz heinäkuuta "
     "július",
@@ -94,7 +94,7 @@ _MONTH_NAMES = {name: month for month, names in enumerate((
     "augusztus",
     "september sept septembre septiembre setiembre settembre setembro września wrzesień září "
     "сентября сентябрь eylül syyskuuta szeptember",
-    "october oktober okt octobre octubre ottobre ott outubro października październik října октября "
+    "october oktober okt octobre octubre ottobre outubro października październik října октября "
     "октябрь ekim lokakuuta október",
     "november novembre noviembre novembro listopada listopad listopadu ноября ноябрь kasım "
     "marraskuuta",
@@ -105,9 +105,9 @@ _MONTH = r"(?<![^\W\d_])[^\W\d_]{3,}"    # a word of letters, in any script
 _TEXT_DATE = re.compile(
     rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th|er|\.)?\s+(?:de\s+)?(?P<m1>{_MONTH})\.?,?\s+(?:de\s+)?(?P<y1>\d{{4}})"
     rf"|(?P<m2>{_MONTH})\.?\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
-    rf"|(?<!\d)(?P<y3>\d{{4}})\.?\s+(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}})(?!\d)\.?)"
+    rf"|(?<!\d)(?P<y3>\d{{4}})\.\s+(?P<m3>{_MONTH})\.?\s+(?P<d3>\d{{1,2}})(?!\d)\.?)"
     r"(?:\D{0,5}?(?P<h>\d{1,2}):(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ap>[ap]\.?m\.?)?"
-    r"\s*(?P<tz>[+-]\d{2}:?\d{2}|[a-z]{1,5}\b)?)?", re.I)
+    r"\s*(?P<tz>[+-](?:0\d|1[0-4]):?\d{2}(?![\d:])|[a-z]{1,5}\b)?)?", re.I)
 # Zone abbreviations common in published dates (RFC 5322 and North American / European ones).
 _ZONES = {"z": 0, "ut": 0, "utc": 0, "gmt": 0, "est": -5, "edt": -4, "cst": -6, "cdt": -5, "mst": -7,
           "mdt": -6, "pst": -8, "pdt": -7, "bst": 1, "cet": 1, "cest": 2, "eet": 2, "eest": 3,
@@ -209,7 +209,7 @@ _DIGITS_DATE = re.compile(
     r"|(?P<cy>\d{4})\s*[年년]\s*(?P<cm>\d{1,2})\s*[月월]\s*(?P<cd>\d{1,2})\s*[日일]"
     r"|(?P<a>\d{1,2})(?P<t>[-./])(?P<b>\d{1,2})(?P=t)(?P<ey>\d{4}))(?![\d])"
     r"(?:(?:T|\s*@\s*|,?\s+(?:at\s+|um\s+|à\s+|a las\s+|às\s+|alle\s+)?)(?P<h>\d{1,2}):(?P<mi>\d{2})"
-    r"(?::(?P<sec>\d{2}))?\s*(?P<tz>Z|UTC|GMT|[+-]\d{1,2}(?:[:.]?\d{2})?)?(?!\w))?")
+    r"(?::(?P<sec>\d{2}))?\s*(?P<tz>Z|UTC|GMT|[+-](?:0?\d|1[0-4])(?:[:.]?\d{2})?)?(?![\w:]))?")
 
 
 def _digits_date(value: str) -> datetime | None:
