@@ -6,18 +6,24 @@ reviewer can read, never by one string:
 
 - the answer: 401, 403, 429, 451 and 503 are what walls answer with (`WALL_STATUSES`);
 - known markers in the markup (`CHALLENGE_MARKERS`, `CAPTCHA_MARKERS`, `CONSENT_MARKERS`): a bot
-  challenge's own script or options object, a captcha widget, a consent vendor's dialog;
+  challenge's own script or options object, a captcha widget, a consent vendor's dialog; and the
+  IAB TCF stub (`wall_words.TCF_MARKERS`: `__tcfapi`, its locator iframe) a consent manager puts on
+  a page before its dialog, which most European news pages carry too: a sign, never a wall alone;
 - the page's shape, read only for pages that may be walls, from its first SHAPE_BYTES: how many
-  words it shows, and how much of that is inside forms (a form that is most of the page), a
-  password field, a date-of-birth question;
+  words it shows (few: under FEW_WORDS and FEW_CHARS), how much of that is inside forms, a
+  password field, a date-of-birth question, a consent manager's words ("We value your privacy",
+  "We and our partners": `wall_words.PRIVACY_DIALOG`) in the first CARD_CHARS of its forms and
+  dialogs that have no field to type in (a contact form's privacy note is no card);
 - whether it has real sharing metadata of its own (og:/twitter: title or description, a JSON-LD
   headline). A page that states its own metadata is the content, whatever banner or paywall it
   also has. Site-level metadata is not the page's own (`_own_metadata`): og:site_name never
   counts; a title made only of the site's name (og:site_name, application-name, or the brand of
-  its host: "Instagram", "Log in • Instagram") and a wall's own words is the site's; so is a
-  description that is the site's name or names it when the page has no title of its own (a
-  tagline); and on a deeper page whose og:url (else rel=canonical) names a site's root, all of it
-  is the template's, as the canonical guard (rules.canonical_url) says of that URL;
+  its host: "Instagram", "Log in • Instagram") and a wall's own words (`wall_words.TITLE_WORDS`:
+  "Anmelden", "Iniciar sesión") is the site's; so is a description that names the site under no
+  title of its own, and any description under titles that are all the site's ("Connect with
+  friends" under "Anmelden • Portal") unless the page shows an <h1> of its own ("Blue Widget") or
+  a title is about privacy or cookies (`wall_words.PRIVACY_TITLE`); and on a deeper page whose
+  og:url (else rel=canonical) names a site's root, all of it is the template's;
 - the page's URL, when known: a consent page a site sends its readers to (`consent_page`) is a
   consent wall whatever it states. `consent_redirect` says the same of a redirect chain.
 
@@ -29,11 +35,14 @@ The kinds, each decided by one rule (`detect`), first match wins:
   reader is human;
 - access_denied: a title or heading saying access is denied or blocked, no real metadata, and a
   401/403/451 status or few words;
-- login_wall: a password field, no real metadata, and forms holding most of the few words shown;
+- login_wall: a password field, no real metadata, few words, and forms holding most of them or a
+  title asking to log in that is only that and the site's name (`wall_words.LOGIN_TITLE`);
 - age_gate: an age question (date of birth, "are you 18"), no real metadata, and few words;
-- consent_wall: the page's URL is a consent page; or cookie-consent words inside a form or
-  dialog, no real metadata, and few words or forms holding most of them (a consent vendor's
-  markers name the vendor in the reason).
+- consent_wall: the page's URL is a consent page; or, with no real metadata, cookie-consent words
+  inside a form or dialog and few words or forms holding most of them; or a consent manager's
+  words on a page of few words without an <h1> naming content ("Contact us"), inside a form or
+  dialog, or anywhere when a consent manager's marker (a vendor's, the TCF stub) is on the page
+  and its title is the site's or none and not about privacy: its card is the page.
 
 A normal page that mentions cookies or has a login link has its metadata, or many words: not a
 wall. Everything is bounded: markers are looked for in the first SCAN_BYTES, and the page's shape
@@ -49,6 +58,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core import urls
 from spiderduck.extract.document import Document
+from spiderduck.extract.wall_words import (TCF_MARKERS, TEXT_FIELDS, content_heading, folded, login_title,
+                                           own_heading, privacy_title, privacy_words, site_description, site_title)
 
 KINDS = ("bot_challenge", "captcha", "access_denied", "login_wall", "age_gate", "consent_wall")
 WALL_STATUSES = frozenset({401, 403, 429, 451, 503})   # read for a wall even though they are errors
@@ -56,8 +67,10 @@ SCAN_BYTES = 256 * 1024       # of the markup searched for markers
 SHAPE_BYTES = 128 * 1024      # of the markup parsed again for its shape (words, forms) ...
 SHAPE_TAGS = 6_000            # ... when it holds at most this many tags: a tree builder's time grows
                               # with the square of nesting, so a deeper prefix is not read (no wall)
-FEW_WORDS = 250               # a page showing fewer words than this is no article
+FEW_WORDS = 250               # a page showing fewer words than this is no article ...
+FEW_CHARS = 8 * 1024          # ... nor more characters than this (a script without spaces, one long "word")
 MOST = 0.5                    # the share of a page's words inside forms that makes them the page
+CARD_CHARS = 4 * 1024         # of a page's forms and dialogs searched for a consent manager's words
 
 # Bot-challenge pages' own markers: never the sensor scripts and resources these vendors add to
 # every page they protect (Cloudflare's /scripts/jsd/, Imperva's _Incapsula_Resource, DataDome's
@@ -92,7 +105,7 @@ _PASSWORD_HINTS = ('type="password"', "type=password")
 # markers one by one. Each search reads the whole head, and a page without metadata is searched
 # for some 40 markers.
 _GUARDS = ("captcha", "cookie", "consent", "are you ", "turnstile")
-_MARKERS = (*CHALLENGE_MARKERS, *CAPTCHA_MARKERS, *CONSENT_MARKERS, *_AGE_HINTS, *_PASSWORD_HINTS)
+_MARKERS = (*CHALLENGE_MARKERS, *CAPTCHA_MARKERS, *CONSENT_MARKERS, *TCF_MARKERS, *_AGE_HINTS, *_PASSWORD_HINTS)
 _GUARD_OF = {m: next((g for g in _GUARDS if g in m), "") for m in _MARKERS}
 _ENCODED = {m: m.encode("ascii") for m in (*_MARKERS, *_GUARDS)}
 
@@ -107,13 +120,7 @@ RETURN_PARAMS = ("continue", "redirect", "redirect_url", "redirect_uri", "redire
                  "returnurl", "return_url", "done", "destination")
 _CONSENT_HINTS = ("consent", "guce", "myprivacy", "privacy-gate", "cookie-wall", "cookiewall")
 
-# A title made only of the site's name and these words is the site's, not the page's ("Log in •
-# Instagram", "Welcome to Portal"): the words of the wall itself, matched on the title lower-cased
-# without spaces or punctuation, the site's names taken out.
-_WALL_WORDS = re.compile(r"(?:log(?:in|on)|signin|signup|register|createanaccount|account|welcome|home|cookies?"
-                         r"|consent|privacy|settings|before|you|your|continue|or|and|to|the|page)*")
-_SHORT = 120                  # characters of a title or description compared with the site's names
-_SHORTEST_NAME = 3            # a site name shorter than this is not looked for inside a description
+_QUOTED = 80                  # characters of a title or description a reason quotes
 
 
 @dataclass(frozen=True)
@@ -141,26 +148,36 @@ def detect(markup: str | bytes, doc: Document, http_status: int = 200, url: str 
     title = " ".join(t for t in (doc.title, doc.h1) if t)
     if captcha and (status or _HUMAN_TITLE.search(title)):
         return _wall("captcha", status, f"captcha widget {captcha!r}", _said(title))
-    consent = head.first(CONSENT_MARKERS)
-    worth_reading = (status or consent or _DENIED.search(title) or head.first(_PASSWORD_HINTS)
+    consent, tcf = head.first(CONSENT_MARKERS), head.first(TCF_MARKERS)
+    worth_reading = (status or consent or tcf or _DENIED.search(title) or head.first(_PASSWORD_HINTS)
                      or head.first(_AGE_HINTS) or _COOKIE_WORDS.search(title))
     if not worth_reading:
         return None
     shape = _Shape.read(markup)
     if shape is None:
         return None
-    if _DENIED.search(title) and (http_status in (401, 403, 451) or shape.words < FEW_WORDS):
+    few = shape.words < FEW_WORDS and len(shape.text) <= FEW_CHARS
+    if _DENIED.search(title) and (http_status in (401, 403, 451) or few):
         ref = _REFERENCE.search(shape.text)
         return _wall("access_denied", status, _said(title), f"{ref[0]!r}" if ref else "",
                      f"{shape.words} words")
-    if shape.password and shape.words < FEW_WORDS and shape.in_forms >= MOST:
-        return _wall("login_wall", status, "a password field", shape.forms_said(), f"{shape.words} words")
-    if shape.words < FEW_WORDS and (age := _AGE.search(shape.text)):
+    login = _login_title(doc, url) if shape.password and few and shape.in_forms < MOST else ""
+    if shape.password and few and (shape.in_forms >= MOST or login):      # forms hold few words under a login title
+        return _wall("login_wall", status, "a password field", _said(login), "" if login else shape.forms_said(),
+                     _tagline(doc), f"{shape.words} words")
+    if few and (age := _AGE.search(shape.text)):
         return _wall("age_gate", status, f"age question {age[0]!r}", f"{shape.words} words")
     cookies = _COOKIE_WORDS.search(shape.form_text)
-    if (consent or cookies) and cookies and (shape.words < FEW_WORDS or shape.in_forms >= MOST):
-        return _wall("consent_wall", status, f"consent marker {consent!r}" if consent else "cookie-consent words",
-                     shape.forms_said(), f"{shape.words} words")
+    privacy = card = ""     # a consent manager's card that is the whole page, in a dialog or not
+    if few and not content_heading(doc.h1, _site_names(doc, url)):
+        privacy = privacy_words(shape.card_text, CARD_CHARS)
+        if not privacy and (consent or tcf) and (card := _site_titled(doc, url)):
+            privacy = privacy_words(shape.text, FEW_CHARS)
+    if (cookies and (few or shape.in_forms >= MOST)) or privacy:
+        markers = (f"consent marker {consent!r}" if consent else "", f"IAB TCF stub {tcf!r}" if tcf else "")
+        words = f"consent manager's words {privacy!r}" if privacy else "" if any(markers) else "cookie-consent words"
+        return _wall("consent_wall", status, *markers, words, card if privacy else "", shape.forms_said(),
+                     _tagline(doc), f"{shape.words} words")
     return None
 
 
@@ -218,9 +235,13 @@ def _own_metadata(doc: Document, url: str = "") -> bool:
     if not (titles or descriptions) or (url and _names_a_root(doc, url)):
         return False
     names = _site_names(doc, url)
-    if any(not _site_title(t, names) for t in titles):
+    if any(not site_title(t, names) for t in titles):
         return True
-    return any(not _site_description(d, names) for d in descriptions)
+    own_title = bool(doc.title) and not site_title(doc.title, names)      # its <title>, if not the site's
+    if ((titles or doc.title) and not own_title and not own_heading(doc.h1, names)
+            and not any(privacy_title(t) for t in (*titles, doc.title))):
+        return False                   # every title it has is the site's: a description under them is its tagline
+    return any(not site_description(d, names) for d in descriptions)
 
 
 def _names_a_root(doc: Document, url: str) -> bool:
@@ -239,39 +260,17 @@ def _names_a_root(doc: Document, url: str) -> bool:
 
 
 def _site_names(doc: Document, url: str) -> set[str]:
-    """The site's names, _folded: og:site_name, application-name, and the brand of its host (the
+    """The site's names, folded: og:site_name, application-name, and the brand of its host (the
     first label of its registrable domain: `instagram` for www.instagram.com)."""
-    names = {_folded(doc.meta("og:site_name")), _folded(doc.meta("application-name"))}
+    names = {folded(doc.meta("og:site_name")), folded(doc.meta("application-name"))}
     try:
         host = (urlsplit(url).hostname or "") if url else ""
         if host and not urls.is_ip_literal(host):
-            names.add(_folded(urls.registrable_domain(host).split(".", 1)[0]))
+            names.add(folded(urls.registrable_domain(host).split(".", 1)[0]))
     except (ValueError, urls.InvalidUrl):
         pass
     names.discard("")
     return names
-
-
-def _site_title(title: str, names: set[str]) -> bool:
-    """Whether a title is only the site's names and a wall's own words."""
-    folded = _folded(title[:_SHORT * 4])
-    if len(folded) > _SHORT:
-        return False
-    for name in sorted(names, key=len, reverse=True):
-        folded = folded.replace(name, "")
-    return _WALL_WORDS.fullmatch(folded) is not None
-
-
-def _site_description(description: str, names: set[str]) -> bool:
-    """Whether a description (of a page without a title of its own) is the site's: its name, or
-    a tagline that names it."""
-    folded = _folded(description[:_SHORT * 4])
-    return folded in names or any(len(name) >= _SHORTEST_NAME and name in folded for name in names)
-
-
-def _folded(text: str) -> str:
-    """Lower case, letters and digits only: "Log in • Instagram" -> "logininstagram"."""
-    return "".join(c for c in text.casefold() if c.isalnum())
 
 
 def _scanned(markup: str | bytes) -> str | bytes:
@@ -328,7 +327,30 @@ class _Head:
 
 
 def _said(title: str) -> str:
-    return f"title {title[:80]!r}" if title else ""
+    return f"title {title[:_QUOTED]!r}" if title else ""
+
+
+def _login_title(doc: Document, url: str) -> str:
+    """The page's title when it asks the reader to log in and is only that and the site's name
+    ("Anmelden • Portal", "Log in"), else ''."""
+    names = _site_names(doc, url)
+    return next((t for t in (doc.title, doc.meta("og:title")) if t and login_title(t, names)), "")
+
+
+def _site_titled(doc: Document, url: str) -> str:
+    """How the page has no title of its own, its <title> absent or the site's (its og:/twitter:
+    titles are, on a page without metadata of its own) and none about privacy, or ''."""
+    if any(privacy_title(t) for t in (doc.title, doc.meta("og:title"), doc.meta("twitter:title"))):
+        return ""
+    if not doc.title:
+        return "no title"
+    return f"the site's title {doc.title[:_QUOTED]!r}" if site_title(doc.title, _site_names(doc, url)) else ""
+
+
+def _tagline(doc: Document) -> str:
+    """On a wall, the description it states (the site's, as `_own_metadata` found), for the reason."""
+    said = doc.meta("og:description") or doc.meta("twitter:description")
+    return f"the site's description {said[:_QUOTED]!r}" if said else ""
 
 
 def _wall(kind: str, *signals: str) -> Wall:
@@ -340,6 +362,7 @@ class _Shape:
     """What a page shows: its words, and how much of it is forms."""
     text: str              # its visible text, white space folded (at most SCAN_BYTES characters)
     form_text: str         # the part of it inside forms and dialogs
+    card_text: str         # ... of those without a field to type in (at most CARD_CHARS characters)
     words: int
     forms: int             # <form> and dialogs
     in_forms: float        # the share of its words inside them
@@ -355,14 +378,15 @@ class _Shape:
             tree.strip_tags(["script", "style", "noscript", "template"])
             body = tree.body
             text = " ".join(body.text(separator=" ").split()) if body is not None else ""
-            forms = tree.css("form, dialog, [role=dialog], [aria-modal=true]")
+            forms = tree.css("form, dialog, [role=dialog], [role=alertdialog], [aria-modal=true]")
             form_text = " ".join(f.text(separator=" ") for f in forms).split()
+            cards = " ".join(f.text(separator=" ") for f in forms if f.css_first(TEXT_FIELDS) is None)
             password = tree.css_first('input[type="password" i]') is not None
         except Exception:  # noqa: BLE001 -- a page the parser cannot read shows nothing
-            return cls("", "", 0, 0, 0.0, False)
+            return cls("", "", "", 0, 0, 0.0, False)
         words = len(text.split())
-        return cls(text[:SCAN_BYTES], " ".join(form_text)[:SCAN_BYTES], words, len(forms),
-                   min(len(form_text) / words, 1.0) if words else 0.0, password)
+        return cls(text[:SCAN_BYTES], " ".join(form_text)[:SCAN_BYTES], " ".join(cards.split())[:CARD_CHARS], words,
+                   len(forms), min(len(form_text) / words, 1.0) if words else 0.0, password)
 
     def forms_said(self) -> str:
         return f"forms hold {self.in_forms:.0%} of the words" if self.forms else ""
