@@ -129,25 +129,16 @@ def _site_name(s: Sources) -> Iterator[Candidate]:
 
 
 def _author(s: Sources) -> Iterator[Candidate]:
-    site = authors._site_keys(s)
-    chosen = authors.author_from(s)[1]      # an organisation's turn depends on what comes after it
-    organisation = False
-    for raw, is_person, link, source in authors._candidates(s):
-        found = [n for value in raw for n in authors.names(value) if not link or " " in n]
-        found = [n for i, n in enumerate(found) if n not in found[:i]]
-        if is_person is None and found:     # a JSON-LD Organization (authors.author_from)
-            organisation = True
-            yield Candidate(source, authors._byline(found), "" if source == chosen else ORGANISATION)
-            continue
-        people = found if is_person else [n for n in found if authors._key(n) not in site]
-        if people and organisation and not is_person and not all(map(authors.looks_like_person, people)):
-            yield Candidate(source, authors._byline(people), NOT_A_PERSON)
-        elif people:
-            yield Candidate(source, authors._byline(people))
-        elif found:
-            yield Candidate(source, authors._byline(found), SITE_NOT_PERSON)
-        else:
+    chosen = authors.author_from(s)     # an organisation's turn depends on what comes after it
+    reasons = {authors.NOT_A_PERSON: NOT_A_PERSON, authors.SITE: SITE_NOT_PERSON}
+    for source, found, raw, verdict in authors.judged(s):
+        value = authors._byline(found)
+        if verdict == authors.ORGANISATION:     # a JSON-LD Organization, an agency (authors.author_from)
+            yield Candidate(source, value, "" if (value, source) == chosen else ORGANISATION)
+        elif verdict == authors.NO_NAME:
             yield Candidate(source, "; ".join(filter(None, map(values.text, raw))), NOT_A_NAME)
+        else:
+            yield Candidate(source, value, reasons.get(verdict, ""))
 
 
 def _published_time(s: Sources) -> Iterator[Candidate]:
