@@ -378,3 +378,11 @@ def test_a_name_in_a_script_without_capitals_is_a_persons(name, parser):
 def test_a_particle_in_a_bylines_text_is_the_names(stated, expected, parser):
     assert author(body=f'<p class="byline">{stated}</p>', parser=parser) == expected
     assert author(body=f"<p>{stated}</p>", parser=parser) == expected
+
+
+def test_a_quotations_attribution_is_no_byline(parser):
+    # `—Name of Company`: a testimonial's attribution in a class that says byline (a corpus page's)
+    body = ('<div class="loading-quote"><p class="loading-quote__quote">It worked.</p>'
+            '<p class="loading-quote__byline">—Dawson Whitfield of Logojoy ($70K/mo)</p></div>')
+    assert author(body=body, parser=parser) == ""
+    assert author(body=body.replace("—", "By ").replace(" of Logojoy", ""), parser=parser) == "Dawson Whitfield"

@@ -188,7 +188,9 @@ def byline_names(text: str, page: Page = Page()) -> list[str]:
     """The names a byline's text in the page states: as `names`, but what follows the name is
     dropped unless it is more names (`By Jane Doe, New York` -> Jane Doe), each name two to
     `BYLINE_WORDS` words (one when it says `By`), and a text with a longer one is none (a
-    sentence)."""
+    sentence), as is one that starts with a dash: a quotation's (`—Jane Doe of Acme`)."""
+    if text[:1] in "—―–":
+        return []
     explicit = stated(text)
     found = _names(text, page, byline=True)
     if not all(1 < len(n.split()) <= BYLINE_WORDS or (explicit and len(n.split()) == 1) for n in found):
@@ -393,7 +395,5 @@ def _is_time(name: str) -> bool:
     without a digit (most names: asked first, as parsing a date costs the most)."""
     if not _DIGIT.search(name):
         return False
-    digits = sum(c.isdigit() for c in name)
-    letters = sum(c.isalpha() for c in name)
-    return (digits > letters or bool(_AGO.search(name))
+    return (sum(c.isdigit() for c in name) > sum(c.isalpha() for c in name) or bool(_AGO.search(name))
             or bool(values.rfc3339(name, text=True)) or bool(values.rfc3339(name)))
