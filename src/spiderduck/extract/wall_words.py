@@ -161,8 +161,12 @@ def only_words(title: str, names: set[str] | frozenset[str] = frozenset(), phras
 def _compound(word: str, names: set[str] | frozenset[str], phrases) -> bool:
     """Whether one word is title words and names joined: in a script without spaces, any; else
     each of at least COMPOUND letters. A split, not a regular expression: no backtracking."""
-    shortest = 1 if _UNSPACED.search(word) else COMPOUND
-    parts = [w for w in (*(p[0] for p in phrases if len(p) == 1), *names) if len(w) >= shortest and w in word]
+    unspaced = _UNSPACED.search(word) is not None
+    if not unspaced and len(word) < 2 * COMPOUND:
+        return False                # one word alone is a phrase or a name, read before (`only_words`)
+    singles = TITLE_WORDS if phrases is TITLE_PHRASES else (p[0] for p in phrases if len(p) == 1)
+    shortest = 1 if unspaced else COMPOUND
+    parts = [w for w in (*singles, *names) if len(w) >= shortest and w in word]
     reached = {0}
     for at in range(len(word)):
         if at in reached:
