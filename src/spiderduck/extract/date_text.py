@@ -61,8 +61,8 @@ _KEY = r"[\"']\s*[:=]\s*[\"']?$"
 # `Date:` and its like label a publication only alone: not `Closing date:`, `Event date`.
 _DATE_WORDS = r"date|dated|datum|fecha|data|дата"
 _NOT_PUBLICATION = re.compile(r"(?:closing|due|event|start|end|expiry|expiration|birth|release|deadline"
-                              r"|application|departure|arrival|delivery|effective|end|issue|update|last"
-                              r"|modified|updated|event|veranstaltungs|abgabe|einsende|geburts|fecha de"
+                              r"|application|departure|arrival|delivery|effective|issue|update|last"
+                              r"|modified|updated|veranstaltungs|abgabe|einsende|geburts|fecha de"
                               r"|date de|data di|data de)\W*$", re.I)
 _PUBLISHED = re.compile(
     r"(?:\b(?:published|posted|publication date|veröffentlicht|erschienen|publiziert|publiée?|publie"
@@ -118,9 +118,9 @@ SHOWN_READ = 512        # characters of a short text read for a date (a <title> 
 
 
 def shown_date(text: str) -> str:
-    """The first date in a short text (a dated element's, the headline's next) that is no
-    update's or copyright's (`Updated 14 Jan 2020`, `Aktualisiert am ...`): an update is no
-    publication. RFC 3339 in UTC, or ''."""
+    """The first date in a short text (a dated element's, the <title>) that is no update's,
+    copyright's or another day's (`Updated 14 Jan 2020`, `Aktualisiert am ...`, `Closing date:`):
+    no publication. RFC 3339 in UTC, or ''."""
     text = text[:SHOWN_READ]
     for start, _, date in sorted(values.dates_in(text)) if text else ():
         if _kind(text[max(0, start - _CONTEXT):start], -1) is not None:

@@ -80,13 +80,13 @@ def _shown(s: Sources, latest: str = "") -> Iterator[tuple[str, str]]:
     then the day the page's text shows most often, when one stands out (the first date on it); a
     list's many days, each shown as often, are none. A site's front page (its URL's path is `/`)
     shows its news' dates: none is its own."""
+    if _is_front_page(s.url):
+        return                      # a site's front page shows its news' dates: none is its own
     latest, first = latest or _latest(s), f"{FIRST_YEAR:04d}"
 
     def kept(dates: Iterable[str], source: str) -> Iterator[tuple[str, str]]:
         return ((date, source) for date in dates if date and first <= date <= latest)
 
-    if _is_front_page(s.url):
-        return                      # a site's front page shows its news' dates: none is its own
     yield from kept(s.doc.headline_dates(), "text")
     yield from kept(map(date_text.shown_date, s.doc.dated_texts()), "text")
     found = s.doc.page_dates()      # (the page's text is searched only when those show none)

@@ -379,8 +379,9 @@ class _Shape:
             body = tree.body
             text = " ".join(body.text(separator=" ").split()) if body is not None else ""
             forms = tree.css("form, dialog, [role=dialog], [role=alertdialog], [aria-modal=true]")
-            form_text = " ".join(f.text(separator=" ") for f in forms).split()
-            cards = " ".join(f.text(separator=" ") for f in forms if f.css_first(TEXT_FIELDS) is None)
+            said = [f.text(separator=" ") for f in forms]
+            form_text = " ".join(said).split()
+            cards = " ".join(t for f, t in zip(forms, said) if f.css_first(TEXT_FIELDS) is None)
             password = tree.css_first('input[type="password" i]') is not None
         except Exception:  # noqa: BLE001 -- a page the parser cannot read shows nothing
             return cls("", "", "", 0, 0, 0.0, False)
