@@ -143,7 +143,7 @@ _DURATIONS = [path for path, hint in _leaves() if config.is_duration(hint)]
 def test_every_key_named_like_a_duration_is_typed_duration_and_no_other():
     named = {path for path, _ in _leaves() if _TIME_NAME.search(path)}
     assert named == set(_DURATIONS)
-    assert len(_DURATIONS) == 48
+    assert len(_DURATIONS) == 49
 
 
 @pytest.mark.parametrize("path", _DURATIONS)
@@ -191,3 +191,22 @@ def test_meta_refresh_max_delay_is_a_duration_not_negative_and_zero_turns_it_off
             config.load(env={}, overrides={"process.meta_refresh_max_delay": bad})
     with pytest.raises(ConfigError, match="process.meta_refresh_max_delay"):
         ProcessSettings(meta_refresh_max_delay=-1.0)
+
+
+@pytest.mark.parametrize("written", ["off", "'off'", "triggered", "all"])
+def test_process_honesty_reads_as_written_in_yaml_even_an_unquoted_off(tmp_path, written):
+    """YAML 1.1 reads an unquoted `off` as false: `process.honesty: off` still means off, from a
+    file, the environment or --set; anything but the three modes (true, a typo) is refused."""
+    path = tmp_path / "c.yaml"
+    path.write_text(f"process:\n  honesty: {written}\n")
+    assert config.load(str(path), env={}).process.honesty == written.strip("'")
+    assert config.load(env={}, overrides={"process.honesty": written.strip("'")}).process.honesty == written.strip("'")
+    assert config.load(env={"SPIDERDUCK_PROCESS__HONESTY": written.strip("'")}).process.honesty == written.strip("'")
+
+
+@pytest.mark.parametrize("written", ["on", "true", "sometimes", "1"])
+def test_process_honesty_refuses_anything_else(tmp_path, written):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"process:\n  honesty: {written}\n")
+    with pytest.raises(ConfigError, match="process.honesty"):
+        config.load(str(path), env={})

@@ -24,10 +24,9 @@ from spiderduck.cli import up_nats
 from spiderduck.stores.warc_filler import ERASED_CONTENT_TYPE
 from spiderduck.v1 import events_pb2
 
-from support.cli import Proc, run_cli, up_config
+from support.cli import Proc, run_cli, start_up, up_config
 from support.service import Events, wait_until
 
-READY = ("serving every shard", "metadata-api serving")   # `up`'s fetcher, then its metadata-api
 EVENT_WAIT = 60.0                  # seconds an event may take on a busy two-core machine
 
 
@@ -72,17 +71,6 @@ class UpClient:
                     return named
         finally:
             await sub.unsubscribe()
-
-
-async def start_up(tmp_path, config: str) -> Proc:
-    up = Proc(tmp_path, "up", "--config", config)
-    try:
-        for words in READY:
-            await up.wait_log(words)
-    except BaseException:
-        up.kill()
-        raise
-    return up
 
 
 async def submit(config: str, client: UpClient, url: str) -> dict:

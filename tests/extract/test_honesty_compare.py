@@ -79,3 +79,13 @@ def test_long_texts_are_compared_in_a_bounded_prefix():
     long = "x" * (TEXT_CHARS * 100)
     assert len(normalised_text(long)) == TEXT_CHARS
     assert compare(looked(title=long + "a"), looked(title=long + "b")) == (CONSISTENT, ())
+
+
+@pytest.mark.parametrize("claimed_url, site_name", [
+    ("http://localhost:3000/post/1", ""), ("http://127.0.0.1:8000/post/1", ""), ("http://[::1]/x", ""),
+    ("http://staging/post/1", ""), ("", "Node.js"), ("", "Vue.js"), ("", "Chart.js"), ("", "localhost"),
+])
+def test_a_development_address_or_a_brand_written_like_a_domain_claims_nothing(claimed_url, site_name):
+    look = Look("https://nodejs.org/en/blog/release", claimed_url=claimed_url, site_name=site_name)
+    assert claimed_domain(look) == ""
+    assert compare(look, look) == (CONSISTENT, ())

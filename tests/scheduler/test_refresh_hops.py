@@ -21,7 +21,10 @@ from spiderduck.scheduler.task import Resolution, Submission
 from support.scheduler_stores import stores  # noqa: F401 -- the fixture
 
 LOCAL = {"fetcher.allowed_networks": ["127.0.0.0/8"], "fetcher.dns_overrides": {"*.test": "127.0.0.1"},
-         "fetcher.default_rate": 100.0, "process.related_fetches": False}
+         "fetcher.default_rate": 100.0, "process.related_fetches": False,
+         # the crawler's own hops are counted here; a browser's second look (issue 43) follows a
+         # refresh on a page with a card, and is tests/scheduler/test_honesty_check.py's
+         "process.honesty": "off"}
 FINAL = ("<!DOCTYPE html><html><head><title>The final page</title>"
          '<meta property="og:title" content="The final page"></head><body><p>Content.</p></body></html>')
 

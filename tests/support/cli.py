@@ -13,6 +13,7 @@ import yaml
 from spiderduck.cli.nats_server import free_port
 
 CLI = [sys.executable, "-m", "spiderduck.cli.main"]
+READY = ("serving every shard", "metadata-api serving")   # `up`'s fetcher, then its metadata-api
 
 
 async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
@@ -25,7 +26,10 @@ async def run_cli(*args: str, timeout: float = 60) -> tuple[int, str, str]:
 
 def up_config(tmp_path, **extra) -> str:
     """A config file for `spiderduck up` on embedded defaults (nats_url empty: it embeds NATS),
-    on free ports, serving `*.test` from loopback; `extra` adds top-level keys."""
+    on free ports, serving `*.test` from loopback; `extra` adds top-level keys (`process`'s are
+    merged with its `honesty: off`: these tests count the crawler's requests and each URL's one
+    event; the browser's second look, issue 43, is tested where a test turns it on)."""
+    extra["process"] = {"honesty": "off", **extra.get("process", {})}
     path = tmp_path / "spiderduck.yaml"
     path.write_text(yaml.safe_dump({
         "data_dir": str(tmp_path / "var"),
@@ -76,3 +80,15 @@ class Proc:
             self.proc.kill()
             self.proc.wait()
         self._log.close()
+
+
+async def start_up(tmp_path, config: str) -> Proc:
+    """`spiderduck up --config CONFIG`, once its fetcher and its metadata-api serve (killed if not)."""
+    up = Proc(tmp_path, "up", "--config", config)
+    try:
+        for words in READY:
+            await up.wait_log(words)
+    except BaseException:
+        up.kill()
+        raise
+    return up

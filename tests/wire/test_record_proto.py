@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from spiderduck.core.record import (Audio, Document, FieldSource, Image, Label, Offer, Redirect, UrlRecord, Video,
+from spiderduck.core.record import (Audio, Document, FieldSource, Honesty, Image, Label, Offer, Redirect, UrlRecord, Video,
                                     with_page)
 from spiderduck.core.status import Status
 from spiderduck.wire import record_proto
@@ -47,7 +47,8 @@ EVERYTHING = UrlRecord(
     theme_color_dark="#101010", card_style="summary_large_image",
     labels=(Label("Price", "€19.99"), Label("Reading time", "")), offer=Offer("19.99", "EUR", "in_stock"),
     word_count=1234, reading_time_s=322, audio=Audio("http://n.test/a.mp3", "audio/mpeg", 3_448),
-    document=Document(19), file_size=2**35 + 3)
+    document=Document(19), file_size=2**35 + 3,
+    honesty=Honesty("differs", ("final_domain", "title"), "http://elsewhere.test/", 1_795_444_492.5))
 
 CASES = {
     "everything": EVERYTHING,

@@ -105,6 +105,8 @@ def _scalar(hint: Any, name: str, value: Any) -> Any:
             if isinstance(value, bool):
                 raise ValueError("expected a number, not a boolean")
             return _amount(name, hint(value))
+        if isinstance(value, bool):     # YAML 1.1 reads an unquoted off/on (no/yes) as a boolean:
+            return "on" if value else "off"     # a text key means the word (process.honesty: off)
         return "" if value is None else str(value)
     except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: int(inf)
         raise ConfigError(f"{name}: bad value {value!r}: {exc}") from exc

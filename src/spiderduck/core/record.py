@@ -73,6 +73,18 @@ class Offer:
     availability: str = ""
 
 
+@dataclass(frozen=True)
+class Honesty:
+    """A second look at the URL as a person's browser, against the card (issue 43):
+    `verdict` consistent, differs or unchecked (spiderduck.extract.honesty.VERDICTS);
+    `differences` when it differs (honesty.DIFFERENCES' order); where the browser's look ended;
+    when it was made (epoch seconds; 0 when unchecked)."""
+    verdict: str
+    differences: tuple[str, ...] = ()
+    browser_final_url: str = ""
+    checked_at: float = 0.0
+
+
 # UrlRecord.medium: what the link is (the page's own statements, or the file's type).
 MEDIUMS = ("article", "video", "audio", "image", "document", "product", "profile", "website", "file")
 # UrlRecord.card_style: the card the page asks for (twitter:card), else derived from its image.
@@ -156,6 +168,8 @@ class PageMetadata:
     image_candidates: tuple[Image, ...] = ()  # every usable image, best first (image is the first)
     image_sources: tuple[str, ...] = ()       # where each of image_candidates was read (provenance)
     players: tuple[Video, ...] = ()   # og:video and twitter:player, for embed_html (extraction.embeds)
+    claimed_url: str = ""             # og:url, else <link rel=canonical>, absolute, believed or not (honesty)
+    script_redirect: str = ""         # where an inline script sends the reader on load (extract.script_redirect)
 
 
 # UrlRecord.fetch_mode: how the record was read. STATIC: from the fetched HTML; RENDERED: from the
@@ -219,6 +233,7 @@ class UrlRecord:
     audio: Audio | None = None        # the page's audio, or the audio file itself
     document: Document | None = None  # a document file's own facts (a PDF's pages)
     file_size: int = 0                # a file's size as its origin declares it (Content-Length, Content-Range's total)
+    honesty: Honesty | None = None    # a browser's look against the card (issue 43); None: not checked
 
     @property
     def ok(self) -> bool:
@@ -233,7 +248,7 @@ class UrlRecord:
 
 PAGE_FIELDS = tuple(f for f in PageMetadata.__dataclass_fields__
                     if f not in ("canonical_url", "oembed_url", "manifest_url", "interstitial", "image_candidates",
-                                  "image_sources", "players"))
+                                  "image_sources", "players", "claimed_url", "script_redirect"))
 
 
 def with_page(page: PageMetadata) -> dict[str, Any]:

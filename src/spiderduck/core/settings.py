@@ -32,6 +32,8 @@ _ACCEPT_LANGUAGE = re.compile(r"(?:(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)(?:
                               r"(?:\s*,\s*(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)(?:\s*;\s*q=(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?))?)*)?")
 MAX_ACCEPT_LANGUAGE = 256
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_USER_AGENT = 512
+_PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]+")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,12 @@ class FetcherSettings:
     accept_language: str = "en-US,en;q=0.9"  # Accept-Language of page requests (every HTML hop); "" = none
                                       # (a rendered page's requests carry it too, and its scripts
                                       # see its languages in navigator.languages)
+    browser_user_agent: str = ("Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) "
+                               "Chrome/143.0.0.0 Safari/537.36")  # User-Agent of the browser profile
+                                      # (FetchRequest.profile "browser": issue 43's second look, as a person's
+                                      # browser), a current desktop Chrome's; its Chrome version and platform
+                                      # also make the sec-ch-ua headers sent with it (none for a UA that is not
+                                      # Chrome's). Printable ASCII, at most 512 characters
     default_rate: float = 1.0         # requests per second per domain
     rate_overrides: dict[str, float] = field(default_factory=dict)  # domain -> requests per second
     max_redirects: int = 10           # hops followed after the first before TOO_MANY_REDIRECTS
@@ -100,6 +108,9 @@ class FetcherSettings:
                               f"{MAX_ACCEPT_LANGUAGE} characters; '' sends none)")
         if _CONTROL.search(self.user_agent):
             raise ConfigError("fetcher.user_agent: control characters (a line break, a tab) cannot be sent in a header")
+        if len(self.browser_user_agent) > MAX_USER_AGENT or not _PRINTABLE_ASCII.fullmatch(self.browser_user_agent):
+            raise ConfigError(f"fetcher.browser_user_agent: {self.browser_user_agent[:80]!r} is not a User-Agent "
+                              f"value (printable ASCII, no line break, 1 to {MAX_USER_AGENT} characters)")
         if self.file_head_bytes < 1:
             raise ConfigError(f"fetcher.file_head_bytes: {self.file_head_bytes} must be at least 1")
         if self.file_max_requests < 1:
@@ -205,6 +216,9 @@ REMOVED_KEYS = {
 }
 
 
+HONESTY_MODES = ("off", "triggered", "all")
+
+
 @dataclass(frozen=True)
 class ProcessSettings:
     """The Post Processor: how a fetched page becomes the record."""
@@ -232,6 +246,16 @@ class ProcessSettings:
                                       # to the list shipped (oembed.com's), or replace the one of the same
                                       # provider_name or provider_url; checked at load (at most 4 MiB,
                                       # http(s) schemes with a host and endpoints); empty = the shipped list
+    honesty: str = "triggered"        # the second look as a browser (issue 43, README "Preview honesty"):
+                                      # off; triggered, a URL whose first fetch gives a reason to look (a hop
+                                      # to another registrable domain, a meta refresh or script redirect, Vary
+                                      # naming User-Agent or Cookie, a cookie set on a redirect, og:url or the
+                                      # canonical URL on another registrable domain, an interstitial); all,
+                                      # every URL crawled
+    honesty_budget: float = 0.1       # in triggered mode, the share of the URLs crawled in any minute that
+                                      # may be checked (0..1); a URL due past it is recorded unchecked
+    honesty_timeout: Duration = 30.0  # seconds a browser's look at one URL may take, all its hops and its
+                                      # extraction together; past it the URL is recorded unchecked
 
     def __post_init__(self) -> None:
         if self.parser not in HTML_PARSERS:
@@ -250,6 +274,12 @@ class ProcessSettings:
             if not isinstance(host, str) or len(host) > 253 or not _HOST_GLOB.fullmatch(host):
                 raise ConfigError(f"process.embed_allow_hosts: {str(host)[:80]!r} is not a lower-case host "
                                   f"name or *.domain glob")
+        if self.honesty not in HONESTY_MODES:
+            raise ConfigError(f"process.honesty: {self.honesty!r} is not one of {', '.join(HONESTY_MODES)}")
+        if not self.honesty_timeout > 0:
+            raise ConfigError(f"process.honesty_timeout: {self.honesty_timeout:g}s must be positive")
+        if not 0 <= self.honesty_budget <= 1:
+            raise ConfigError(f"process.honesty_budget: {self.honesty_budget!r} is not a share from 0 to 1")
         if self.oembed_providers:
             try:
                 oembed_providers.read_file(self.oembed_providers)

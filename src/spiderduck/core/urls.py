@@ -222,6 +222,29 @@ def _top_level_labels() -> frozenset[str]:
     return frozenset(rule.rpartition(".")[2] for rule in _extract.tlds)
 
 
+def under_known_suffix(host: str) -> bool:
+    """Whether a host name ends in a top-level label the Public Suffix List knows (`com`, `uk`), or
+    in one RFC 6761 reserves for tests (`test`, `example`): not an IP address, a single label
+    (`localhost`) or a made-up ending (`Node.js`'s `js`)."""
+    host = host.strip().lower().rstrip(".")
+    if "." not in host or is_ip_literal(host):
+        return False
+    last = host.rpartition(".")[2]
+    return last in _RESERVED_TOP_LEVEL or last in _top_level_labels()
+
+
+def is_public_suffix(host: str) -> bool:
+    """Whether a host name is itself a public suffix (`com`, `co.uk`): no site's own name."""
+    host = host.strip().lower().strip(".")
+    if not host or is_ip_literal(host):
+        return False
+    parts = _extract(host)
+    return bool(parts.suffix) and not parts.domain
+
+
+_RESERVED_TOP_LEVEL = frozenset({"test", "example"})
+
+
 def domain_named(text: str) -> str:
     """The registrable domain named by a domain, a host name or an http(s) URL, as the fetcher
     names the domain's queue: `news.bbc.co.uk` and `https://news.bbc.co.uk/x` -> `bbc.co.uk`,

@@ -71,10 +71,12 @@ def compare(first: Look, second: Look) -> tuple[str, tuple[str, ...]]:
 
 
 def claimed_domain(look: Look) -> str:
-    """The registrable domain a card claims that is not the one it is on, or ''."""
+    """The registrable domain a card claims that is not the one it is on, or ''. Only a name
+    under a known suffix claims (urls.under_known_suffix): a development address left in an
+    og:url (`localhost:3000`, `127.0.0.1`) or a brand written like a domain (`Node.js`) does not."""
     on = _domain(look.final_url)
     for claim in (_domain(look.claimed_url), _named_domain(look.site_name)):
-        if claim and on and claim != on:
+        if claim and on and claim != on and urls.under_known_suffix(claim):
             return claim
     return ""
 

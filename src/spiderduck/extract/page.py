@@ -14,6 +14,7 @@ from spiderduck.core.record import FieldSource, Image, PageMetadata
 from spiderduck.wire.record_proto import page_to_dict
 from spiderduck.extract import authors, cards, charset, colors, dates, jsonld, manifest, media, microdata, oembed, \
     pictures, playback, prices, publisher, rules, signals, values, walls
+from spiderduck.extract.script_redirect import TRIGGER_BYTES, script_redirect
 from spiderduck.extract.parsers import MAX_HTML_BYTES, parse
 from spiderduck.extract.sources import Sources
 
@@ -85,6 +86,8 @@ def page_of(s: Sources, encoding: str, markup: str | bytes, robots_token: str,
         word_count=card["word_count"][0],
         reading_time_s=card["reading_time_s"][0],
         audio=card["audio"][0],
+        claimed_url=rules.claimed_url_from(s),
+        script_redirect=script_redirect(markup, url, TRIGGER_BYTES),
     )
 
 

@@ -111,10 +111,11 @@ def _url_string(value: str, at: int) -> str:
 
 
 def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | None,
-             max_delay: float) -> tuple[str, str] | None:
+             max_delay: float, even_with_card: bool = False) -> tuple[str, str] | None:
     """(kind, canonical URL) of the refresh the answer for `url` asks to follow, or None (see the
     module's docstring). `content_type` and `header` are the answer's Content-Type and Refresh
-    headers (None when absent). Never raises for what the page holds."""
+    headers (None when absent). `even_with_card`: a page with a card of its own refreshes too, as
+    a person's browser follows it (issue 43's second look). Never raises for what the page holds."""
     if len(body) > SCAN_BYTES:
         return None
     html = _is_html(content_type, body)
@@ -124,7 +125,7 @@ def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | N
             hop = _target(url, url, refresh, max_delay)
             if hop is None or (body.strip() and not html):
                 return None
-            if body.strip() and has_own_card(_tree(body)):
+            if body.strip() and not even_with_card and has_own_card(_tree(body)):
                 return None
             return REFRESH_HEADER, hop
     if not html or not _says_refresh(body):
@@ -134,7 +135,7 @@ def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | N
     if refresh is None:
         return None
     hop = _target(_base(tree, url), url, refresh, max_delay)
-    if hop is None or has_own_card(tree):
+    if hop is None or (not even_with_card and has_own_card(tree)):
         return None
     return META_REFRESH, hop
 

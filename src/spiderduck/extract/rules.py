@@ -136,6 +136,20 @@ def canonical_url_from(s: Sources) -> tuple[str, str]:
     return "", ""
 
 
+def claimed_url_from(s: Sources) -> str:
+    """The URL the card claims to be (issue 43's claimed domain): `og:url`, else the first
+    `<link rel=canonical>`, absolute, whether or not canonical_url_from believes it."""
+    url = values.absolute_url(s.doc.meta("og:url"), s.base)
+    if url:
+        return url
+    for link in s.doc.links:
+        if "canonical" in link.rel:
+            url = values.absolute_url(link.href, s.base)
+            if url:
+                return url
+    return ""
+
+
 def _plausible_canonical(url: str, page: str) -> bool:
     return not canonical_refusal(url, page)
 

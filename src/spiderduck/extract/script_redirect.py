@@ -12,11 +12,14 @@ against the page's URL, or ''. Read: an assignment of a string literal to `locat
 (`location.href == "..."`), a URL built at run time, a `javascript:` URL and the page's own URL
 are none.
 
-Bounded: the first SCAN_BYTES of the markup, searched for `location` in its bytes first (most
-pages never parse again), then at most MAX_SCRIPTS inline scripts of at most SCRIPT_CHARS each.
+Bounded: the first SCAN_BYTES of the markup, searched for `location` assigned a literal (str.find,
+then a match right there: most pages are never parsed again); then only the <script> elements (any
+case) such a `location` stands in, at most MAX_SCRIPTS of at most SCRIPT_CHARS each, each parsed on
+its own, among at most MAX_CANDIDATES such `location`s.
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from selectolax.lexbor import LexborHTMLParser
@@ -24,7 +27,9 @@ from selectolax.lexbor import LexborHTMLParser
 from spiderduck.core import urls
 
 SCAN_BYTES = 256 * 1024
+TRIGGER_BYTES = 64 * 1024   # read by every crawl's extraction (a reason to look again): its head
 MAX_SCRIPTS = 32
+MAX_CANDIDATES = 4 * MAX_SCRIPTS   # `location`s assigned a literal, looked at
 SCRIPT_CHARS = 16 * 1024
 _JS_TYPES = frozenset({"", "text/javascript", "application/javascript", "module", "text/ecmascript",
                        "application/ecmascript", "javascript"})
@@ -33,26 +38,103 @@ _OWNER = r"(?:\b(?:window|document|top|self|parent)\s*\.\s*)?"
 _URL = r"""(?P<q>["'`])(?P<url>[^"'`\\\s<>]{1,2048})(?P=q)"""
 _REDIRECTS = (re.compile(rf"{_OWNER}\blocation(?:\s*\.\s*href)?\s*=(?!=)\s*{_URL}"),
               re.compile(rf"{_OWNER}\blocation\s*\.\s*(?:replace|assign)\s*\(\s*{_URL}\s*\)"))
+# The cheap test before a parse, right after each `location` (str.find: no regex scans the page).
+_AFTER_TEXT = r"""\s*(?:(?:\.\s*href\s*)?=(?!=)\s*["'`]|\.\s*(?:replace|assign)\s*\(\s*["'`])"""
+_AFTER = re.compile(_AFTER_TEXT)
+_AFTER_BYTES = re.compile(_AFTER_TEXT.encode())
 _STRING_OR_BRACE = re.compile(r""""(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`|//[^\n]*|/\*.*?\*/|[{}]""",
                               re.S)
 
 
-def script_redirect(markup: str | bytes, url: str) -> str:
-    """Where an inline script sends the reader when the page loads (see the module), or ''."""
-    head = markup[:SCAN_BYTES]
-    if (b"location" not in head) if isinstance(head, bytes) else ("location" not in head):
+def script_redirect(markup: str | bytes, url: str, scan: int = SCAN_BYTES) -> str:
+    """Where an inline script sends the reader when the page loads (see the module), or ''.
+    `scan`: how much of the markup is read, at most SCAN_BYTES (the crawl's extraction reads
+    TRIGGER_BYTES: a reason to look again, on every page's path)."""
+    scan = min(scan, SCAN_BYTES)
+    if isinstance(markup, bytes):
+        if next(_candidates(markup, b"location", _AFTER_BYTES, scan), None) is None:
+            return ""
+        head = markup[:scan].decode("utf-8", "replace")
+    elif next(_candidates(markup, "location", _AFTER, scan), None) is None:
         return ""
-    tree = LexborHTMLParser(head)
-    for script in tree.css("script:not([src])")[:MAX_SCRIPTS]:
-        kind = (script.attributes.get("type") or "").strip().lower()
-        if kind not in _JS_TYPES:
+    else:
+        head = markup[:scan]
+    spans = _Scripts(head)
+    read: set[int] = set()
+    for n, at in enumerate(_candidates(head, "location", _AFTER, scan)):
+        if n >= MAX_CANDIDATES:
+            return ""
+        script = spans.around(at)
+        if script is None or script[0] in read:
             continue
-        text = (script.text() or "")[:SCRIPT_CHARS]
-        found = sorted((m.start(), m["url"]) for pattern in _REDIRECTS for m in pattern.finditer(text))
-        for start, ref in found:
-            target = _resolved(ref, url) if _depth(text, start) == 0 else ""
-            if target:
-                return target
+        read.add(script[0])
+        if len(read) > MAX_SCRIPTS:
+            return ""
+        target = _redirect_in(head[script[0]:script[1]], url)
+        if target:
+            return target
+    return ""
+
+
+def _candidates(markup, word, after, scan):
+    """Where `location` stands assigned a literal, or calling replace/assign with one, within
+    the first `scan` characters (searched in place: no copy of the page)."""
+    at = markup.find(word, 0, scan)
+    while at >= 0:
+        if after.match(markup, at + len(word), scan + 64):
+            yield at
+        at = markup.find(word, at + len(word), scan)
+
+
+class _Scripts:
+    """The <script> elements' spans of a page's text, any case, found once (then each lookup
+    is a bisection: a page of many candidates costs no more than one of a few)."""
+
+    def __init__(self, text: str):
+        lowered = text.lower()
+        self._text_len = len(text)
+        self._starts = _positions(lowered, "<script")
+        self._ends = _positions(lowered, "</script")
+
+    def around(self, at: int) -> tuple[int, int] | None:
+        """(start, end) of the script element `at` stands in, or None (outside every one, or
+        in one longer than SCRIPT_CHARS)."""
+        i = bisect.bisect_right(self._starts, at) - 1
+        if i < 0:
+            return None
+        start = self._starts[i]
+        j = bisect.bisect_right(self._ends, start)
+        if j >= len(self._ends) or self._ends[j] < at:
+            return None             # closed before `at`: it stands outside
+        end = self._ends[j]
+        if end - start > SCRIPT_CHARS:
+            return None
+        return start, min(end + 9, self._text_len)
+
+
+def _positions(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + len(word))
+    return found
+
+
+def _redirect_in(markup: str, url: str) -> str:
+    script = LexborHTMLParser(markup).css_first("script")
+    if script is None or script.attributes.get("src") is not None:
+        return ""
+    kind = (script.attributes.get("type") or "").strip().lower()
+    if kind not in _JS_TYPES:
+        return ""
+    text = (script.text() or "")[:SCRIPT_CHARS]
+    found = sorted((m.start(), m["url"]) for pattern in _REDIRECTS for m in pattern.finditer(text))
+    for start, ref in found:
+        if "${" in ref:             # a template literal builds its URL at run time
+            continue
+        target = _resolved(ref, url) if _depth(text, start) == 0 else ""
+        if target:
+            return target
     return ""
 
 

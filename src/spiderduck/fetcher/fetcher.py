@@ -15,6 +15,11 @@ A page hop whose answer declares a type other than HTML (a file) is read up to
 fetcher.file_head_bytes only; the scheduler's File Reader asks for what else the file's format
 needs by `range` requests (issue 41), each one more Fetcher.fetch: the same slot, robots.txt
 and guard as any other.
+
+A hop with profile "browser" (issue 43's second look) is sent as a person's browser would send it
+(src/spiderduck/fetcher/browser_profile.py: fetcher.browser_user_agent and a navigation's headers)
+and is otherwise the same page hop: the same ownership, slot, robots.txt verdict (for our
+crawler's user agent), guard, caps and rendering; it is counted under purpose "honesty".
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.freshness import Validators
 from spiderduck.core.status import Status
-from spiderduck.fetcher import render_hop
+from spiderduck.fetcher import browser_profile, render_hop
 from spiderduck.fetcher.domain_health import HealthPolicy
 from spiderduck.fetcher.guard import AddressGuard
 from spiderduck.fetcher.http import HttpClient, Limits
@@ -48,8 +53,9 @@ from spiderduck.core.frozen import evolve
 
 
 # Known FetchRequest.purpose values; anything else is counted as "other" (labels stay bounded).
+# A browser-profile hop is counted as "honesty", whatever its purpose.
 _PURPOSES = {"": "page", "page": "page", "image": "image", "oembed": "oembed", "render": "render",
-             "file": "file", "manifest": "manifest"}
+             "file": "file", "manifest": "manifest", "honesty": "honesty"}
 
 
 def fetcher_id(settings: FetcherSettings) -> str:
@@ -124,7 +130,8 @@ class Fetcher:
 
     async def fetch(self, url: str, *, max_body_bytes: int = 0, purpose: str = "",
                     max_wait: float = 0.0, validators: Validators | None = None,
-                    render: bool = False, range: str = "") -> FetchResult:
+                    render: bool = False, range: str = "", profile: str = "",
+                    cookie: str = "") -> FetchResult:
         """One hop. Raises FetcherBusy when the domain's queue is full, or when its
         turn is more than `max_wait` seconds away (the caller's deadline; 0 = no limit).
 
@@ -142,8 +149,15 @@ class Fetcher:
         spiderduck.core.byte_ranges) asks for a file's part: sent as Range with
         Accept-Encoding: identity (offsets are of the file, not of an encoding of it); its answer
         (a 206, or a 200 from an origin that ignores Range) is read up to fetcher.max_body_bytes.
-        A malformed range raises byte_ranges.InvalidRange before anything is sent."""
+        A malformed range raises byte_ranges.InvalidRange before anything is sent.
+
+        `profile` "browser" sends the hop as a person's browser (browser_profile.navigation_headers:
+        fetcher.browser_user_agent, its Accept, Sec-Fetch-*, ...), a page hop in all else, robots.txt
+        included (read and obeyed for fetcher.user_agent); "" is our crawler. `cookie` goes out as
+        Cookie. An unknown profile or a cookie that cannot be sent raises
+        browser_profile.UnknownProfile / InvalidCookie (ValueErrors) before anything is sent."""
         cap = self.settings.max_body_bytes
+        browser_profile.check(profile, cookie)
         if range:
             byte_ranges.parse_range(range, cap)
         try:
@@ -174,7 +188,14 @@ class Fetcher:
             return self._halted(url, slot)
         self.check_owner(slot.domain)
         headers = validators.headers() if validators else {}
-        page = _PURPOSES.get(purpose) == "page"
+        browser = profile == browser_profile.BROWSER
+        page = browser or _PURPOSES.get(purpose) == "page"
+        as_browser = {}
+        if browser:
+            headers.update(browser_profile.navigation_headers(self.settings, cookie))
+            as_browser = {"user_agent": headers.pop("User-Agent"), "accept": headers.pop("Accept")}
+        elif cookie:
+            headers["Cookie"] = cookie
         if self.settings.accept_language and page:
             headers["Accept-Language"] = self.settings.accept_language
         if range:
@@ -182,9 +203,11 @@ class Fetcher:
         result = await self.http.get(url, on_sent=slot.mark_sent,
                                      max_bytes=min(max_body_bytes, cap) if max_body_bytes > 0 else cap,
                                      headers=headers or None,
-                                     file_bytes=self.settings.file_head_bytes if page and not range else 0)
+                                     file_bytes=self.settings.file_head_bytes if page and not range else 0,
+                                     **as_browser)
         slot.observe(result)
-        self._metrics.count("requests", status=result.status.name, purpose=_PURPOSES.get(purpose, "other"),
+        label = _PURPOSES["honesty"] if browser else _PURPOSES.get(purpose, "other")
+        self._metrics.count("requests", status=result.status.name, purpose=label,
                             http=f"{result.http_status // 100}xx" if result.http_status else "none")
         self._metrics.observe("origin_seconds", result.origin_seconds)
         self._metrics.observe("queued_seconds", queued)

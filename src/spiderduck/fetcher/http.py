@@ -62,13 +62,15 @@ class HttpClient:
     async def get(self, url: str, *, max_bytes: int | None = None,
                   accept: str = "text/html,application/xhtml+xml,*/*;q=0.8",
                   on_sent: Callable[[], None] | None = None,
-                  headers: Mapping[str, str] | None = None, file_bytes: int = 0) -> FetchResult:
+                  headers: Mapping[str, str] | None = None, file_bytes: int = 0,
+                  user_agent: str | None = None) -> FetchResult:
         """GET one URL. `on_sent` is called the moment the request headers leave (after the
         connection is up), so politeness can space what the origin actually sees. `headers`
         are sent besides User-Agent and Accept (a conditional re-fetch's If-None-Match and
         If-Modified-Since); the caller vouches for them. `file_bytes` > 0: an answer that
         declares a type other than HTML (a file) is read up to that many bytes only, and the
-        connection closed."""
+        connection closed. `user_agent` is this request's User-Agent (the browser profile's);
+        None = the client's own (fetcher.user_agent)."""
         limit = self._limits.max_body_bytes if max_bytes is None else max_bytes
         started = self._clock()
         fetched_at = self._wall()
@@ -83,7 +85,8 @@ class HttpClient:
             async with asyncio.timeout(self._limits.total_timeout + 1):
                 async with self._session.get(
                         URL(url, encoded=True), allow_redirects=False,
-                        headers={"User-Agent": self._ua, "Accept": accept, **(headers or {})},
+                        headers={"User-Agent": self._ua if user_agent is None else user_agent,
+                                 "Accept": accept, **(headers or {})},
                         trace_request_ctx={"on_sent": on_sent}) as resp:
                     peer = _peer_address(resp)
                     if peer:

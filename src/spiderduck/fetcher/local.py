@@ -27,19 +27,21 @@ class LocalTransport:
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
                     timeout: float, validators: Validators | None = None, render: bool = False,
-                    range: str = "") -> FetchResult:
+                    range: str = "", profile: str = "", cookie: str = "") -> FetchResult:
         if address != self._address:
             return await self._fallback.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
                                               timeout=timeout, validators=validators,
                                               **({"render": True} if render else {}),
-                                              **({"range": range} if range else {}))
+                                              **({"range": range} if range else {}),
+                                              **({"profile": profile} if profile else {}),
+                                              **({"cookie": cookie} if cookie else {}))
         async with asyncio.timeout(timeout):
             fetcher = await asyncio.shield(self._fetcher)
             try:
                 with telemetry.span("Fetch", attributes={"url.full": url, "spiderduck.purpose": purpose}):
                     result = await fetcher.fetch(url, max_body_bytes=max_body_bytes, purpose=purpose,
                                                  max_wait=timeout, validators=validators, render=render,
-                                                 range=range)
+                                                 range=range, profile=profile, cookie=cookie)
             except (FetcherBusy, WrongFetcher) as exc:
                 raise type(exc)(f"{address}: {exc}") from exc
         # As the gRPC client does, the result names the URL asked for, not its canonical form.

@@ -3,11 +3,14 @@
 of its gRPC metadata).
 
 What the fetcher's gRPC server receives is capped (spiderduck.rpc.server's request_caps):
-  FetcherService  FETCH_REQUEST_CAP (113 KiB): a FetchRequest is one URL (at most MAX_URL_CHARS
+  FetcherService  FETCH_REQUEST_CAP (145 KiB): a FetchRequest is one URL (at most MAX_URL_CHARS
                   characters, 4 bytes each in UTF-8 at worst: 32 KiB), two validators as an origin
                   sent them (an entity-tag and an HTTP-date, each at most one header line: 8 KiB),
-                  a purpose word, a file's byte range (byte_ranges.MAX_RANGE_CHARS) and numbers;
-                  49 KiB at most, with 64 KiB of headroom. A malformed range is INVALID_ARGUMENT.
+                  a cookie (browser_profile.MAX_COOKIE_CHARS characters, 4 bytes each at worst:
+                  32 KiB), a purpose word, a profile word, a file's byte range
+                  (byte_ranges.MAX_RANGE_CHARS) and numbers; 81 KiB at most, with 64 KiB of
+                  headroom. A malformed range, an unknown profile or a cookie that cannot be sent
+                  (a control character, or too long) is INVALID_ARGUMENT.
   FetcherAdmin    ADMIN_REQUEST_CAP (319 KiB): one domain, host name or URL (32 KiB) per call, or
                   ListDomains naming up to 1,000 host names (253 bytes each, DNS's longest, 8 of
                   framing); with 64 KiB of headroom.
@@ -26,7 +29,7 @@ from spiderduck.core import byte_ranges, telemetry
 from spiderduck.core.config import Settings
 from spiderduck.core.errors import FetcherBusy, WrongFetcher
 from spiderduck.core.freshness import Validators
-from spiderduck.fetcher import admin
+from spiderduck.fetcher import admin, browser_profile
 from spiderduck.fetcher.fetcher import Fetcher
 from spiderduck.rpc.guard import callers_guard
 from spiderduck.rpc.server import REQUEST_HEADROOM, GrpcServer
@@ -38,7 +41,8 @@ SERVICE_NAME = fetcher_pb2.DESCRIPTOR.services_by_name["FetcherService"].full_na
 
 URL_BYTES = 4 * MAX_URL_CHARS       # the longest URL, in UTF-8 at worst
 HEADER_LINE_BYTES = 8 * 1024        # the longest header line an origin's answer may carry (aiohttp's)
-FETCH_REQUEST_CAP = URL_BYTES + 2 * HEADER_LINE_BYTES + 1024 + REQUEST_HEADROOM
+COOKIE_BYTES = 4 * browser_profile.MAX_COOKIE_CHARS     # the longest cookie, in UTF-8 at worst
+FETCH_REQUEST_CAP = URL_BYTES + 2 * HEADER_LINE_BYTES + COOKIE_BYTES + 1024 + REQUEST_HEADROOM
 MAX_LISTED_DOMAINS = 1000
 ADMIN_REQUEST_CAP = max(URL_BYTES + 64, MAX_LISTED_DOMAINS * (253 + 8)) + REQUEST_HEADROOM
 REQUEST_CAPS = {SERVICE_NAME: FETCH_REQUEST_CAP, admin.SERVICE_NAME: ADMIN_REQUEST_CAP}
@@ -56,6 +60,10 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
                 byte_ranges.parse_range(request.range, self._fetcher.settings.max_body_bytes)
             except byte_ranges.InvalidRange as exc:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        try:
+            browser_profile.check(request.profile, request.cookie)
+        except (browser_profile.UnknownProfile, browser_profile.InvalidCookie) as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         with telemetry.span("Fetch", parent=telemetry.extract(context.invocation_metadata()),
                             kind=SpanKind.SERVER,
                             attributes={"url.full": request.url, "spiderduck.purpose": request.purpose}):
@@ -67,7 +75,8 @@ class FetcherServicer(fetcher_pb2_grpc.FetcherServiceServicer):
             result = await self._fetcher.fetch(request.url, max_body_bytes=request.max_body_bytes,
                                                purpose=request.purpose, max_wait=request.deadline_seconds,
                                                validators=validators or None, render=request.render,
-                                               range=request.range)
+                                               range=request.range, profile=request.profile,
+                                               cookie=request.cookie)
         except FetcherBusy as exc:
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except WrongFetcher as exc:

@@ -118,13 +118,16 @@ class GrpcTransport:
 
     async def fetch(self, address: str, url: str, *, purpose: str, max_body_bytes: int,
                     timeout: float, validators: Validators | None = None, render: bool = False,
-                    range: str = "") -> FetchResult:
+                    range: str = "", profile: str = "", cookie: str = "") -> FetchResult:
         """One hop by the fetcher at `address`; `validators` travel as FetchRequest.if_none_match
-        and .if_modified_since, `render` as FetchRequest.render, `range` as FetchRequest.range. Raises WrongFetcher, FetcherBusy, TimeoutError (no answer within
-        `timeout`) or FetcherUnavailable."""
+        and .if_modified_since, `render` as FetchRequest.render, `range` as FetchRequest.range,
+        `profile` and `cookie` as FetchRequest.profile and .cookie. Raises WrongFetcher, FetcherBusy,
+        TimeoutError (no answer within `timeout`) or FetcherUnavailable (INVALID_ARGUMENT among
+        others: an unknown profile, a cookie that cannot be sent)."""
         self._longest = max(self._longest, timeout)
         request = fetcher_pb2.FetchRequest(url=url, purpose=purpose, max_body_bytes=max_body_bytes,
-                                           deadline_seconds=timeout, render=render, range=range)
+                                           deadline_seconds=timeout, render=render, range=range,
+                                           profile=profile, cookie=cookie)
         if validators:
             request.if_none_match = validators.if_none_match
             request.if_modified_since = validators.if_modified_since
@@ -170,7 +173,8 @@ class FetcherClient:
 
     async def fetch(self, url: str, *, purpose: str = "page", max_body_bytes: int = 0,
                     timeout: float = 0.0, wait_if_busy: bool = True,
-                    validators: Validators | None = None, range: str = "") -> FetchResult:
+                    validators: Validators | None = None, range: str = "", profile: str = "",
+                    cookie: str = "") -> FetchResult:
         """One hop through the fetcher owning the URL's domain.
 
         `purpose` ("page", "image", "oembed") labels it in the fetcher's metrics;
@@ -180,7 +184,10 @@ class FetcherClient:
         backing off and trying again: for fetches that are worth little late. `validators`
         (a re-fetch of a stored page) make the hop conditional: the fetcher sends them as
         If-None-Match / If-Modified-Since, and a 304 comes back as the hop's answer. `range`
-        ("bytes=START-END", spiderduck.core.byte_ranges) asks for a file's part (purpose "file")."""
+        ("bytes=START-END", spiderduck.core.byte_ranges) asks for a file's part (purpose "file").
+        `profile` "browser" sends the hop as a person's browser (issue 43's second look; purpose
+        "page", rendered as any page hop is), with `cookie` as its Cookie
+        (src/spiderduck/fetcher/browser_profile.py); "" is our crawler."""
         domain = urls.registrable_domain(urls.host_of(url))
         limit = min(timeout, self._hop_timeout) if timeout > 0 else self._hop_timeout
         render = purpose == "page" and self._render_timeout > 0
@@ -190,11 +197,12 @@ class FetcherClient:
             with telemetry.span("fetch hop", kind=SpanKind.CLIENT,
                                 attributes={"url.full": url, "spiderduck.purpose": purpose}):
                 return await self._fetch(url, domain, purpose, max_body_bytes, limit, wait_if_busy,
-                                         validators, render, range)
+                                         validators, render, range, profile, cookie)
 
     async def _fetch(self, url: str, domain: str, purpose: str, max_body_bytes: int,
                      limit: float, wait_if_busy: bool, validators: Validators | None,
-                     render: bool = False, range: str = "") -> FetchResult:
+                     render: bool = False, range: str = "", profile: str = "",
+                     cookie: str = "") -> FetchResult:
         shard = self._router.shard(domain)
         deadline = self._clock() + limit
         attempt = 0
@@ -209,7 +217,9 @@ class FetcherClient:
                 return await self._transport.fetch(address, url, purpose=purpose, max_body_bytes=max_body_bytes,
                                                    timeout=remaining, validators=validators,
                                                    **({"render": True} if render else {}),
-                                                   **({"range": range} if range else {}))
+                                                   **({"range": range} if range else {}),
+                                                   **({"profile": profile} if profile else {}),
+                                                   **({"cookie": cookie} if cookie else {}))
             except WrongFetcher as exc:
                 last = str(exc)
                 self.reroutes += 1

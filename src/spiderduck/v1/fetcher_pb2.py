@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from spiderduck.v1 import metadata_pb2 as spiderduck_dot_v1_dot_metadata__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bspiderduck/v1/fetcher.proto\x12\rspiderduck.v1\x1a\x1cspiderduck/v1/metadata.proto\"%\n\x06Header\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xaf\x01\n\x0c\x46\x65tchRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0f\n\x07purpose\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\x12\x16\n\x0emax_body_bytes\x18\x04 \x01(\x05\x12\x15\n\rif_none_match\x18\x05 \x01(\t\x12\x19\n\x11if_modified_since\x18\x06 \x01(\t\x12\x0e\n\x06render\x18\x07 \x01(\x08\x12\r\n\x05range\x18\x08 \x01(\t\"U\n\x0b\x46\x65tchTiming\x12\x16\n\x0equeued_seconds\x18\x01 \x01(\x01\x12\x16\n\x0erobots_seconds\x18\x02 \x01(\x01\x12\x16\n\x0eorigin_seconds\x18\x03 \x01(\x01\"\xb9\x02\n\rFetchResponse\x12%\n\x06status\x18\x01 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12\x13\n\x0bhttp_status\x18\x02 \x01(\x05\x12&\n\x07headers\x18\x03 \x03(\x0b\x32\x15.spiderduck.v1.Header\x12\x0c\n\x04\x62ody\x18\x04 \x01(\x0c\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12*\n\x06timing\x18\x07 \x01(\x0b\x32\x1a.spiderduck.v1.FetchTiming\x12\x16\n\x0eremote_address\x18\x08 \x01(\t\x12\x12\n\nfetcher_id\x18\t \x01(\t\x12\x12\n\nfetched_at\x18\n \x01(\x01\x12\x10\n\x08rendered\x18\x0b \x01(\x0c\x12\x16\n\x0erender_outcome\x18\x0c \x01(\t\"\xaa\x04\n\nDomainInfo\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12)\n\x05state\x18\x03 \x01(\x0e\x32\x1a.spiderduck.v1.DomainState\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x14\n\x0cpaused_until\x18\x05 \x01(\x01\x12\x13\n\x0bqueue_depth\x18\x06 \x01(\x05\x12\x0c\n\x04rate\x18\x07 \x01(\x01\x12\x13\n\x0brate_source\x18\x08 \x01(\t\x12\x18\n\x10interval_seconds\x18\t \x01(\x01\x12\x1b\n\x13\x63rawl_delay_seconds\x18\n \x01(\x01\x12\x17\n\x0f\x62\x61\x63koff_seconds\x18\x0b \x01(\x01\x12\x14\n\x0chold_seconds\x18\x0c \x01(\x01\x12\x13\n\x0bhold_reason\x18\r \x01(\t\x12\x42\n\rstatus_counts\x18\x0e \x03(\x0b\x32+.spiderduck.v1.DomainInfo.StatusCountsEntry\x12\x10\n\x08requests\x18\x0f \x01(\x05\x12\x0e\n\x06\x65rrors\x18\x10 \x01(\x05\x12\x12\n\nerror_rate\x18\x11 \x01(\x01\x12\x1c\n\x14\x63onsecutive_failures\x18\x12 \x01(\x05\x12\x16\n\x0ewindow_seconds\x18\x13 \x01(\x01\x12\x14\n\x0cidle_seconds\x18\x14 \x01(\x01\x1a\x33\n\x11StatusCountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"%\n\x12ListDomainsRequest\x12\x0f\n\x07\x64omains\x18\x01 \x03(\t\"U\n\x13ListDomainsResponse\x12\x12\n\nfetcher_id\x18\x01 \x01(\t\x12*\n\x07\x64omains\x18\x02 \x03(\x0b\x32\x19.spiderduck.v1.DomainInfo\"5\n\x12PauseDomainRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\"%\n\x13ResumeDomainRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\"4\n\x14SetDomainRateRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\x0c\n\x04rate\x18\x02 \x01(\x01*d\n\x0b\x44omainState\x12\x1c\n\x18\x44OMAIN_STATE_UNSPECIFIED\x10\x00\x12\x11\n\rDOMAIN_ACTIVE\x10\x01\x12\x11\n\rDOMAIN_PAUSED\x10\x02\x12\x11\n\rDOMAIN_HALTED\x10\x03\x32T\n\x0e\x46\x65tcherService\x12\x42\n\x05\x46\x65tch\x12\x1b.spiderduck.v1.FetchRequest\x1a\x1c.spiderduck.v1.FetchResponse2\xd1\x02\n\x0c\x46\x65tcherAdmin\x12T\n\x0bListDomains\x12!.spiderduck.v1.ListDomainsRequest\x1a\".spiderduck.v1.ListDomainsResponse\x12K\n\x0bPauseDomain\x12!.spiderduck.v1.PauseDomainRequest\x1a\x19.spiderduck.v1.DomainInfo\x12M\n\x0cResumeDomain\x12\".spiderduck.v1.ResumeDomainRequest\x1a\x19.spiderduck.v1.DomainInfo\x12O\n\rSetDomainRate\x12#.spiderduck.v1.SetDomainRateRequest\x1a\x19.spiderduck.v1.DomainInfob\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bspiderduck/v1/fetcher.proto\x12\rspiderduck.v1\x1a\x1cspiderduck/v1/metadata.proto\"%\n\x06Header\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t\"\xd0\x01\n\x0c\x46\x65tchRequest\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\x0f\n\x07purpose\x18\x02 \x01(\t\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\x12\x16\n\x0emax_body_bytes\x18\x04 \x01(\x05\x12\x15\n\rif_none_match\x18\x05 \x01(\t\x12\x19\n\x11if_modified_since\x18\x06 \x01(\t\x12\x0e\n\x06render\x18\x07 \x01(\x08\x12\r\n\x05range\x18\x08 \x01(\t\x12\x0f\n\x07profile\x18\t \x01(\t\x12\x0e\n\x06\x63ookie\x18\n \x01(\t\"U\n\x0b\x46\x65tchTiming\x12\x16\n\x0equeued_seconds\x18\x01 \x01(\x01\x12\x16\n\x0erobots_seconds\x18\x02 \x01(\x01\x12\x16\n\x0eorigin_seconds\x18\x03 \x01(\x01\"\xb9\x02\n\rFetchResponse\x12%\n\x06status\x18\x01 \x01(\x0e\x32\x15.spiderduck.v1.Status\x12\x13\n\x0bhttp_status\x18\x02 \x01(\x05\x12&\n\x07headers\x18\x03 \x03(\x0b\x32\x15.spiderduck.v1.Header\x12\x0c\n\x04\x62ody\x18\x04 \x01(\x0c\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12\r\n\x05\x65rror\x18\x06 \x01(\t\x12*\n\x06timing\x18\x07 \x01(\x0b\x32\x1a.spiderduck.v1.FetchTiming\x12\x16\n\x0eremote_address\x18\x08 \x01(\t\x12\x12\n\nfetcher_id\x18\t \x01(\t\x12\x12\n\nfetched_at\x18\n \x01(\x01\x12\x10\n\x08rendered\x18\x0b \x01(\x0c\x12\x16\n\x0erender_outcome\x18\x0c \x01(\t\"\xaa\x04\n\nDomainInfo\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\r\n\x05owner\x18\x02 \x01(\t\x12)\n\x05state\x18\x03 \x01(\x0e\x32\x1a.spiderduck.v1.DomainState\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12\x14\n\x0cpaused_until\x18\x05 \x01(\x01\x12\x13\n\x0bqueue_depth\x18\x06 \x01(\x05\x12\x0c\n\x04rate\x18\x07 \x01(\x01\x12\x13\n\x0brate_source\x18\x08 \x01(\t\x12\x18\n\x10interval_seconds\x18\t \x01(\x01\x12\x1b\n\x13\x63rawl_delay_seconds\x18\n \x01(\x01\x12\x17\n\x0f\x62\x61\x63koff_seconds\x18\x0b \x01(\x01\x12\x14\n\x0chold_seconds\x18\x0c \x01(\x01\x12\x13\n\x0bhold_reason\x18\r \x01(\t\x12\x42\n\rstatus_counts\x18\x0e \x03(\x0b\x32+.spiderduck.v1.DomainInfo.StatusCountsEntry\x12\x10\n\x08requests\x18\x0f \x01(\x05\x12\x0e\n\x06\x65rrors\x18\x10 \x01(\x05\x12\x12\n\nerror_rate\x18\x11 \x01(\x01\x12\x1c\n\x14\x63onsecutive_failures\x18\x12 \x01(\x05\x12\x16\n\x0ewindow_seconds\x18\x13 \x01(\x01\x12\x14\n\x0cidle_seconds\x18\x14 \x01(\x01\x1a\x33\n\x11StatusCountsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x05:\x02\x38\x01\"%\n\x12ListDomainsRequest\x12\x0f\n\x07\x64omains\x18\x01 \x03(\t\"U\n\x13ListDomainsResponse\x12\x12\n\nfetcher_id\x18\x01 \x01(\t\x12*\n\x07\x64omains\x18\x02 \x03(\x0b\x32\x19.spiderduck.v1.DomainInfo\"5\n\x12PauseDomainRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\"%\n\x13ResumeDomainRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\"4\n\x14SetDomainRateRequest\x12\x0e\n\x06\x64omain\x18\x01 \x01(\t\x12\x0c\n\x04rate\x18\x02 \x01(\x01*d\n\x0b\x44omainState\x12\x1c\n\x18\x44OMAIN_STATE_UNSPECIFIED\x10\x00\x12\x11\n\rDOMAIN_ACTIVE\x10\x01\x12\x11\n\rDOMAIN_PAUSED\x10\x02\x12\x11\n\rDOMAIN_HALTED\x10\x03\x32T\n\x0e\x46\x65tcherService\x12\x42\n\x05\x46\x65tch\x12\x1b.spiderduck.v1.FetchRequest\x1a\x1c.spiderduck.v1.FetchResponse2\xd1\x02\n\x0c\x46\x65tcherAdmin\x12T\n\x0bListDomains\x12!.spiderduck.v1.ListDomainsRequest\x1a\".spiderduck.v1.ListDomainsResponse\x12K\n\x0bPauseDomain\x12!.spiderduck.v1.PauseDomainRequest\x1a\x19.spiderduck.v1.DomainInfo\x12M\n\x0cResumeDomain\x12\".spiderduck.v1.ResumeDomainRequest\x1a\x19.spiderduck.v1.DomainInfo\x12O\n\rSetDomainRate\x12#.spiderduck.v1.SetDomainRateRequest\x1a\x19.spiderduck.v1.DomainInfob\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,32 +34,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DOMAININFO_STATUSCOUNTSENTRY']._loaded_options = None
   _globals['_DOMAININFO_STATUSCOUNTSENTRY']._serialized_options = b'8\001'
-  _globals['_DOMAINSTATE']._serialized_start=1527
-  _globals['_DOMAINSTATE']._serialized_end=1627
+  _globals['_DOMAINSTATE']._serialized_start=1560
+  _globals['_DOMAINSTATE']._serialized_end=1660
   _globals['_HEADER']._serialized_start=76
   _globals['_HEADER']._serialized_end=113
   _globals['_FETCHREQUEST']._serialized_start=116
-  _globals['_FETCHREQUEST']._serialized_end=291
-  _globals['_FETCHTIMING']._serialized_start=293
-  _globals['_FETCHTIMING']._serialized_end=378
-  _globals['_FETCHRESPONSE']._serialized_start=381
-  _globals['_FETCHRESPONSE']._serialized_end=694
-  _globals['_DOMAININFO']._serialized_start=697
-  _globals['_DOMAININFO']._serialized_end=1251
-  _globals['_DOMAININFO_STATUSCOUNTSENTRY']._serialized_start=1200
-  _globals['_DOMAININFO_STATUSCOUNTSENTRY']._serialized_end=1251
-  _globals['_LISTDOMAINSREQUEST']._serialized_start=1253
-  _globals['_LISTDOMAINSREQUEST']._serialized_end=1290
-  _globals['_LISTDOMAINSRESPONSE']._serialized_start=1292
-  _globals['_LISTDOMAINSRESPONSE']._serialized_end=1377
-  _globals['_PAUSEDOMAINREQUEST']._serialized_start=1379
-  _globals['_PAUSEDOMAINREQUEST']._serialized_end=1432
-  _globals['_RESUMEDOMAINREQUEST']._serialized_start=1434
-  _globals['_RESUMEDOMAINREQUEST']._serialized_end=1471
-  _globals['_SETDOMAINRATEREQUEST']._serialized_start=1473
-  _globals['_SETDOMAINRATEREQUEST']._serialized_end=1525
-  _globals['_FETCHERSERVICE']._serialized_start=1629
-  _globals['_FETCHERSERVICE']._serialized_end=1713
-  _globals['_FETCHERADMIN']._serialized_start=1716
-  _globals['_FETCHERADMIN']._serialized_end=2053
+  _globals['_FETCHREQUEST']._serialized_end=324
+  _globals['_FETCHTIMING']._serialized_start=326
+  _globals['_FETCHTIMING']._serialized_end=411
+  _globals['_FETCHRESPONSE']._serialized_start=414
+  _globals['_FETCHRESPONSE']._serialized_end=727
+  _globals['_DOMAININFO']._serialized_start=730
+  _globals['_DOMAININFO']._serialized_end=1284
+  _globals['_DOMAININFO_STATUSCOUNTSENTRY']._serialized_start=1233
+  _globals['_DOMAININFO_STATUSCOUNTSENTRY']._serialized_end=1284
+  _globals['_LISTDOMAINSREQUEST']._serialized_start=1286
+  _globals['_LISTDOMAINSREQUEST']._serialized_end=1323
+  _globals['_LISTDOMAINSRESPONSE']._serialized_start=1325
+  _globals['_LISTDOMAINSRESPONSE']._serialized_end=1410
+  _globals['_PAUSEDOMAINREQUEST']._serialized_start=1412
+  _globals['_PAUSEDOMAINREQUEST']._serialized_end=1465
+  _globals['_RESUMEDOMAINREQUEST']._serialized_start=1467
+  _globals['_RESUMEDOMAINREQUEST']._serialized_end=1504
+  _globals['_SETDOMAINRATEREQUEST']._serialized_start=1506
+  _globals['_SETDOMAINRATEREQUEST']._serialized_end=1558
+  _globals['_FETCHERSERVICE']._serialized_start=1662
+  _globals['_FETCHERSERVICE']._serialized_end=1746
+  _globals['_FETCHERADMIN']._serialized_start=1749
+  _globals['_FETCHERADMIN']._serialized_end=2086
 # @@protoc_insertion_point(module_scope)

@@ -28,7 +28,7 @@ class Header(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
 
 class FetchRequest(_message.Message):
-    __slots__ = ("url", "purpose", "deadline_seconds", "max_body_bytes", "if_none_match", "if_modified_since", "render", "range")
+    __slots__ = ("url", "purpose", "deadline_seconds", "max_body_bytes", "if_none_match", "if_modified_since", "render", "range", "profile", "cookie")
     URL_FIELD_NUMBER: _ClassVar[int]
     PURPOSE_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
@@ -37,6 +37,8 @@ class FetchRequest(_message.Message):
     IF_MODIFIED_SINCE_FIELD_NUMBER: _ClassVar[int]
     RENDER_FIELD_NUMBER: _ClassVar[int]
     RANGE_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
+    COOKIE_FIELD_NUMBER: _ClassVar[int]
     url: str
     purpose: str
     deadline_seconds: float
@@ -45,7 +47,9 @@ class FetchRequest(_message.Message):
     if_modified_since: str
     render: bool
     range: str
-    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ..., max_body_bytes: _Optional[int] = ..., if_none_match: _Optional[str] = ..., if_modified_since: _Optional[str] = ..., render: _Optional[bool] = ..., range: _Optional[str] = ...) -> None: ...
+    profile: str
+    cookie: str
+    def __init__(self, url: _Optional[str] = ..., purpose: _Optional[str] = ..., deadline_seconds: _Optional[float] = ..., max_body_bytes: _Optional[int] = ..., if_none_match: _Optional[str] = ..., if_modified_since: _Optional[str] = ..., render: _Optional[bool] = ..., range: _Optional[str] = ..., profile: _Optional[str] = ..., cookie: _Optional[str] = ...) -> None: ...
 
 class FetchTiming(_message.Message):
     __slots__ = ("queued_seconds", "robots_seconds", "origin_seconds")

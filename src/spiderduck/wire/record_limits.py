@@ -14,7 +14,7 @@ readable over gRPC, and small enough that its UrlProcessed event fits NATS's max
   reading_time_s and a document's pages; lengths and a file's size are never negative;
 - the card's lists keep their first MAX_CARD_ITEMS images and labels, a label's name and value
   cut at OTHER_TEXT_LIMIT, as are an offer's parts; an image, logo or audio whose URL is longer
-  than MAX_URL_CHARS is dropped;
+  than MAX_URL_CHARS is dropped, as is the honesty check's browser_final_url;
 - structured data over MAX_STRUCTURED_BYTES, encoded, loses its last JSON-LD blocks and
   microdata items, then its OpenGraph, until it fits (or is dropped).
 
@@ -136,6 +136,10 @@ def _card(rec: UrlRecord) -> dict[str, Any]:
         changes["document"] = evolve(rec.document, pages=min(max(rec.document.pages, 0), _INT32))
     if rec.file_size < 0:
         changes["file_size"] = 0
+    if rec.honesty is not None and (len(rec.honesty.browser_final_url) > MAX_URL_CHARS
+                                    or clean_text(rec.honesty.browser_final_url) is not rec.honesty.browser_final_url):
+        url = rec.honesty.browser_final_url
+        changes["honesty"] = evolve(rec.honesty, browser_final_url="" if len(url) > MAX_URL_CHARS else clean_text(url))
     return changes
 
 

@@ -22,7 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from spiderduck.core.record import FieldSource, Image, PageMetadata, Redirect, UrlRecord, Video, with_page
 from spiderduck.core.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
-from spiderduck.wire import record_card, struct_wire
+from spiderduck.wire import record_card, record_honesty, struct_wire
 from spiderduck.wire.struct_wire import varint
 from spiderduck.core.frozen import evolve
 
@@ -136,6 +136,7 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
     for p in _provenance(rec):
         msg.provenance.add(field=p.field, source=p.source)
     record_card.to_proto(rec, msg)
+    record_honesty.to_proto(rec, msg)
     return msg
 
 
@@ -165,6 +166,7 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
         values[name] = tuple(getattr(msg, name))
     values["provenance"] = tuple(FieldSource(p.field, p.source) for p in msg.provenance)
     values.update(record_card.from_proto(msg))
+    values["honesty"] = record_honesty.from_proto(msg)
     return UrlRecord(**values)
 
 
@@ -262,6 +264,7 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         if ts is not None:
             out["modified_time"] = ts.ToJsonString()
     record_card.to_dict(rec, out)
+    record_honesty.to_dict(rec, out)
     return out
 
 
