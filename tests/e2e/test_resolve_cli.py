@@ -20,8 +20,8 @@ from spiderduck.metadata_api.main import run_metadata_api
 from support.cli import Proc, run_cli, up_config
 from support.service import Client, RunningService, service_settings, wait_port
 
-STAGES = ["Decoder", "Notifier", "SightingRecorder", "CrawlDecider", "CrawlRecorder",
-          "RedirectFollower", "FileReader", "RelatedFetcher", "PostProcessor"]
+STAGES = ["Decoder", "HonestyChecker", "Notifier", "SightingRecorder", "CrawlDecider", "CrawlRecorder",
+          "HonestySelector", "RedirectFollower", "FileReader", "RelatedFetcher", "PostProcessor"]
 
 
 def png(width: int, height: int) -> bytes:
@@ -31,8 +31,8 @@ def png(width: int, height: int) -> bytes:
 
 
 def stage_lines(out: str) -> dict[str, str]:
-    """Each stage's header line by name; fails unless all eight come, in order."""
-    found = re.findall(r"^(\d)\. (\w+) +(.*)$", out, re.M)
+    """Each stage's header line by name; fails unless all of them come, in order."""
+    found = re.findall(r"^(\d+)\. (\w+) +(.*)$", out, re.M)
     assert [(int(n), name) for n, name, _ in found] == list(enumerate(STAGES, 1)), out
     return {name: rest for _, name, rest in found}
 
@@ -81,7 +81,7 @@ async def test_a_redirect_traced_stored_and_announced_then_fresh(nats_server, lo
         assert code == 0, out + err
         lines = stage_lines(out)
         assert lines["CrawlDecider"].startswith("answered  -> FRESH OK")
-        for inner in STAGES[4:]:
+        for inner in STAGES[STAGES.index("CrawlDecider") + 1:]:
             assert lines[inner] == "not run", out
         assert f"     answer FRESH, OK, key '{page}'\n" in out
         assert "     out   record.share_count: 1 -> 2\n" in out
@@ -128,7 +128,7 @@ async def test_an_invalid_url_is_rejected_recorded_and_announced(nats_server, tm
         assert code == 0, out + err                              # an outcome: exit 0
         lines = stage_lines(out)
         assert lines["CrawlDecider"].startswith("answered  -> REJECTED INVALID_URL")
-        assert all(lines[inner] == "not run" for inner in STAGES[4:]), out
+        assert all(lines[inner] == "not run" for inner in STAGES[STAGES.index("CrawlDecider") + 1:]), out
         assert "     answer REJECTED, INVALID_URL, key 'mailto:x'\n" in out
         assert "     out   record.share_count = 1\n" in out
         assert json.loads(out.splitlines()[-1])["status"] == "INVALID_URL"

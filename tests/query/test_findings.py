@@ -184,3 +184,41 @@ def test_findings_carry_their_field_and_a_message():
     for finding in findings(record(title="", image=None, description="")):
         assert finding.message and finding.platform in PLATFORM_NAMES
         assert finding.field in ("", "title", "description", "image")
+
+
+# Preview honesty (issue 43): a browser's look that differs from the card is `cloaked` everywhere.
+CLOAKED = metadata_pb2.Honesty(verdict="differs", differences=["final_domain", "title"],
+                               browser_final_url="http://phish.test/login")
+
+
+@pytest.mark.parametrize("platform", PLATFORM_NAMES)
+def test_a_card_a_browser_does_not_see_is_cloaked_on_every_platform(platform):
+    [finding] = [f for f in findings(record(honesty=CLOAKED)) if f.platform == platform]
+    assert (finding.code, finding.severity, finding.field) == ("cloaked", "error", "")
+    assert "final_domain" in finding.message and "title" in finding.message
+    assert "another domain" in finding.message and "http://phish.test/login" in finding.message
+
+
+@pytest.mark.parametrize("status, error", [(metadata_pb2.INTERSTITIAL, "consent wall"),
+                                           (metadata_pb2.OK, "")])
+def test_cloaked_is_found_beside_the_other_findings(status, error):
+    page = record(status=status, error=error, title="", honesty=CLOAKED)
+    codes = {(p, c) for p, c, _ in found(page)}
+    assert {("discord", "cloaked"), ("x", "cloaked")} <= codes
+    other = "interstitial" if status == metadata_pb2.INTERSTITIAL else "title_missing"
+    assert ("facebook", other) in codes and ("facebook", "cloaked") in codes
+
+
+@pytest.mark.parametrize("honesty", [
+    None,
+    metadata_pb2.Honesty(verdict="consistent", browser_final_url="http://news.test/s"),
+    metadata_pb2.Honesty(verdict="unchecked"),
+])
+def test_a_consistent_unchecked_or_unmade_check_is_no_finding(honesty):
+    assert findings(record(honesty=honesty)) == []
+
+
+def test_the_cloaked_rule_points_to_the_readme():
+    for rules in PLATFORMS.values():
+        [rule] = [r for r in rules if r.code == "cloaked"]
+        assert rule.severity == "error" and rule.source == "README.md#preview-honesty"

@@ -320,8 +320,9 @@ def test_the_pipeline_prints_its_chain(tmp_path):
         return None
     pipeline = build_pipeline(settings, metadata=None, content=None, fetch_hop=nothing, publish=nothing,
                               metrics=metrics.recorder("test"))
-    assert repr(pipeline) == ("Decoder -> Notifier -> SightingRecorder -> CrawlDecider -> "
-                              "CrawlRecorder -> RedirectFollower -> FileReader -> RelatedFetcher -> PostProcessor")
+    assert repr(pipeline) == ("Decoder -> HonestyChecker -> Notifier -> SightingRecorder -> CrawlDecider -> "
+                              "CrawlRecorder -> HonestySelector -> RedirectFollower -> FileReader -> "
+                              "RelatedFetcher -> PostProcessor")
 
 
 async def test_unexpected_exceptions_become_retryable_stage_failures():

@@ -11,7 +11,8 @@ from nats.js.errors import BadRequestError, BucketNotFoundError
 from spiderduck.bus.claims import CLAIM_BUCKET
 from spiderduck.client.errors import NotConfigured
 # Defined once, in the client: what a producer and a subscriber must agree on.
-from spiderduck.client.names import PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, QUEUE_SUBJECT, SUBMIT_SUBJECT
+from spiderduck.client.names import (DISPUTED_SUBJECT, PROCESSED_SUBJECT, PROTOBUF_CONTENT_TYPE, QUEUE_SUBJECT,
+                                     SUBMIT_SUBJECT)
 from spiderduck.client.security import NatsOptions, PlaintextServer, abandon, nats_refusal
 from spiderduck.core.config import Settings, StreamSettings
 from spiderduck.core.errors import BusError, ConfigError, SpiderDuckError

@@ -11,6 +11,7 @@ SUBMIT_SUBJECT = "spiderduck.urls.submit"          # the work queue URLs are sub
 # answers (empty, or why not), so a producer need not write the queued-marker bucket itself.
 QUEUE_SUBJECT = "spiderduck.urls.queue"
 PROCESSED_SUBJECT = "spiderduck.events.processed"  # where the scheduler announces each outcome
+DISPUTED_SUBJECT = "spiderduck.events.disputed"    # a URL whose browser's look differs from its card (issue 43)
 PROTOBUF_CONTENT_TYPE = "application/x-protobuf"   # Content-Type of a protobuf UrlSubmission
 QUEUED_BUCKET = "spiderduck_url_queued"            # KV bucket of queued markers (keys: client.keys)
 

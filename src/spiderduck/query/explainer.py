@@ -27,7 +27,7 @@ from typing import Callable
 import logging
 
 from spiderduck.core.errors import SpiderDuckError, StoreError
-from spiderduck.core.fetch import HTML_TYPES, declared_type
+from spiderduck.core.fetch import HTML_TYPES, RENDERED_TYPE, declared_type
 from spiderduck.core.record import RENDERED, FieldSource, UrlRecord
 from spiderduck.extract import images
 from spiderduck.extract.pool import ExtractionFailed, ExtractionPool, ExtractionTimeout, PoolClosing
@@ -43,7 +43,6 @@ from spiderduck.wire import record_proto
 log = logging.getLogger("spiderduck.metadata_api")
 
 NOARCHIVE = "the page was not archived (its robots directives say noarchive): explained from the record alone"
-RENDERED_TYPE = "text/html; charset=utf-8"     # a rendered DOM's, as the fetcher hands it over
 # The window after a page's record in which its image probes are looked for: a page's related
 # fetches (at most 8 images of process.image_probe_bytes, its oEmbed, its favicon) are logged
 # right after it, with other pages' records between them when many are crawled at once.

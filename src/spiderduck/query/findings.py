@@ -6,14 +6,19 @@ Every threshold is in PLATFORMS, once, with the page that states it; README.md's
 ("Why a preview looks as it does") is readme_table() of it, and a test keeps the two equal.
 A platform that publishes no threshold of a kind gets no finding of that kind: Discord
 publishes nothing on its embeds, so only a wall in front of the page (which no platform can
-see past) is found for it. Severity: error (that platform shows no card, or a broken one),
+see past) and a cloaked card (below) are found for it. Severity: error (that platform shows no card, or a broken one),
 warning (it shows less than the page meant), info (worth knowing, not a fault).
 An image of unknown size (width or height 0) gets no size or aspect finding.
+A record whose browser's look differs from its card (issue 43, `metadata.honesty.verdict`
+`differs`) is `cloaked` on every platform, whatever else is found: each shows the card, a person
+who clicks sees something else.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable
 
+from spiderduck.extract.honesty import DIFFERS
 from spiderduck.v1 import metadata_pb2
 
 FACEBOOK_IMAGES = "https://developers.facebook.com/docs/sharing/webmasters/images"
@@ -28,6 +33,7 @@ SLACK_ROBOTS = "https://api.slack.com/robots"
 MASTODON_CARD = "https://docs.joinmastodon.org/entities/PreviewCard/"
 BLUESKY_EXTERNAL = "https://github.com/bluesky-social/atproto/blob/main/lexicons/app/bsky/embed/external.json"
 WALLS = "README.md#what-a-preview-holds-when-the-page-is-odd"
+HONESTY = "README.md#preview-honesty"
 
 PLATFORM_NAMES = ("facebook", "x", "linkedin", "slack", "discord", "mastodon", "bluesky")
 
@@ -47,10 +53,14 @@ class Rule:
 
 ALL = Rule("interstitial", "error", None,
            "a wall (consent, login, bot challenge) in front of the page: its card is the wall's", WALLS)
+CLOAKED = Rule("cloaked", "error", None,
+               "a browser's look at the link differs from the card: the card shows what a person who clicks "
+               "will not see", HONESTY)
 
 PLATFORMS: dict[str, tuple[Rule, ...]] = {
     "facebook": (
         ALL,
+        CLOAKED,
         Rule("image_too_small", "error", (200, 200), "og:image at least 200×200 px (the minimum allowed)",
              FACEBOOK_IMAGES),
         Rule("image_too_small", "warning", (600, 315),
@@ -69,6 +79,7 @@ PLATFORMS: dict[str, tuple[Rule, ...]] = {
     ),
     "x": (
         ALL,
+        CLOAKED,
         Rule("blocked_by_robots", "warning", None, "Twitterbot follows robots.txt; a page it may not fetch shows no card",
              X_GUIDE),
         Rule("no_card_tags", "error", ("twitter:", "og:title+og:description"),
@@ -84,25 +95,29 @@ PLATFORMS: dict[str, tuple[Rule, ...]] = {
     ),
     "linkedin": (
         ALL,
+        CLOAKED,
         Rule("image_missing", "info", None, "og:image: the post's image", LINKEDIN_INSPECTOR),
         Rule("title_missing", "info", None, "og:title: the post's title", LINKEDIN_INSPECTOR),
         Rule("no_card_tags", "info", ("og:",), "Open Graph tags: what Post Inspector reads", LINKEDIN_INSPECTOR),
     ),
     "slack": (
         ALL,
+        CLOAKED,
         Rule("no_card_tags", "warning", ("og:", "twitter:", "oembed:"),
              "oEmbed, Twitter Card or Open Graph tags: what the unfurler looks for", SLACK_ROBOTS),
         Rule("image_unreachable", "warning", None, "an image the tags name is fetched to check it is valid",
              SLACK_ROBOTS),
     ),
-    "discord": (ALL,),
+    "discord": (ALL, CLOAKED),
     "mastodon": (
         ALL,
+        CLOAKED,
         Rule("no_card_tags", "info", ("og:", "oembed:"), "a preview card is generated from OpenGraph tags",
              MASTODON_CARD),
     ),
     "bluesky": (
         ALL,
+        CLOAKED,
         Rule("title_missing", "info", None, "a link card has a title, a description and an optional thumb",
              BLUESKY_EXTERNAL),
         Rule("description_missing", "info", None, "a link card has a title, a description and an optional thumb",
@@ -131,6 +146,24 @@ def findings(metadata: metadata_pb2.UrlMetadata) -> list[metadata_pb2.Finding]:
     return found
 
 
+# A difference between the two looks, in words (spiderduck.extract.honesty.DIFFERENCES).
+DIFFERENCE_WORDS = {
+    "final_domain": "it ends on another domain",
+    "redirects": "its redirects pass through other domains",
+    "status": "another HTTP status",
+    "title": "another title",
+    "description": "another description",
+    "image": "another image",
+    "claimed_domain": "the card claims a domain the page is not on",
+}
+
+
+def differences_text(differences: Iterable[str]) -> str:
+    """A `differs` verdict's differences in words, each with its name: `another title (title)`."""
+    words = ", ".join(f"{DIFFERENCE_WORDS.get(name, name)} ({name})" for name in differences)
+    return words or "differences not named"
+
+
 def _platform(metadata: metadata_pb2.UrlMetadata, rules: tuple[Rule, ...]):
     by_code: dict[str, list[Rule]] = {}
     for rule in rules:
@@ -139,6 +172,12 @@ def _platform(metadata: metadata_pb2.UrlMetadata, rules: tuple[Rule, ...]):
     def first(code: str) -> Rule | None:
         return by_code.get(code, [None])[0]
 
+    rule = first("cloaked")
+    if rule is not None and metadata.HasField("honesty") and metadata.honesty.verdict == DIFFERS:
+        ended = metadata.honesty.browser_final_url
+        where = f"; a browser ended at {ended}" if ended else ""
+        yield rule, "", f"a browser that follows this link sees something other than its card: " \
+                        f"{differences_text(metadata.honesty.differences)}{where}"
     if metadata.status == metadata_pb2.INTERSTITIAL:
         rule = first("interstitial")
         yield rule, "", f"the page is a wall, not the content ({metadata.error or 'interstitial'}): {rule.states}"

@@ -69,6 +69,8 @@ class Outcome:
     changed_fields: tuple[str, ...] = ()   # the record's fields this crawl changed (spiderduck.wire.record_diff)
     archivable: bool = True                # the Post Processor's word: False when the publisher said
                                            # noarchive, so the Crawl Recorder logs no final response
+    honesty_due: tuple[str, ...] = ()      # why a browser's look is due (scheduler.honesty_select.REASONS,
+                                           # or ("all",)); empty: none is (the Honesty Selector's word)
 
     def latency(self, now: float) -> float:
         """Seconds from the URL's submission to `now` (0 when the submission time is unknown)."""

@@ -124,7 +124,8 @@ async def scheduler_parts(settings: Settings, *, static_routing: bool = False, t
                                   metrics=metrics.recorder("scheduler"), claims=claims,
                                   extract=pool.extract, file_card=pool.file_card, file_range=pool.next_range,
                                   resubmit=submissions.publisher(js),
-                                  dead_letter=submissions.dead_letterer(js), denylist=denylist)
+                                  dead_letter=submissions.dead_letterer(js), denylist=denylist,
+                                  dispute=event_publisher(publisher(js, bus.DISPUTED_SUBJECT), nc.max_payload))
         stack.push_async_callback(pipeline.close)
         yield SchedulerParts(nc, js, pipeline, router, pool, metadata, content, denylist)
 

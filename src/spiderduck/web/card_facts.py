@@ -1,10 +1,14 @@
 """The card's facts line (issue 41): what a record says beyond title, description and image, as
 (name, text) pairs for the template, which escapes them: the page's own labels first (as Slack shows
 them), then the offer, the reading time, a video's or audio's length, a document's pages, a file's
-size and the theme colours."""
+size, the theme colours and a browser's look that agreed with the card, or was not made (issue 43;
+one that differs is the card's warning, views.card_of)."""
 from __future__ import annotations
 
 from spiderduck.core.record import UrlRecord
+from spiderduck.extract.honesty import CONSISTENT, UNCHECKED
+
+BROWSER_CHECK = {CONSISTENT: "consistent with the card", UNCHECKED: "not made"}   # README "Preview honesty"
 
 
 def duration_text(ms: int) -> str:
@@ -43,4 +47,7 @@ def facts_of(record: UrlRecord) -> tuple[tuple[str, str], ...]:
     for name, colour in (("Theme colour", record.theme_color), ("Dark theme colour", record.theme_color_dark)):
         if colour:
             facts.append((name, colour))
+    honesty = record.honesty
+    if honesty is not None and honesty.verdict in BROWSER_CHECK:
+        facts.append(("Browser check", BROWSER_CHECK[honesty.verdict]))
     return tuple(facts)

@@ -23,7 +23,8 @@ from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import Candidate, FieldSource, UrlRecord, field_text
 from spiderduck.web.card_facts import facts_of
 from spiderduck.extract.embeds import from_oembed_html
-from spiderduck.query.findings import findings
+from spiderduck.extract.honesty import DIFFERS
+from spiderduck.query.findings import differences_text, findings
 from spiderduck.core.frozen import evolve
 
 _HOST = re.compile(r"^[A-Za-z0-9.\-]+$|^\[[0-9A-Fa-f:.]+\]$")
@@ -94,6 +95,8 @@ class Card:
     medium: str = ""
     logo: str = ""             # http(s) only, else ''
     facts: tuple[tuple[str, str], ...] = ()   # (name, text): labels, offer, reading time, duration, pages, size
+    cloaked: str = ""          # a browser's look differs from the card (issue 43): the differences in words
+    browser_ended: str = ""    # ... and where that browser ended (shown as text, never a link)
 
     @property
     def origins(self) -> dict[str, list[str]]:
@@ -116,7 +119,16 @@ def card_of(record: UrlRecord, allow_hosts: Sequence[str]) -> Card:
         favicon=web_url(record.favicon), embed=Markup(embed) if embed_origin else Markup(""),
         embed_origin=embed_origin, status=record.status.name, http_status=record.http_status,
         error=record.error, sensitive=record.sensitive, medium=record.medium,
-        logo=web_url(record.logo.url) if record.logo is not None else "", facts=facts_of(record))
+        logo=web_url(record.logo.url) if record.logo is not None else "", facts=facts_of(record),
+        **_cloaked(record))
+
+
+def _cloaked(record: UrlRecord) -> dict[str, str]:
+    """The card's warning when a browser's look differs from it (spiderduck.extract.honesty)."""
+    honesty = record.honesty
+    if honesty is None or honesty.verdict != DIFFERS:
+        return {}
+    return {"cloaked": differences_text(honesty.differences), "browser_ended": honesty.browser_final_url}
 
 
 def chain_of(record: UrlRecord) -> list[Hop]:

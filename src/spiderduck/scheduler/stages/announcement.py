@@ -1,4 +1,4 @@
-"""Stage 2, the Notifier: the announcement, one UrlProcessed per submitted URL, whatever the outcome.
+"""Stage 3, the Notifier: the announcement, one UrlProcessed per submitted URL, whatever the outcome.
 
 Input: a CrawlTask. Output: the Outcome of the stages inside it, unchanged, once announced: it
 hands the Outcome to `publish` (scheduler.events, the protobuf edge) after the stages inside have

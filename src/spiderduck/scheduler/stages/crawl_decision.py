@@ -1,4 +1,4 @@
-"""Stage 4, the Crawl Decider: the decision whether to crawl. Canonical form; fresh enough
+"""Stage 5, the Crawl Decider: the decision whether to crawl. Canonical form; fresh enough
 already? already in flight?
 
 Input: a CrawlTask as submitted. Output: an Outcome. It answers on its own, without calling next,

@@ -1,4 +1,4 @@
-"""Stage 5, the Crawl Recorder: records the crawl, once per crawl.
+"""Stage 6, the Crawl Recorder: records the crawl, once per crawl.
 
 Input: a CrawlTask the decider chose to crawl. Output: the Outcome of the stages inside it, as
 stored. What the crawl fetched goes to the content store (one WARC record per fetch: the chain's

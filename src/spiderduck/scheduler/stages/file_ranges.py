@@ -1,4 +1,4 @@
-"""Stage 7, the File Reader: a file's bytes, as few as its format allows (issue 41).
+"""Stage 9, the File Reader: a file's bytes, as few as its format allows (issue 41).
 
 Input: a CrawlTask with its hops. Output: the Outcome of the stages inside, given the task with
 `file` (spiderduck.extract.files.FileBytes: the size the file declares and the parts read), and

@@ -1,4 +1,4 @@
-"""Stage 9, the Post Processor: the record. The final hop's response becomes the UrlRecord.
+"""Stage 11, the Post Processor: the record. The final hop's response becomes the UrlRecord.
 
 Input: a CrawlTask with its hops (and the chain's `failure`, if any). Output: the Outcome
 (CRAWLED; REVALIDATED when the origin answered 304 to a conditional re-fetch, the stored record
@@ -59,7 +59,7 @@ from spiderduck.extract import clean_urls
 from spiderduck.core import freshness
 
 from spiderduck.core import telemetry
-from spiderduck.core.fetch import HTML_TYPES, FetchResult
+from spiderduck.core.fetch import HTML_TYPES, RENDER_OK, RENDER_TIMEOUT, RENDERED_TYPE, FetchResult
 from spiderduck.core.freshness import Freshness
 from spiderduck.core.record import HTTP_REDIRECT, RENDERED, STATIC, PageMetadata, Redirect, UrlRecord, with_page
 from spiderduck.core.status import Status, status_for_http
@@ -75,8 +75,6 @@ from spiderduck.scheduler.stages.chain import Next
 from spiderduck.scheduler.task import CrawlTask, Outcome, Resolution
 from spiderduck.core.frozen import evolve
 
-RENDERED_TYPE = "text/html; charset=utf-8"      # a rendered DOM, as the fetcher hands it over
-RENDER_OK, RENDER_TIMEOUT = "ok", "timeout"     # FetchResult.render_outcome (fetcher.render)
 
 log = logging.getLogger("spiderduck.scheduler")
 
@@ -124,6 +122,7 @@ class PostProcessor:
         self._robots_token = robots_token
         self._parser = parser
         self._extract = extract or self._extract_here
+        self.extract = self._extract        # what reads a page's card: also the Honesty Checker's
         self._clock = clock
 
     async def _extract_here(self, body: bytes, url: str, content_type: str | None,

@@ -1,4 +1,4 @@
-"""Stage 6, the Redirect Follower: the redirect chain, hop by hop (spiderduck.core.redirects).
+"""Stage 8, the Redirect Follower: the redirect chain, hop by hop (spiderduck.core.redirects).
 
 Input: a CrawlTask with its canonical url. Output: the Outcome of the stages inside, given the
 task with `hops` (one FetchResult per request, in order) and `failure` (why the chain stopped

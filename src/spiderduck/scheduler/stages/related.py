@@ -1,4 +1,4 @@
-"""Stage 8, the Related Fetcher: what a page's record needs from other URLs.
+"""Stage 10, the Related Fetcher: what a page's record needs from other URLs.
 
 Input: a CrawlTask with its hops. Output: the Outcome of the Post Processor, its record
 completed, and `related` (what these fetches requested, for the content log). Failure: none;

@@ -1,4 +1,4 @@
-"""Stage 3, the Sighting Recorder: records the sighting, once per submitted URL.
+"""Stage 4, the Sighting Recorder: records the sighting, once per submitted URL.
 
 Input: a CrawlTask. Output: the Outcome of the stages inside it, with the record's share_count.
 Every sighting counts as one share, whatever its resolution, except a ResolveUrl call's (a
