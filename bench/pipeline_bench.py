@@ -39,7 +39,6 @@ import time
 
 import nats
 import yaml
-from aiohttp import web
 
 import tree  # noqa: E402
 tree.use_this_tree()
@@ -52,42 +51,9 @@ from production_stores import cassandra_requests, requests_line, start_productio
 from tls_setup import make_tls, tls_settings
 from up_streams import streams_made
 from service_log import log_counts, service_log
+from corpus_origin import PAGE_REQUESTS, corpus_hosts, corpus_pages, serve  # noqa: F401 -- api_bench imports them here
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "metascraper"
-
-# A 1x1 PNG: what the pages' own-host images (relative og:image URLs) and anything else
-# that is not a numbered page get, so their related fetches find an image to probe.
-PIXEL = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-                      "1f15c4890000000d4944415478da63f8ffff3f0005fe02fea7d6a4520000000049454e44ae426082")
-
-
-def corpus_pages() -> list[bytes]:
-    cases_path = CORPUS / "cases.json"
-    if not cases_path.exists():
-        sys.exit(f"{CORPUS} not found: the benchmark reads ../shared/corpus beside the repo")
-    cases = json.loads(cases_path.read_text("utf-8"))
-    return [(CORPUS / c["html"]).read_bytes() for c in cases]
-
-
-async def serve(pages: list[bytes]) -> tuple[web.AppRunner, int]:
-    async def page(request: web.Request) -> web.Response:
-        if request.path == "/robots.txt":
-            return web.Response(text="User-agent: *\nAllow: /\n")
-        last = request.path.rsplit("/", 1)[-1] or "0"
-        if not last.isdigit():
-            return web.Response(body=PIXEL, content_type="image/png")
-        return web.Response(body=pages[int(last) % len(pages)], content_type="text/html", charset="utf-8")
-
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port, backlog=1024).start()
-    return runner, port
-
-
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -201,6 +167,9 @@ def parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--urls", type=int, default=3000, help="URLs of the burst")
     ap.add_argument("--hosts", type=int, default=300)
+    ap.add_argument("--own-hosts", action="store_true",
+                    help="serve each corpus page under its own site's host name (its og:url and canonical "
+                         "URL then name the site it is on, as on the web), not site<N>.test")
     ap.add_argument("--rate", type=float, default=50.0, help="fetcher.default_rate per domain")
     ap.add_argument("--in-flight", type=int, default=256, help="scheduler.max_in_flight")
     ap.add_argument("--steady-rate", type=float, default=200.0, help="URLs per second offered after the burst")
@@ -276,9 +245,11 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         also_before = [process_tree(pid) for pid in also]
         sent_before = await cassandra_requests(listen)
         started = time.monotonic()
+        asked_before = dict(PAGE_REQUESTS)
         await publish_all(js, burst)
         got = await events.wait_for(burst, args.timeout)
         burst_seconds = time.monotonic() - started
+        asked = {who: PAGE_REQUESTS[who] - asked_before[who] for who in PAGE_REQUESTS}
         requests = requests_line(sent_before, await cassandra_requests(listen), len(got))
         tree_after, self_after = process_tree(service.pid), os.times()
         also_cpu = [tree_cpu(before, process_tree(pid)) for before, pid in zip(also_before, also)]
@@ -304,7 +275,7 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
         if own_nats:
             own_nats.stop()
     return {"got": got, "seconds": burst_seconds, "cpu": cpu, "steady": steady_got, "peak": peak,
-            "log": log_counts(service),
+            "log": log_counts(service), "asked": asked,
             "requests": requests,
             "cpu_ms": tree_cpu(tree_before, tree_after) * 1000 / max(len(got), 1),
             "also_ms": [cpu * 1000 / max(len(got), 1) for cpu in also_cpu]}
@@ -312,11 +283,14 @@ async def run_service(args, burst: list[str], steady: list[str], work: str, sett
 
 def print_run(args, run: dict, steady_n: int) -> None:
     got, ours = run["got"], len(run["got"]) / run["seconds"]
-    print(f"burst: {len(got)}/{args.urls} URLs over {args.hosts} hosts at once, rate {args.rate:g}/s "
+    print(f"burst: {len(got)}/{args.urls} URLs over {len(set(corpus_hosts())) if args.own_hosts else args.hosts} hosts at once, rate {args.rate:g}/s "
           f"per domain, max_in_flight {args.in_flight}, related fetches {'on' if args.related else 'off'}; "
           f"statuses {statuses(got)}")
     print(f"  ours  {ours:7.1f} URLs/s; CPU seconds over its {run['seconds']:.1f} s: {run['cpu']}")
     print(f"  CPU per URL: service {run['cpu_ms']:.2f} ms (every process of the service, origin excluded)")
+    asked = run["asked"]
+    print(f"  page requests over the burst: crawler {asked['crawler']}, browser's second look {asked['browser']} "
+          f"({100 * asked['browser'] / max(asked['crawler'], 1):.1f}% extra; process.honesty)")
     print(f"  service log: {run['log']}")
     if run["steady"]:
         added = [e.latency_seconds - e.origin_seconds for e in run["steady"]]
@@ -334,9 +308,11 @@ async def main() -> None:
     pages = corpus_pages()
     runner, port = await serve(pages)
     work = tempfile.mkdtemp(prefix="spiderduck-bench-")
-    burst = [f"http://site{n % args.hosts}.test:{port}/p/{n}" for n in range(args.urls)]
+    own = corpus_hosts() if args.own_hosts else []     # each page on its own site's name
+    host = (lambda n: own[n % len(own)]) if own else (lambda n: f"site{n % args.hosts}.test")
+    burst = [f"http://{host(n)}:{port}/p/{n}" for n in range(args.urls)]
     steady_n = int(args.steady_rate * args.steady_seconds)
-    steady = [f"http://site{n % args.hosts}.test:{port}/s/{n}" for n in range(steady_n)]
+    steady = [f"http://{host(n)}:{port}/s/{n}" for n in range(steady_n)]
     servers, lines = [], []
     try:
         production: list[str] = []
