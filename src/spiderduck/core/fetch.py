@@ -8,6 +8,7 @@ from spiderduck.core.status import Status
 HTML_TYPES = ("text/html", "application/xhtml+xml")
 RENDERED_TYPE = "text/html; charset=utf-8"      # a rendered DOM's type, as the fetcher hands it over
 RENDER_OK, RENDER_TIMEOUT = "ok", "timeout"     # FetchResult.render_outcome (fetcher.render)
+MAX_COOKIE_CHARS = 8 * 1024     # FetchRequest.cookie, at most (the browser profile's, issue 43)
 
 
 def declared_type(content_type: str | None) -> str:

@@ -53,7 +53,7 @@ class Look:
 def compare(first: Look, second: Look) -> tuple[str, tuple[str, ...]]:
     """(`consistent` or `differs`, the differences in DIFFERENCES' order)."""
     found = []
-    if _domain(first.final_url) != _domain(second.final_url):
+    if domain_of(first.final_url) != domain_of(second.final_url):
         found.append("final_domain")
     if _passed(first) != _passed(second):
         found.append("redirects")
@@ -74,8 +74,8 @@ def claimed_domain(look: Look) -> str:
     """The registrable domain a card claims that is not the one it is on, or ''. Only a name
     under a known suffix claims (urls.under_known_suffix): a development address left in an
     og:url (`localhost:3000`, `127.0.0.1`) or a brand written like a domain (`Node.js`) does not."""
-    on = _domain(look.final_url)
-    for claim in (_domain(look.claimed_url), _named_domain(look.site_name)):
+    on = domain_of(look.final_url)
+    for claim in (domain_of(look.claimed_url), _named_domain(look.site_name)):
         if claim and on and claim != on and urls.under_known_suffix(claim):
             return claim
     return ""
@@ -117,11 +117,12 @@ def normalised_image(url: str) -> str:
 
 
 def _passed(look: Look) -> frozenset[str]:
-    final = _domain(look.final_url)
-    return frozenset(d for d in (_domain(u) for u in look.chain if not consent_page(u)) if d and d != final)
+    final = domain_of(look.final_url)
+    return frozenset(d for d in (domain_of(u) for u in look.chain if not consent_page(u)) if d and d != final)
 
 
-def _domain(url: str) -> str:
+def domain_of(url: str) -> str:
+    """A URL's registrable domain, '' for none (the unit every comparison here is made in)."""
     if not url:
         return ""
     try:

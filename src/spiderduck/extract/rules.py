@@ -125,29 +125,25 @@ def canonical_url(s: Sources) -> str:
 
 def canonical_url_from(s: Sources) -> tuple[str, str]:
     """`canonical_url` and where it was read: `og:url` or `<link rel=canonical>`, or ('', '')."""
-    url = values.absolute_url(s.doc.meta("og:url"), s.base)
-    if url and _plausible_canonical(url, s.url):
-        return url, "og:url"
-    for link in s.doc.links:
-        if "canonical" in link.rel:
-            url = values.absolute_url(link.href, s.base)
-            if url and _plausible_canonical(url, s.url):
-                return url, "<link rel=canonical>"
-    return "", ""
+    return next(((url, source) for url, source in _claims(s) if _plausible_canonical(url, s.url)), ("", ""))
 
 
 def claimed_url_from(s: Sources) -> str:
     """The URL the card claims to be (issue 43's claimed domain): `og:url`, else the first
     `<link rel=canonical>`, absolute, whether or not canonical_url_from believes it."""
+    return next((url for url, _ in _claims(s)), "")
+
+
+def _claims(s: Sources):
+    """(absolute URL, source) of each URL the page says it is: its og:url, then its canonical links."""
     url = values.absolute_url(s.doc.meta("og:url"), s.base)
     if url:
-        return url
+        yield url, "og:url"
     for link in s.doc.links:
         if "canonical" in link.rel:
             url = values.absolute_url(link.href, s.base)
             if url:
-                return url
-    return ""
+                yield url, "<link rel=canonical>"
 
 
 def _plausible_canonical(url: str, page: str) -> bool:

@@ -22,11 +22,11 @@ import re
 
 from spiderduck.core.config import FetcherSettings
 from spiderduck.core.errors import SpiderDuckError
+from spiderduck.core.fetch import MAX_COOKIE_CHARS
 
 CRAWLER = ""                    # SpiderDuck's crawler: fetcher.user_agent
 BROWSER = "browser"             # a person's browser: fetcher.browser_user_agent and its headers
 PROFILES = (CRAWLER, BROWSER)
-MAX_COOKIE_CHARS = 8 * 1024
 
 # Chrome's Accept on a top-level navigation.
 BROWSER_ACCEPT = ("text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,"

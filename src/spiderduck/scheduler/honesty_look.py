@@ -5,7 +5,7 @@ stated. `browser_look(...)` fetches the URL again as a person's browser would: e
 the fetcher that owns its domain with the browser profile (FetchRequest.profile "browser": the
 browser's user agent and request headers; the same guard, politeness and robots.txt verdict), the
 cookies each answer sets sent back on the hops after it (an RFC 6265 jar, per host and path,
-within COOKIE_CHARS), HTTP redirects followed as the crawl follows them, and also a meta refresh
+within MAX_COOKIE_CHARS), HTTP redirects followed as the crawl follows them, and also a meta refresh
 or Refresh header on a page with a card (the crawl follows only card-less ones) and a redirect an
 inline script states with a literal URL when the page loads (spiderduck.extract.script_redirect).
 A shell renders as the crawl's does (render.enabled). The final page's card is read by the same
@@ -21,25 +21,24 @@ import aiohttp
 from yarl import URL
 
 from spiderduck.core import redirects, urls
-from spiderduck.core.fetch import HTML_TYPES, RENDER_OK, RENDERED_TYPE, FetchResult, declared_type, looks_like_html
+from spiderduck.core.fetch import HTML_TYPES, MAX_COOKIE_CHARS, RENDER_OK, RENDERED_TYPE, FetchResult
 from spiderduck.core.record import PageMetadata
 from spiderduck.core.status import Status
 from spiderduck.extract import refresh
 from spiderduck.extract.honesty import Look
 from spiderduck.extract.script_redirect import script_redirect
+from spiderduck.scheduler.file_record import media_type
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.task import FetchHop, Outcome
 
 SCRIPT = "script"           # a hop's kind: an inline script's redirect
-COOKIE_CHARS = 8 * 1024     # the Cookie header sent on a hop, at most (FetchRequest.cookie's cap)
 
 Extract = Callable[..., Awaitable[PageMetadata]]
 
 
 @dataclass(frozen=True)
 class BrowserLook:
-    look: Look | None           # None: nothing to compare (forgotten, or a chain that failed unanswered)
-    chain: redirects.Chain
+    look: Look | None           # None: the URL was forgotten on the way
     forgotten: bool = False     # a hop's URL is on the denylist: nothing is recorded
     answered: bool = True       # False: its last hop got no answer (where it went still tells)
 
@@ -90,11 +89,11 @@ async def browser_look(fetch_hop: FetchHop, url: str, *, extract: Extract, max_r
     chain = await redirects.follow(hop, urls.canonicalize(url), max_redirects=max_redirects, refresh=moved)
     final = chain.hops[-1]
     if final.status is Status.FORGOTTEN:
-        return BrowserLook(None, chain, forgotten=True)
+        return BrowserLook(None, forgotten=True)
     before = tuple(h.url for h in chain.hops[:-1])
     if final.status is not Status.OK or not final.http_status:
         # No answer at the end: where it went still tells (compared by domain), nothing else does.
-        return BrowserLook(Look(final.url, before, status=0), chain, answered=False)
+        return BrowserLook(Look(final.url, before, status=0), answered=False)
     page = None
     if chain.failure is None and 200 <= final.http_status < 300 and _is_html(final):
         page = _same_page(final, crawled)
@@ -102,7 +101,7 @@ async def browser_look(fetch_hop: FetchHop, url: str, *, extract: Extract, max_r
             page = await extract(_page_markup(final), final.url,
                                  RENDERED_TYPE if _rendered(final) else final.header("content-type"),
                                  final.http_status)
-    return BrowserLook(_look(final.url, before, final.http_status, page), chain)
+    return BrowserLook(_look(final.url, before, final.http_status, page))
 
 
 def _same_page(final: FetchResult, crawled: Outcome | None) -> PageMetadata | None:
@@ -132,12 +131,11 @@ def _page_markup(result: FetchResult) -> bytes:
 
 
 def _is_html(result: FetchResult) -> bool:
-    kind = declared_type(result.header("content-type"))
-    return kind in HTML_TYPES if kind else looks_like_html(result.body)
+    return media_type(result) in HTML_TYPES
 
 
 def _cookie_header(jar: aiohttp.CookieJar, at: str) -> str:
-    """The jar's cookies for `at`, as one Cookie header of at most COOKIE_CHARS (whole cookies)."""
+    """The jar's cookies for `at`, as one Cookie header of at most MAX_COOKIE_CHARS (whole cookies)."""
     try:
         found = jar.filter_cookies(URL(at, encoded=True))
     except (ValueError, TypeError):
@@ -145,7 +143,7 @@ def _cookie_header(jar: aiohttp.CookieJar, at: str) -> str:
     header = ""
     for name, morsel in found.items():
         pair = f"{name}={morsel.coded_value}"       # as the origin set it (quotes kept)
-        if any(c in pair for c in "\r\n\0") or len(header) + len(pair) + 2 > COOKIE_CHARS:
+        if any(c in pair for c in "\r\n\0") or len(header) + len(pair) + 2 > MAX_COOKIE_CHARS:
             continue
         header = f"{header}; {pair}" if header else pair
     return header
@@ -159,7 +157,7 @@ def _keep_cookies(jar: aiohttp.CookieJar, result: FetchResult) -> None:
             continue
         cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
         try:
-            cookie.load(value[:COOKIE_CHARS])
+            cookie.load(value[:MAX_COOKIE_CHARS])
             for key in [k for k, m in cookie.items() if m["domain"] and urls.is_public_suffix(m["domain"])]:
                 del cookie[key]     # `Domain=com`: a browser refuses it (RFC 6265 §5.3 step 5)
             jar.update_cookies(cookie, response_url=URL(result.url, encoded=True))

@@ -26,7 +26,6 @@ import collections
 import math
 import time
 
-from spiderduck.core import urls
 from spiderduck.core.fetch import FetchResult
 from spiderduck.core.record import META_REFRESH, REFRESH_HEADER
 from spiderduck.core.status import Status
@@ -54,8 +53,8 @@ def reasons(outcome: Outcome, refresh_max_delay: float) -> tuple[str, ...]:
     """What in the first fetch gives a reason to look again as a browser (see the module)."""
     hops = outcome.task.hops
     found = set()
-    asked = _domain(outcome.task.url or outcome.task.submitted)
-    if any(_domain(h.url) != asked for h in hops):
+    asked = honesty.domain_of(outcome.task.url or outcome.task.submitted)
+    if any(honesty.domain_of(h.url) != asked for h in hops):
         found.add("cross_domain_hop")
     if META_REFRESH in outcome.task.hop_kinds or REFRESH_HEADER in outcome.task.hop_kinds:
         found.add("refresh")
@@ -90,13 +89,6 @@ def _varies(hop: FetchResult) -> bool:
         return False
     names = {part.strip().lower() for part in vary[:1024].split(",")}
     return any(name in names for name in _VARIED)
-
-
-def _domain(url: str) -> str:
-    try:
-        return urls.registrable_domain(urls.host_of(url))
-    except (urls.InvalidUrl, ValueError):
-        return ""
 
 
 class Budget:

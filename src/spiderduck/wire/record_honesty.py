@@ -2,19 +2,11 @@
 `checked_at` as RFC 3339, `differences` left out when empty), for spiderduck.wire.record_proto."""
 from __future__ import annotations
 
-import math
 from typing import Any
-
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from spiderduck.core.record import Honesty, UrlRecord
 from spiderduck.v1 import metadata_pb2 as pb
-
-
-def _timestamp(seconds: float) -> Timestamp:
-    whole = math.floor(seconds)
-    nanos = min(round((seconds - whole) * 1e9), 999_999_999)
-    return Timestamp(seconds=whole, nanos=nanos)
+from spiderduck.wire import timestamps
 
 
 def to_proto(rec: UrlRecord, msg: pb.UrlMetadata) -> None:
@@ -24,14 +16,14 @@ def to_proto(rec: UrlRecord, msg: pb.UrlMetadata) -> None:
     msg.honesty.CopyFrom(pb.Honesty(verdict=h.verdict, differences=h.differences,
                                     browser_final_url=h.browser_final_url))
     if h.checked_at:
-        msg.honesty.checked_at.CopyFrom(_timestamp(h.checked_at))
+        msg.honesty.checked_at.CopyFrom(timestamps.from_epoch(h.checked_at))
 
 
 def from_proto(msg: pb.UrlMetadata) -> Honesty | None:
     if not msg.HasField("honesty"):
         return None
     h = msg.honesty
-    at = h.checked_at.seconds + h.checked_at.nanos / 1e9 if h.HasField("checked_at") else 0.0
+    at = timestamps.to_epoch(h.checked_at) if h.HasField("checked_at") else 0.0
     return Honesty(h.verdict, tuple(h.differences), h.browser_final_url, at)
 
 
@@ -47,5 +39,5 @@ def to_dict(rec: UrlRecord, out: dict[str, Any]) -> None:
     if h.browser_final_url:
         value["browser_final_url"] = h.browser_final_url
     if h.checked_at:
-        value["checked_at"] = _timestamp(h.checked_at).ToJsonString()
+        value["checked_at"] = timestamps.from_epoch(h.checked_at).ToJsonString()
     out["honesty"] = value

@@ -22,7 +22,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from spiderduck.core.record import FieldSource, Image, PageMetadata, Redirect, UrlRecord, Video, with_page
 from spiderduck.core.status import Status
 from spiderduck.v1 import metadata_pb2 as pb
-from spiderduck.wire import record_card, record_honesty, struct_wire
+from spiderduck.wire import record_card, record_honesty, struct_wire, timestamps
 from spiderduck.wire.struct_wire import varint
 from spiderduck.core.frozen import evolve
 
@@ -76,21 +76,6 @@ class StructuredData(Mapping):
         return (StructuredData, (self.wire,))
 
 
-def _ts_from_epoch(seconds: float) -> Timestamp:
-    """Whole seconds and the fraction apart: `seconds * 1e9` is past a float's 53 bits (an
-    epoch in nanoseconds has 19 digits), so 1795444492.25 came back as 1795444492.2499998."""
-    whole = math.floor(seconds)
-    nanos = round((seconds - whole) * 1e9)
-    if nanos >= 1_000_000_000:
-        whole, nanos = whole + 1, nanos - 1_000_000_000
-    return Timestamp(seconds=whole, nanos=nanos)
-
-
-def _epoch_from_ts(ts: Timestamp) -> float:
-    """The inverse of _ts_from_epoch: the same float comes back."""
-    return ts.seconds + ts.nanos / 1e9
-
-
 def _ts_from_rfc3339(text: str) -> Timestamp | None:
     ts = Timestamp()
     try:
@@ -129,7 +114,7 @@ def to_proto(rec: UrlRecord) -> pb.UrlMetadata:
         msg.structured_data.ParseFromString(struct_wire.encode(rec.structured_data))
     for name in _TIMES:
         if getattr(rec, name):
-            getattr(msg, name).CopyFrom(_ts_from_epoch(getattr(rec, name)))
+            getattr(msg, name).CopyFrom(timestamps.from_epoch(getattr(rec, name)))
     for name in _LISTS:
         if getattr(rec, name):
             getattr(msg, name).extend(getattr(rec, name))
@@ -161,7 +146,7 @@ def from_proto(msg: pb.UrlMetadata) -> UrlRecord:
         values["structured_data"] = StructuredData(msg.structured_data.SerializeToString())
     for name in _TIMES:
         if msg.HasField(name):
-            values[name] = _epoch_from_ts(getattr(msg, name))
+            values[name] = timestamps.to_epoch(getattr(msg, name))
     for name in _LISTS:
         values[name] = tuple(getattr(msg, name))
     values["provenance"] = tuple(FieldSource(p.field, p.source) for p in msg.provenance)
@@ -237,18 +222,18 @@ def to_dict(rec: UrlRecord) -> dict[str, Any]:
         out["share_count"] = rec.share_count
     for name in ("first_seen", "fetched_at"):
         if getattr(rec, name):
-            out[name] = _ts_from_epoch(getattr(rec, name)).ToJsonString()
+            out[name] = timestamps.from_epoch(getattr(rec, name)).ToJsonString()
     for name in ("content_ref", "final_url", "error"):
         if getattr(rec, name):
             out[name] = getattr(rec, name)
     if rec.content_length:
         out["content_length"] = rec.content_length           # int32: a number in JSON
     if rec.expires_at:
-        out["expires_at"] = _ts_from_epoch(rec.expires_at).ToJsonString()
+        out["expires_at"] = timestamps.from_epoch(rec.expires_at).ToJsonString()
     if rec.etag:
         out["etag"] = rec.etag
     if rec.last_modified:
-        out["last_modified"] = _ts_from_epoch(rec.last_modified).ToJsonString()
+        out["last_modified"] = timestamps.from_epoch(rec.last_modified).ToJsonString()
     for name in ("robots_directives", "clean_url", "removed_params", "sensitive", "embed_html",
                  "fediverse_creator", "truncated", "fetch_mode"):
         value = getattr(rec, name)

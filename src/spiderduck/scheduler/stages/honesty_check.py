@@ -26,8 +26,7 @@ import time
 
 from spiderduck.core.metrics import Recorder
 from spiderduck.core.record import Honesty
-from spiderduck.core import urls
-from spiderduck.extract.honesty import DIFFERS, UNCHECKED, Look, compare
+from spiderduck.extract.honesty import DIFFERS, UNCHECKED, Look, compare, domain_of
 from spiderduck.scheduler.events import Publish
 from spiderduck.scheduler.forgetting import Forgetting
 from spiderduck.scheduler.honesty_look import Extract, browser_look, first_look
@@ -86,7 +85,7 @@ class HonestyChecker:
         honesty = Honesty(UNCHECKED)
         if seen is not None and seen.look is not None:
             verdict, differences = compare(first, seen.look)
-            if seen.answered or _domain(seen.look.final_url) not in _domains(first):
+            if seen.answered or domain_of(seen.look.final_url) not in _domains(first):
                 honesty = Honesty(verdict, differences, seen.look.final_url, checked_at)
             # else a fault on the way within the crawl's own domains: not a page to weigh
         self._metrics.count("checks", verdict=honesty.verdict)
@@ -105,13 +104,6 @@ class HonestyChecker:
             await self._dispute(event, f"{dedupe}\ndisputed")     # one stream: an id of its own
 
 
-def _domain(url: str) -> str:
-    try:
-        return urls.registrable_domain(urls.host_of(url))
-    except (urls.InvalidUrl, ValueError):
-        return ""
-
-
 def _domains(look: Look) -> set[str]:
     """The registrable domains a look passed through or ended on."""
-    return {_domain(u) for u in (*look.chain, look.final_url)}
+    return {domain_of(u) for u in (*look.chain, look.final_url)}
