@@ -30,7 +30,7 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import Header, KeyValueConfig, StorageType
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE, MSG_ROLLUP_SUBJECT, KeyValue
 
-from spiderduck.bus.streams import kv_bucket
+from spiderduck.bus.streams import kv_bucket, watch_values
 from spiderduck.client.keys import claim_key
 from spiderduck.core import urls as urllib
 from spiderduck.core.errors import BusError
@@ -246,10 +246,10 @@ class Denylist:
         last values). Raises BusError."""
         watcher = None
         try:
-            watcher = await self._kv.watchall()
+            watcher, updates = await watch_values(self._kv, timeout=LOAD_TIMEOUT)
             current = Denylist()
             current._floor = self._floor
-            while (update := await watcher.updates(timeout=LOAD_TIMEOUT)) is not None:
+            for update in updates:
                 current._apply(update)
         except (NatsError, asyncio.TimeoutError) as exc:
             if watcher is not None:

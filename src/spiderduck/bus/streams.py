@@ -193,3 +193,34 @@ async def kv_bucket(js, config: KeyValueConfig):
                                f"(replicas {config.replicas}): {exc}") from exc
     except NatsError as exc:
         raise BusError(f"cannot open KV bucket {config.bucket}: {exc}") from exc
+
+
+async def watch_values(kv, *, timeout: float):
+    """(kv.watchall()'s watcher, the bucket's values at the start: each key's last entry, deletes
+    included). nats-py can put its end-of-values marker ahead of values already on their way (in
+    KeyValue.watch the consumer's pending count is 0 while its callback has not taken them yet:
+    seen under load), which would read a bucket as emptier than it is. Where the bucket keeps one
+    message a key (history 1) its message count at the start says how many values to wait for
+    past the marker, each within `timeout` (a value that expires meanwhile costs that wait once).
+    Raises what watcher.updates raises (a TimeoutError when no marker comes within `timeout`)."""
+    status = await kv.status()
+    expected = status.values if status.history == 1 else 0
+    watcher = await kv.watchall()
+    found, marked = [], False
+    try:
+        while not (marked and len(found) >= expected):
+            try:
+                entry = await watcher.updates(timeout=timeout)
+            except asyncio.TimeoutError:
+                if not marked:
+                    raise
+                break               # a value counted at the start is gone (expired): no more come
+            if entry is None:
+                marked = True
+            else:
+                found.append(entry)
+    except BaseException:
+        await watcher.stop()
+        raise
+    return watcher, found
+

@@ -46,6 +46,7 @@ BUCKET = "spiderduck_domain_controls"
 OPERATOR_PAUSE = "paused by an operator"
 WRONG_LAST_SEQUENCE = 10071      # JetStream's error code when a compare-and-set delete loses
 CLOSE_WAIT = 5.0                 # seconds halts being written get at shutdown
+LOAD_TIMEOUT = 30.0              # seconds the start may wait for each of the bucket's values (bus.watch_values)
 
 
 @dataclass(frozen=True)
@@ -152,11 +153,9 @@ class ControlStore:
     async def start(self, on_change: OnChange) -> list[tuple[DomainControl, int]]:
         """What the bucket holds now, as (control, revision); every later change is passed to
         `on_change` as the watch sees it (this store's own writes included)."""
-        self._watcher = await self._kv.watchall()
+        self._watcher, entries = await bus.watch_values(self._kv, timeout=LOAD_TIMEOUT)
         found = []
-        async for entry in self._watcher:
-            if entry is None:                     # the end of what was there at the start
-                break
+        for entry in entries:
             control = self._take(entry)
             if control is not None:
                 found.append((control, entry.revision))
