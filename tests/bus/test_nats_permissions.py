@@ -202,8 +202,8 @@ async def test_the_roles_write_what_they_own(server):
     # the fetchers on the domain controls, a claim waited on.
     for js, bucket, key in ((sjs, bus.LEASE_BUCKET, "shard-0"), (fjs, domain_controls.BUCKET, "example.com"),
                             (sjs, CLAIM_BUCKET, "k")):
-        watcher = await (await js.key_value(bucket)).watchall()
-        assert (await watcher.updates(timeout=10)).key == key
+        watcher, found = await bus.watch_values(await js.key_value(bucket), timeout=10)
+        assert [entry.key for entry in found] == [key]
         await watcher.stop()
     await sjs.publish(bus.PROCESSED_SUBJECT, b"e")
     replies = await users["metadata-api"].nc.subscribe(f"{bus.REPLIES_PREFIX}.r.*")
