@@ -1,5 +1,5 @@
 """src/spiderduck/fetcher/render's browser: restarted after max_pages_per_browser renders and after a crash,
-killed whole on close (no process left, checked in /proc), and never more than max_concurrent
+killed whole on close (no process left, checked in /proc, even one slow to exit), and never more than max_concurrent
 renders at once (counted where the page's requests arrive, not timed)."""
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import asyncio
 import os
 import pathlib
 import signal
+import subprocess
+import sys
+import tempfile
 
 import pytest
 
 from spiderduck.core.settings import RenderSettings
 from spiderduck.fetcher.render import Renderer
-from spiderduck.fetcher.render.browser import group_members, strays
+from spiderduck.fetcher.render.browser import group_members, kill, strays
 from support.browser import CHROMIUM
 from support.render_sites import USER_AGENT, fetch, site  # noqa: F401  (fixtures)
 
@@ -90,3 +93,27 @@ async def test_a_dead_browser_is_replaced_and_closing_leaves_no_process(fetch, s
     assert gone(pid, profile)
     assert browser.process.returncode is not None        # reaped
     assert group_members(first) == group_members(second) == []
+
+
+HOLDER = "import signal; held = b'x' * (1 << 30); print('holding', flush=True); signal.pause()"
+
+
+async def test_kill_returns_once_every_process_of_the_group_has_exited():
+    """A SIGKILLed process is not gone at once: one holding 1 GiB takes a while to give it back
+    (under load, long enough that a CI run once found two of a closed browser's processes still
+    there). Its group leader waits on it; after kill() neither is left, nor the profile."""
+    profile = tempfile.mkdtemp(prefix="spiderduck-render-test-")
+    leader = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                               f"subprocess.run([sys.executable, '-c', {HOLDER!r}])"],
+                              stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        line = await asyncio.wait_for(asyncio.to_thread(leader.stdout.readline), 60)
+        assert line == b"holding\n" and len(group_members(leader.pid)) == 2
+        await kill(leader, profile)
+        assert group_members(leader.pid) == [] and leader.returncode is not None
+        assert not pathlib.Path(profile).exists()
+    finally:
+        leader.stdout.close()
+        if leader.returncode is None:
+            os.killpg(leader.pid, signal.SIGKILL)
+            leader.wait()

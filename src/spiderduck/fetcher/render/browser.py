@@ -9,8 +9,8 @@ The browser runs in a session (and process group) of its own, with PR_SET_PDEATH
 it dies with the fetcher, a temporary profile (removed on close) and a proxy that does not exist
 (127.0.0.1:9, loopback included): whatever request the renderer does not intercept and answer
 itself (a WebSocket, anything escaping interception) fails there. Closing kills the process group,
-then any process left naming the profile (a helper that started a session of its own), and reaps
-the browser."""
+then any process left naming the profile (a helper that started a session of its own), waits for
+them to exit, and reaps the browser."""
 from __future__ import annotations
 
 import asyncio
@@ -30,6 +30,7 @@ from spiderduck.fetcher.render.cdp import CdpConnection, CdpError
 from spiderduck.fetcher.render.confinement import Jail
 
 LAUNCH_TIMEOUT = 15.0       # seconds for the browser to answer its first command
+REAP_TIMEOUT = 5.0          # seconds for killed processes to be gone
 DEAD_PROXY = "http://127.0.0.1:9"
 _PR_SET_PDEATHSIG = 1
 
@@ -187,15 +188,44 @@ def _log_tail(profile: str) -> str:
 
 
 async def kill(process: subprocess.Popen, profile: str) -> None:
-    """SIGKILL the browser's process group and whatever else names the profile; reap; remove it."""
+    """SIGKILL the browser's process group and whatever else names the profile; wait until they
+    have exited (a SIGKILLed process is not gone at once: under load its exit can lag); reap the
+    browser; remove the profile."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     for pid in strays(profile):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    await _exited(set(group_members(process.pid)) | set(strays(profile)), REAP_TIMEOUT)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        await asyncio.to_thread(process.wait, 5.0)
+        await asyncio.to_thread(process.wait, REAP_TIMEOUT)
     await asyncio.to_thread(shutil.rmtree, profile, True)
+
+
+async def _exited(pids: set[int], timeout: float) -> None:
+    """Returns when every one of `pids` has exited (its pidfd readable), or after `timeout`."""
+    loop = asyncio.get_running_loop()
+    waiting: dict[int, asyncio.Future] = {}
+    try:
+        for pid in pids:
+            try:
+                fd = os.pidfd_open(pid)
+            except OSError:             # gone already (or pidfds unsupported: nothing to wait on)
+                continue
+            done = waiting[fd] = loop.create_future()
+            loop.add_reader(fd, _settle, loop, fd, done)
+        if waiting:
+            await asyncio.wait(waiting.values(), timeout=timeout)
+    finally:
+        for fd in waiting:
+            loop.remove_reader(fd)
+            os.close(fd)
+
+
+def _settle(loop: asyncio.AbstractEventLoop, fd: int, done: asyncio.Future) -> None:
+    loop.remove_reader(fd)
+    if not done.done():
+        done.set_result(None)
 
 
 def strays(profile: str) -> list[int]:
