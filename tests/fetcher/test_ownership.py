@@ -41,16 +41,18 @@ SETTLE = 10.0            # real seconds the keepers get to finish what one step 
 
 
 class Member:
-    def __init__(self, name: str, clock: ManualClock):
+    def __init__(self, name: str, clock: ManualClock, **keeper):
         self.name = name
         self.clock = clock
+        self.keeper_options = keeper          # quiet_for, release_wait
         self.stop = asyncio.Event()
 
     async def start(self, url: str) -> "Member":
         self.nc = await nats.connect(url)
         kv = await bus.lease_bucket(self.nc.jetstream(), BUCKET_TTL)
         self.keeper = LeaseKeeper(kv, member_id=self.name, address=self.name, shards=SHARDS,
-                                  ttl=TTL, margin=MARGIN, clock=self.clock, sleep=self.clock.sleep)
+                                  ttl=TTL, margin=MARGIN, clock=self.clock, sleep=self.clock.sleep,
+                                  **self.keeper_options)
         self.task = asyncio.create_task(self.keeper.run(self.stop))
         return self
 
@@ -162,6 +164,29 @@ async def test_a_member_that_leaves_hands_its_shards_over_at_once(nats_server):
     handed = await watch(clock, [b], lambda h: len(h[0]) == SHARDS, 15)
     assert handed < TTL, handed            # no waiting for the leases to go stale
     await b.leave()
+
+
+async def test_a_leaving_member_waits_for_its_shards_to_go_quiet_at_most_release_wait(nats_server):
+    """The hand-back waits until a shard's domains may see a request from a new owner, but not
+    past release_wait (a stop has a grace): a shard quiet within it is handed over, one that is
+    not keeps its key, to lapse by the bucket's TTL, and the member is gone on time."""
+    clock = ManualClock()
+    quiet_at: dict[int, float] = {}
+    a = await Member("a", clock, release_wait=1.0,
+                     quiet_for=lambda shard: max(0.0, quiet_at.get(shard, 0.0) - clock())).start(nats_server.url)
+    await watch(clock, [a], lambda h: len(h[0]) == SHARDS, 15)
+    quiet_at.update({0: clock() + 0.5, 1: clock() + 60.0})     # shard 1's domains: a minute away
+    a.stop.set()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SETTLE
+    while clock.dues() != [clock() + 1.0]:                        # asleep in the hand-back
+        assert loop.time() < deadline, clock.dues()
+        await asyncio.sleep(0.005)
+    clock.advance(1.0)
+    await asyncio.wait_for(a.task, SETTLE)
+    kv = a.keeper._kv
+    assert [k for k in await kv.keys() if k.startswith("shard.")] == [SHARD_KEY.format(1)]
+    await a.nc.close()
 
 
 async def test_after_a_failover_a_lease_renewed_unseen_or_expired_is_kept_and_anothers_is_lost(

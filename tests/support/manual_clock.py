@@ -36,6 +36,10 @@ class ManualClock:
             if due <= self.now and not wake.done():
                 wake.set_result(None)
 
+    def dues(self) -> list[float]:
+        """When the sleepers not yet woken are due, earliest first."""
+        return sorted(due for wake, due in self._sleepers.items() if not wake.done())
+
     def asleep(self) -> int:
         """Tasks sleeping on this clock and not yet woken."""
         return sum(1 for wake in self._sleepers if not wake.done())

@@ -375,6 +375,11 @@ class Settings:
         return self.shutdown_grace * 0.7
 
     @property
+    def handback_seconds(self) -> float:
+        """The rest of shutdown_grace: for handing back claims and leases, and closing."""
+        return self.shutdown_grace - self.drain_seconds
+
+    @property
     def metadata_store_url(self) -> str:
         return self.metadata_store or f"sqlite:///{os.path.join(self.data_dir, 'metadata.db')}"
 

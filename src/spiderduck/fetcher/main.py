@@ -67,7 +67,8 @@ async def run_fetcher(settings: Settings, stop: asyncio.Event, *, hold_all_shard
             address = grpc_server.bind()
             keeper = None if kv is None else LeaseKeeper(
                 kv, member_id=member, address=s.advertise or address, shards=s.shards,
-                ttl=s.lease_ttl, margin=s.lease_margin, quiet_for=quiet_for(politeness, s.shards))
+                ttl=s.lease_ttl, margin=s.lease_margin, quiet_for=quiet_for(politeness, s.shards),
+                release_wait=settings.handback_seconds)
             ownership = AllShards() if keeper is None else keeper
             robots_store = open_robots_store(settings.robots_cache, timeout=s.robots_store_timeout)
             buckets = LocalBuckets(settings.render.subresource_rate, capacity=s.queue_size)

@@ -82,7 +82,7 @@ class _Lease:
 
 class LeaseKeeper:
     def __init__(self, kv, *, member_id: str, address: str, shards: int, ttl: float,
-                 margin: float, quiet_for: QuietFor | None = None,
+                 margin: float, quiet_for: QuietFor | None = None, release_wait: float = 0.0,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep):
         if margin >= ttl:
@@ -94,6 +94,7 @@ class LeaseKeeper:
         self._ttl = ttl
         self._margin = margin
         self._quiet_for = quiet_for or (lambda shard: 0.0)
+        self._release_wait = release_wait
         self._clock = clock
         self._sleep = sleep
         self._leases: dict[int, _Lease] = {}
@@ -268,13 +269,21 @@ class LeaseKeeper:
             log.info("%s took %d shard leases (holds %d)", self.member_id, got, len(self._leases))
 
     async def _release(self, shards: list[int]) -> None:
-        """Stop serving, wait until the shards' domains are quiet, then delete the keys."""
+        """Stop serving, wait until the shards' domains are quiet (at most `release_wait`), then
+        delete the keys of the quiet ones. A shard whose domains are still not quiet is left to
+        lapse (lease_ttl): deleting it would let a new owner start on them at once."""
         leases = {s: self._leases.pop(s) for s in shards if s in self._leases}
         if not leases:
             return
-        wait = max(self._quiet_for(s) for s in leases)
+        wait = min(max(self._quiet_for(s) for s in leases), self._release_wait)
         if wait > 0:
             await self._sleep(wait)
+        lapsing = [s for s in leases if self._quiet_for(s) > 0]
+        for shard in lapsing:
+            del leases[shard]
+        if lapsing:
+            log.info("%s leaves %d shard leases to lapse: their domains are not quiet yet",
+                     self.member_id, len(lapsing))
 
         async def delete(shard: int, lease: _Lease) -> None:
             try:

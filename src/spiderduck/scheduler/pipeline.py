@@ -97,7 +97,7 @@ def build_pipeline(settings: Settings, *, metadata: MetadataStore, content: Cont
                      forgetting=forgetting, clock=clock,
                      # Its claims' deletes in flight at a stop get what shutdown_grace leaves
                      # after the drain (for closing); past it, they lapse within claim_ttl.
-                     release_wait=settings.shutdown_grace - settings.drain_seconds),
+                     release_wait=settings.handback_seconds),
         CrawlRecorder(metadata, content, forgetting=forgetting),
         HonestySelector(mode=p.honesty, budget=p.honesty_budget, refresh_max_delay=p.meta_refresh_max_delay,
                         metrics=honesty),
