@@ -1,11 +1,8 @@
-"""spiderduck.cli.roles.run_roles, which `up` and every role command run: the grace counts from
-the stop. A role that does not stop by itself within shutdown_grace of the stop is cancelled,
-with a warning, and the others still stop as they do; a role that fails stops the others and
-its error is raised, and so is one a role raises while stopping."""
+"""spiderduck.cli.roles.run_roles, which `up` and every role command run: a role that fails stops
+the others and its error is raised, and so is one a role raises while stopping."""
 from __future__ import annotations
 
 import asyncio
-import logging
 
 import pytest
 
@@ -25,31 +22,12 @@ class Roles:
         await stop.wait()
         self.log.append("polite stopped")
 
-    async def stubborn(self, settings, stop):
-        await stop.wait()
-        try:
-            await asyncio.Event().wait()           # never ends by itself
-        except asyncio.CancelledError:
-            self.log.append("stubborn cancelled")
-            raise
-
     async def failing(self, settings, stop):
         raise RuntimeError("the role failed")
 
     async def fails_while_stopping(self, settings, stop):
         await stop.wait()
         raise RuntimeError("failed while stopping")
-
-
-async def test_a_role_still_running_at_the_grace_after_a_stop_is_cancelled(caplog):
-    roles, stop = Roles(), asyncio.Event()
-    running = asyncio.create_task(run_roles(Settings(shutdown_grace=GRACE), [roles.polite, roles.stubborn], stop))
-    await asyncio.sleep(0)
-    stop.set()
-    await asyncio.wait_for(running, BOUND)
-    assert sorted(roles.log) == ["polite stopped", "stubborn cancelled"]
-    assert any("still stopping after shutdown_grace" in r.getMessage() and r.levelno == logging.WARNING
-               for r in caplog.records)
 
 
 async def test_a_failing_role_stops_the_others_and_its_error_is_raised():

@@ -67,16 +67,12 @@ async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None
         _on_signals(stop)
     metrics.serve(settings.metrics_listen)
     tasks = [asyncio.create_task(role(settings, stop)) for role in roles]
-    stopping = asyncio.create_task(stop.wait())
-    failures: list[BaseException] = []      # the first one the reason of the stop, if any
     try:
-        running = set(tasks)
-        while running and not stop.is_set() and not failures:    # the grace counts from the stop
-            done, running = await asyncio.wait(running | {stopping}, return_when=asyncio.FIRST_COMPLETED)
-            running.discard(stopping)
-            failures += [task.exception() for task in done - {stopping} if task.exception() is not None]
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            if task.exception() is not None:
+                raise task.exception()
     finally:
-        stopping.cancel()
         stop.set()
         _, late = await asyncio.wait(tasks, timeout=settings.shutdown_grace)
         if late:
@@ -85,10 +81,9 @@ async def run_roles(settings: Settings, roles, stop: asyncio.Event | None = None
             for task in late:
                 task.cancel()
             await asyncio.wait(late, timeout=CANCEL_WAIT)
-    failures += [task.exception() for task in tasks if task.done() and not task.cancelled()
-                 and task.exception() is not None]  # each retrieved, so none is logged as never retrieved
-    if failures:
-        raise failures[0]
+        for task in tasks:                 # retrieved, so none is logged as never retrieved
+            if task.done() and not task.cancelled():
+                task.exception()
 
 
 def _on_signals(stop: asyncio.Event) -> None:
