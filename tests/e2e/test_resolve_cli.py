@@ -106,7 +106,9 @@ async def test_without_trace_it_asks_the_running_service(nats_server, localweb, 
         await asyncio.sleep(3)
         return web.Response(text="<title>Slow</title>", content_type="text/html")
     late = localweb.route("slow.test", "/", slow)
-    settings = service_settings(tmp_path, nats_server.url, min_refresh_interval="0s")
+    # No related fetches: slow.test's would each take the 3 s too, and the stop would wait them out.
+    settings = service_settings(tmp_path, nats_server.url, min_refresh_interval="0s",
+                                **{"process.related_fetches": False})
     async with RunningService(settings), Client(settings) as client:
         runs = [await resolve(settings, page), await resolve(settings, page),
                 await resolve(settings, page, "--refresh")]
