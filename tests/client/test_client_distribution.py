@@ -55,16 +55,38 @@ def _build_wheel(tmp_path: Path, project: Path = CLIENT_PROJECT, name: str = "sp
     return wheel
 
 
+@pytest.fixture(scope="module")
+def wheel_of(tmp_path_factory):
+    """wheel_of(name): the wheel of "spiderduck_client" or "spiderduck", built on first request and
+    shared by this module's tests (none of them changes it), so each is built once per run."""
+    built: dict[str, Path] = {}
+
+    def wheel(name: str) -> Path:
+        if name not in built:
+            built[name] = _build_wheel(tmp_path_factory.mktemp(name),
+                                       CLIENT_PROJECT if name == "spiderduck_client" else ROOT, name)
+        return built[name]
+    return wheel
+
+
 def _packaged(wheel: Path) -> set[str]:
     return {name for name in zipfile.ZipFile(wheel).namelist() if ".dist-info/" not in name}
 
 
+def _pip(python: Path) -> list[str]:
+    """pip acting on the virtualenv of `python`: the pip of the Python running the tests, run in that
+    venv by its --python (pip >= 22.3), as the venv has no pip of its own (bootstrapping one by
+    ensurepip took 5 s a venv). The venv's packages are still all that venv's python sees."""
+    return [sys.executable, "-m", "pip", "--python", str(python)]
+
+
 def _venv_with(tmp_path: Path, *requirements: str) -> Path:
-    """A new virtualenv with `requirements` from the index, or skip when it is unreachable."""
+    """A new virtualenv, without pip (see _pip), with `requirements` from the index, or skip when
+    it is unreachable."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=60)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
     python = venv / "bin" / "python"
-    probe = subprocess.run([str(python), "-m", "pip", "install", *PIP, "--timeout", "5", "--retries", "0",
+    probe = subprocess.run([*_pip(python), "install", *PIP, "--timeout", "5", "--retries", "0",
                             *requirements], capture_output=True, text=True, timeout=300)
     if probe.returncode != 0:
         pytest.skip(f"PyPI unreachable, {' '.join(requirements)} not installed: "
@@ -88,8 +110,8 @@ def test_metadata_follows_the_service():
     assert client["optional-dependencies"]["markers"] == [ranges["ada-url"]]
 
 
-def test_wheel_holds_the_client_only_and_installs_alone(tmp_path):
-    wheel = _build_wheel(tmp_path)
+def test_wheel_holds_the_client_only_and_installs_alone(tmp_path, wheel_of):
+    wheel = wheel_of("spiderduck_client")
     names = zipfile.ZipFile(wheel).namelist()
     packaged = _packaged(wheel)
     assert {"spiderduck/client/__init__.py", "spiderduck/client/py.typed", "spiderduck/client/keys.py",
@@ -104,7 +126,7 @@ def test_wheel_holds_the_client_only_and_installs_alone(tmp_path):
     assert sources <= packaged
 
     python = _venv_with(tmp_path, "nats-py>=2.9")
-    subprocess.run([str(python), "-m", "pip", "install", *PIP, str(wheel)], check=True, timeout=120)
+    subprocess.run([*_pip(python), "install", *PIP, str(wheel)], check=True, timeout=120)
     script = (f"import importlib.util, spiderduck.client\n"
               f"from spiderduck.client import {', '.join(PUBLIC_API)}\n"
               f"from spiderduck.v1 import events_pb2, fetcher_pb2_grpc, metadata_pb2, metadata_pb2_grpc\n"
@@ -120,10 +142,10 @@ def test_wheel_holds_the_client_only_and_installs_alone(tmp_path):
     assert done.stdout.strip().startswith(str(tmp_path / "venv")), done.stdout
 
 
-def test_the_service_wheel_installs_spiderduck_and_no_file_of_the_clients(tmp_path):
+def test_the_service_wheel_installs_spiderduck_and_no_file_of_the_clients(wheel_of):
     """One import package: the service's wheel installs spiderduck/ and nothing else at the top
     level, no spiderduck/__init__.py (a namespace package), and no file the client's wheel has."""
-    service, client = _packaged(_build_wheel(tmp_path, ROOT, "spiderduck")), _packaged(_build_wheel(tmp_path))
+    service, client = _packaged(wheel_of("spiderduck")), _packaged(wheel_of("spiderduck_client"))
     assert {name.split("/")[0] for name in service} == {"spiderduck"}
     assert {name.split("/")[1] for name in service} == set(SERVICE_PARTS)
     assert service & client == set()
@@ -142,10 +164,10 @@ SERVICE_SIDE = "import spiderduck.core.errors, spiderduck.core.status, spiderduc
 GONE = "import importlib.util\nassert importlib.util.find_spec({name!r}) is None, {name!r}\n"
 
 
-def test_installing_both_then_uninstalling_either_leaves_the_other(tmp_path):
-    service_wheel, client_wheel = _build_wheel(tmp_path, ROOT, "spiderduck"), _build_wheel(tmp_path)
+def test_installing_both_then_uninstalling_either_leaves_the_other(tmp_path, wheel_of):
+    service_wheel, client_wheel = wheel_of("spiderduck"), wheel_of("spiderduck_client")
     python = _venv_with(tmp_path, "grpcio>=1.70", "protobuf>=7.35.1", "nats-py>=2.9")
-    pip = [str(python), "-m", "pip"]
+    pip = _pip(python)
 
     def install(*wheels: Path) -> None:
         # --no-deps: the service's own dependencies are not what this test is about
@@ -154,16 +176,22 @@ def test_installing_both_then_uninstalling_either_leaves_the_other(tmp_path):
     def uninstall(name: str) -> None:
         subprocess.run([*pip, "uninstall", *PIP, "-y", name], check=True, timeout=60)
 
-    def files_of(name: str) -> list[Path]:
-        shown = subprocess.run([*pip, "show", "-f", name], capture_output=True, text=True, timeout=60,
+    def files_of(*names: str) -> list[list[Path]]:
+        """The spiderduck/ files of each of `names` by one `pip show -f` (a "---" line between them)."""
+        shown = subprocess.run([*pip, "show", "-f", *names], capture_output=True, text=True, timeout=60,
                                check=True).stdout
-        location = Path(re.search(r"^Location: (.+)$", shown, re.M).group(1))
-        listed = shown.split("Files:", 1)[1].split()
-        return [location / f for f in listed if f.startswith("spiderduck/")]
+        by_name = {}
+        for block in re.split(r"^---$", shown, flags=re.M):
+            name = re.search(r"^Name: (.+)$", block, re.M).group(1).strip()
+            location = Path(re.search(r"^Location: (.+)$", block, re.M).group(1))
+            listed = block.split("Files:", 1)[1].split()
+            by_name[name] = [location / f for f in listed if f.startswith("spiderduck/")]
+        assert sorted(by_name) == sorted(names), shown
+        return [by_name[name] for name in names]
 
     install(client_wheel, service_wheel)
     assert _run(python, CLIENT_SIDE + SERVICE_SIDE, tmp_path).returncode == 0
-    client_files, service_files = files_of("spiderduck-client"), files_of("spiderduck")
+    client_files, service_files = files_of("spiderduck-client", "spiderduck")
     assert client_files and service_files and not set(client_files) & set(service_files)
 
     uninstall("spiderduck")

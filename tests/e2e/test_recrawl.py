@@ -4,12 +4,19 @@ that was asked for. (serve_stale_for 0 where a test wants an expired record re-f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from datetime import datetime
 
 from support.service import Client, RunningService, service_settings, wait_until
 
 LAST_MODIFIED = "Tue, 14 Nov 2023 22:13:20 GMT"
+
+
+def _settings(tmp_path, nats_url: str, **overrides):
+    """service_settings with one extraction worker process (not one per CPU): these tests crawl
+    a page or two at a time, and a second worker only costs its start."""
+    return service_settings(tmp_path, nats_url, **{"process.workers": 1, **overrides})
 
 
 def epoch(timestamp: str) -> float:
@@ -23,8 +30,8 @@ async def test_a_page_expires_when_its_origin_says_within_bounds(tmp_path, nats_
     quiet = web.page("quiet.test", "/", "<title>Quiet</title>")
     forever = web.page("forever.test", "/", "<title>Forever</title>",
                        headers={"Cache-Control": "max-age=31536000, immutable"})
-    settings = service_settings(tmp_path, nats_server.url, min_recrawl_after="1s", serve_stale_for=0,
-                                max_recrawl_after="30d")
+    settings = _settings(tmp_path, nats_server.url, min_recrawl_after="1s", serve_stale_for=0,
+                         max_recrawl_after="30d")
     async with RunningService(settings), Client(settings) as client:
         for url in (brief, quiet, forever):
             await client.submit_url(url)
@@ -56,7 +63,7 @@ async def test_every_answer_names_the_url_asked_for(tmp_path, nats_server, local
     final = web.page("news.test", "/story", "<title>Story</title>")
     short = web.redirect("short.test", "/a", final)
     other = web.redirect("short.test", "/b", final)
-    settings = service_settings(tmp_path, nats_server.url)
+    settings = _settings(tmp_path, nats_server.url)
     async with RunningService(settings), Client(settings) as client:
         await client.submit_url(short)
         await client.events.wait_for(1, timeout=30)
@@ -84,7 +91,7 @@ async def test_a_page_not_modified_is_revalidated_and_logged_as_a_revisit(tmp_pa
         return aioweb.Response(text="<title>Tagged</title>", content_type="text/html",
                                headers={"ETag": '"v1"', "Last-Modified": LAST_MODIFIED})
     page = localweb.route("etag.test", "/", tagged)
-    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
+    settings = _settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
     async with RunningService(settings), Client(settings) as client:
         await client.submit_url(page)
         await client.events.wait_for(1, timeout=30)
@@ -125,7 +132,7 @@ async def test_a_recrawl_says_which_fields_changed(tmp_path, nats_server, localw
     async def changing(request):
         return aioweb.Response(text=f"<html lang=en><title>{titles.pop(0)}</title>", content_type="text/html")
     page = localweb.route("news.test", "/live", changing)
-    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
+    settings = _settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for=0)
     async with RunningService(settings), Client(settings) as client:
         for n in range(3):
             if n:
@@ -155,7 +162,7 @@ async def test_refreshes_fetch_at_most_once_per_interval_and_echo_their_id(tmp_p
     from support.cli import run_cli
 
     page = localweb.page("news.test", "/hot", "<title>Hot</title>")
-    settings = service_settings(tmp_path, nats_server.url, min_refresh_interval="2s")
+    settings = _settings(tmp_path, nats_server.url, min_refresh_interval="2s")
     async with RunningService(settings), Client(settings) as client:
         await client.publish(json.dumps({"url": page, "id": "req-1", "source": "tester"}))
         (first,) = await client.events.wait_for(1, timeout=30)
@@ -184,14 +191,18 @@ async def test_an_expired_record_is_answered_stale_at_once_while_one_refresh_run
     from aiohttp import web as aioweb
 
     slow = asyncio.Event()
+    answered = asyncio.Event()          # the ten STALE answers are in
     titles = ["Old"]
 
     async def page(request):
         if slow.is_set():
-            await asyncio.sleep(3)
+            # The refresh's fetch: held until the ten have been answered, or 3 s at most (so a
+            # service that waited for it answers them after 3 s, too late for answered_in).
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(answered.wait(), 3)
         return aioweb.Response(text=f"<title>{titles[0]}</title>", content_type="text/html")
     url = localweb.route("slow.test", "/", page)
-    settings = service_settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for="1h")
+    settings = _settings(tmp_path, nats_server.url, recrawl_after="1s", serve_stale_for="1h")
     async with RunningService(settings), Client(settings) as client:
         await client.submit_url(url)
         (first,) = await client.events.wait_for(1, timeout=30)
@@ -203,6 +214,7 @@ async def test_an_expired_record_is_answered_stale_at_once_while_one_refresh_run
             await client.publish(json.dumps({"url": url, "id": f"s{n}", "source": "tester"}))
         stale = (await client.events.wait_for(11, timeout=30))[1:11]
         answered_in = time.monotonic() - started
+        answered.set()
         refreshed = (await client.events.wait_for(12, timeout=30))[11]
     assert [e["resolution"] for e in stale] == ["STALE"] * 10
     assert answered_in < 2.5                       # all ten before the slow origin could answer once
