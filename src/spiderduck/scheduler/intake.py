@@ -21,7 +21,7 @@ from nats.js.errors import NotFoundError
 
 log = logging.getLogger("spiderduck.scheduler")
 
-PULL_EXPIRES = 1.0        # seconds a pull request waits on the server for messages; at shutdown
+PULL_EXPIRES = 0.5        # seconds a pull request waits on the server for messages; at shutdown
                           # the open one is read to its end, so this bounds that wait too
 PULL_GRACE = 0.5          # and how much longer we wait for a word from the server about it
 _OVER = ("404", "408", "409")   # no messages (no-wait), request expired, request cancelled
