@@ -6,17 +6,27 @@ arguments nor in what it prints."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import re
 import subprocess
+from types import SimpleNamespace
 
 import pytest
+import pytest_asyncio
 
+from spiderduck.cli.nats_server import EmbeddedNats
 from support.cli import CLI
-from support.service import Client, RunningService, service_settings
+from support.localweb import LocalWeb
+from support.service import Client, RunningService, service_settings, wait_until
 
 ORDINARY, ADMIN = "tok-frontend-s3cret", "tok-oncall-s3cret"
+
+# One service for the module (starting and stopping it per test cost a second or two each);
+# each test crawls a page of its own (on a site of its own), so what one forgets no other looks at.
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+_sites = itertools.count(1)
 
 
 async def forget_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str, list[str]]:
@@ -28,19 +38,52 @@ async def forget_cli(*args: str, env: dict[str, str] | None = None) -> tuple[int
     return proc.returncode, out.decode(), err.decode(), argv
 
 
-@pytest.fixture
-async def service(tmp_path, nats_server, localweb):
-    (tmp_path / "admins").write_text(f"oncall:{ADMIN}\n")
-    (tmp_path / "admin.token").write_text(ADMIN + "\n")
-    (tmp_path / "frontend.token").write_text(ORDINARY + "\n")
-    settings = service_settings(tmp_path, nats_server.url, **{
-        "metadata_api.admin_tokens_file": str(tmp_path / "admins")})
-    page = localweb.page("gone.test", "/post", "<title>A person's address</title>")
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("forget-service")
+
+
+@pytest.fixture(scope="module")
+def module_nats(folder):
+    with EmbeddedNats(str(folder / "nats")) as server:
+        yield server
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_web():
+    web = await LocalWeb().start()
+    yield web
+    await web.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def running(folder, module_nats):
+    (folder / "admins").write_text(f"oncall:{ADMIN}\n")
+    (folder / "admin.token").write_text(ADMIN + "\n")
+    (folder / "frontend.token").write_text(ORDINARY + "\n")
+    settings = service_settings(folder, module_nats.url, **{
+        "metadata_api.admin_tokens_file": str(folder / "admins"),
+        # A forget's wait for every scheduler to see the list (2 s by default) guards a crawl
+        # in flight; here each page's crawl has ended (its event came) before any forget, and
+        # nothing is submitted after one. The wait itself: tests/metadata_api/test_forget_requests.py.
+        "metadata_api.forget_wait": 0,
+        "process.workers": 1})               # one extraction worker process is enough here
     async with RunningService(settings), Client(settings) as client:
-        await client.submit_url(page)
-        await client.events.wait_for(1, timeout=60)
-        yield type("Service", (), {"settings": settings, "page": page, "client": client, "dir": tmp_path,
-                                   "listen": ("--set", f"metadata_api.listen={settings.metadata_api.listen}")})
+        yield settings, client
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def service(folder, running, module_web):
+    """The module's service, and a page of this test's own on it, crawled."""
+    settings, client = running
+    page = module_web.page(f"gone{next(_sites)}.test", "/post", "<title>A person's address</title>")
+    await client.submit_url(page)
+
+    async def crawled() -> bool:
+        return bool(client.events.for_url(page))
+    await wait_until(crawled, 60, f"the event of {page}")
+    return SimpleNamespace(settings=settings, page=page, client=client, dir=folder,
+                           listen=("--set", f"metadata_api.listen={settings.metadata_api.listen}"))
 
 
 async def test_forget_list_and_undo_as_an_admin(service):

@@ -32,6 +32,13 @@ PUBLIC_API = ("AsyncClient", "Client", "Error", "EventIterator", "EventStream", 
               "PROTOBUF_CONTENT_TYPE", "PUBLISH_WINDOW", "QUEUED_TTL", "RESOLUTION_KEY", "SUBMIT_SUBJECT")
 
 
+@pytest.fixture(autouse=True)
+def _no_pycache_prefix(monkeypatch):
+    """pip here runs as a user's would: bin/test's PYTHONPYCACHEPREFIX (a bytecode cache for the
+    test run) would send the bytecode pip compiles at install out of site-packages."""
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+
+
 def _project(path: Path) -> dict:
     return tomllib.loads(path.read_text())["project"]
 

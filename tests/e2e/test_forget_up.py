@@ -139,7 +139,7 @@ async def test_a_forgotten_page_leaves_nothing_under_data_dir_and_stays_forgotte
                          f"<html><head><title>Page {title}</title></head>"
                          f"<body><p>Words about someone: {body}.</p></body></html>")
     short = localweb.redirect("sho.test", "/x1", page)
-    config = up_config(tmp_path)
+    config = up_config(tmp_path, process={"workers": 1})   # one extraction worker (default: one per CPU)
     data_dir = tmp_path / "var"
 
     up = await start_up(tmp_path, config)
