@@ -173,7 +173,8 @@ async def test_a_leaving_member_waits_for_its_shards_to_go_quiet_at_most_release
     clock = ManualClock()
     quiet_at: dict[int, float] = {}
     a = await Member("a", clock, release_wait=1.0,
-                     quiet_for=lambda shard: max(0.0, quiet_at.get(shard, 0.0) - clock())).start(nats_server.url)
+                     quiet_for=lambda: {s: at - clock() for s, at in quiet_at.items() if at > clock()}
+                     ).start(nats_server.url)
     await watch(clock, [a], lambda h: len(h[0]) == SHARDS, 15)
     quiet_at.update({0: clock() + 0.5, 1: clock() + 60.0})     # shard 1's domains: a minute away
     a.stop.set()
@@ -333,7 +334,10 @@ async def test_quiet_for_is_the_longest_wait_of_the_shards_domains_for_their_nex
     for domain in (slow, fast, other):
         await politeness.slot(domain).turn()                   # each starts now (at 100)
     politeness.slot(idle)                                      # a slot, but no request yet
-    quiet = quiet_for(politeness, SHARDS, clock)
+    waits = quiet_for(politeness, SHARDS, clock)
+
+    def quiet(shard: int) -> float:
+        return waits().get(shard, 0.0)
     clock.now += 0.5
     assert quiet(shard_of(slow, SHARDS)) == 1.5               # slow's interval is 2s
     assert quiet(shard_of(other, SHARDS)) == 0.0              # 0.25s, already past
