@@ -283,8 +283,7 @@ def domain_named(text: str) -> str:
             raise InvalidDomain(text, "a wildcard: name the domain itself (its subdomains share its queue)")
         what = f"bad label {bad!r}" if bad else "an empty label"
         raise InvalidDomain(text, f"{what}; a label is 1 to 63 letters, digits or inner hyphens")
-    parts = _extract(host)
-    if (parts.suffix and not parts.domain) or host in _top_level_labels():
+    if is_public_suffix(host) or host in _top_level_labels():
         raise InvalidDomain(text, f"{host} is a public suffix; name a domain under it, "
                                   f"such as example.{host}")
     domain = registrable_domain(host)

@@ -40,8 +40,9 @@ from itertools import islice
 from selectolax.lexbor import LexborHTMLParser
 
 from spiderduck.core import urls
-from spiderduck.core.fetch import HTML_TYPES, declared_type, looks_like_html
+from spiderduck.core.fetch import HTML_TYPES, FetchResult, declared_type, looks_like_html
 from spiderduck.core.record import META_REFRESH, REFRESH_HEADER
+from spiderduck.core.status import Status
 
 # The most of a body examined; a longer body is a page of its own (redirect pages are a few KiB).
 SCAN_BYTES = 65_536
@@ -108,6 +109,16 @@ def _url_string(value: str, at: int) -> str:
         end = rest.find(quote)
         return rest if end < 0 else rest[:end]
     return value[at:]
+
+
+def next_hop_of(result: FetchResult, *, max_delay: float,
+                even_with_card: bool = False) -> tuple[str, str] | None:
+    """next_hop of a fetched answer: only a successful one (2xx) refreshes, and none where
+    refreshes are off (max_delay 0)."""
+    if result.status is not Status.OK or not 200 <= result.http_status < 300 or max_delay <= 0:
+        return None
+    return next_hop(result.url, result.body, content_type=result.header("content-type"),
+                    header=result.header("refresh"), max_delay=max_delay, even_with_card=even_with_card)
 
 
 def next_hop(url: str, body: bytes, *, content_type: str | None, header: str | None,

@@ -71,14 +71,10 @@ async def browser_look(fetch_hop: FetchHop, url: str, *, extract: Extract, max_r
         return result
 
     def moved(result: FetchResult) -> tuple[str, str] | None:
-        if result.status is not Status.OK or not 200 <= result.http_status < 300:
-            return None
-        found = refresh.next_hop(result.url, result.body, content_type=result.header("content-type"),
-                                 header=result.header("refresh"), max_delay=refresh_max_delay,
-                                 even_with_card=True) if refresh_max_delay > 0 else None
+        found = refresh.next_hop_of(result, max_delay=refresh_max_delay, even_with_card=True)
         if found is not None:
             return found
-        if not _is_html(result):
+        if result.status is not Status.OK or not 200 <= result.http_status < 300 or not _is_html(result):
             return None
         target = script_redirect(_page_markup(result), result.url)
         try:

@@ -59,7 +59,7 @@ def reasons(outcome: Outcome, refresh_max_delay: float) -> tuple[str, ...]:
     if META_REFRESH in outcome.task.hop_kinds or REFRESH_HEADER in outcome.task.hop_kinds:
         found.add("refresh")
     final = hops[-1] if hops else None
-    if final is not None and _browser_refreshes(final, refresh_max_delay):
+    if final is not None and refresh.next_hop_of(final, max_delay=refresh_max_delay, even_with_card=True):
         found.add("refresh")
     page = outcome.page
     if page is not None and page.script_redirect:
@@ -74,13 +74,6 @@ def reasons(outcome: Outcome, refresh_max_delay: float) -> tuple[str, ...]:
     if outcome.record.status is Status.INTERSTITIAL:
         found.add("interstitial")
     return tuple(r for r in REASONS if r in found)
-
-
-def _browser_refreshes(final: FetchResult, max_delay: float) -> bool:
-    if final.status is not Status.OK or not 200 <= final.http_status < 300 or max_delay <= 0:
-        return False
-    return refresh.next_hop(final.url, final.body, content_type=final.header("content-type"),
-                            header=final.header("refresh"), max_delay=max_delay, even_with_card=True) is not None
 
 
 def _varies(hop: FetchResult) -> bool:

@@ -62,10 +62,7 @@ class RedirectFollower:
 
     def _refresh(self, result: FetchResult) -> tuple[str, str] | None:
         """Where a successful answer's refresh sends the reader, if it is a hop (extract.refresh)."""
-        if result.status is not Status.OK or not 200 <= result.http_status < 300:
-            return None
-        return refresh.next_hop(result.url, result.body, content_type=result.header("content-type"),
-                                header=result.header("refresh"), max_delay=self._refresh_max_delay)
+        return refresh.next_hop_of(result, max_delay=self._refresh_max_delay)
 
     async def _hop(self, url: str, attempt: int, validators: Validators | None) -> FetchResult:
         try:
